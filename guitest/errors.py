@@ -1,0 +1,25 @@
+"""The errors guitest raises for bad input, each with a message a user can act on."""
+
+from __future__ import annotations
+
+
+class GuitestError(Exception):
+    """Base class: the message is complete and meant to be shown as is, without a traceback."""
+
+
+class SuiteError(GuitestError):
+    """A suite file, an annotation file or one of its rows is invalid, or its data is missing."""
+
+
+class ModelError(GuitestError):
+    """A model could not be set up or called (bad spec, endpoint down after retries, bad reply)."""
+
+
+def where(file: str, row: int | None = None, row_id: str | None = None, field: str | None = None) -> str:
+    """Name a place in the input as ``file, row N (id X), field 'F'`` for error messages."""
+    parts = [str(file)]
+    if row is not None:
+        parts.append(f"row {row}" + (f" (id {row_id})" if row_id else ""))
+    if field:
+        parts.append(f"field '{field}'")
+    return ", ".join(parts)

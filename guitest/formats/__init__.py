@@ -1,0 +1,162 @@
+"""Annotation readers, one module per benchmark format, all sharing :func:`read_rows`.
+
+A reader turns a format's rows into :class:`~guitest.sample.Sample` objects. Every row
+is validated against ``schemas/formats/<format>.schema.json``; all problems of all rows
+are collected and raised as one :class:`~guitest.errors.SuiteError`, so nothing runs
+on half-read data.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import json
+import os
+import string
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .. import schema
+from ..datapath import inside
+from ..errors import SuiteError, where
+from ..geometry import Box, is_proper
+from ..sample import Sample
+from ..suite import Suite
+
+READERS = {
+    "screenspot": "screenspot",
+    "screenspot_v2": "screenspot",
+    "screenspot_pro": "screenspot_pro",
+}
+
+MAX_PROBLEMS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Converted:
+    """What a format's converter makes of one valid row."""
+
+    image: str
+    instruction: str
+    box: Box
+    fields: dict[str, Any]
+    size: tuple[int, int] | None = None
+    notes: tuple[str, ...] = ()
+
+
+Converter = Callable[[dict[str, Any], str], Converted]
+
+
+def read_suite_samples(suite: Suite, data_dir: str) -> list[Sample]:
+    """Read every annotation file of ``suite`` under ``data_dir`` into samples, in a stable order."""
+    module = importlib.import_module(f"{__name__}.{READERS[suite.format]}")
+    return module.read(suite, data_dir)
+
+
+def annotation_files(suite: Suite, data_dir: str) -> list[str]:
+    """The suite's annotation files, sorted; a SuiteError when the glob matches nothing."""
+    pattern = os.path.join(data_dir, suite.data["annotations"])
+    files = sorted(glob.glob(pattern))
+    if not files:
+        raise SuiteError(f"{suite.path}: no annotation files match {pattern}")
+    return files
+
+
+def load_json_rows(path: str) -> list[Any]:
+    """A JSON annotation file's list of rows; SuiteError with line and column when it is not valid JSON."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{path} (line {exc.lineno}, column {exc.colno}): not valid JSON: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"{path}: cannot read annotation file: {exc}") from None
+    if not isinstance(data, list):
+        raise SuiteError(f"{path}: expected a JSON list of rows, got {type(data).__name__}")
+    return data
+
+
+def read_rows(
+    suite: Suite,
+    data_dir: str,
+    files: Iterable[tuple[str, list[Any], dict[str, Any]]],
+    schema_name: str,
+    convert: Converter,
+    default_id: str,
+) -> list[Sample]:
+    """Validate and convert rows; collect every problem, raise them together.
+
+    ``files`` yields ``(path, rows, derived)``: ``derived`` are fields the file name
+    implies (a ScreenSpot split, say), available to the id template and tags.
+    """
+    images_dir = os.path.normpath(os.path.join(data_dir, suite.data["images"]))
+    template = suite.id_template or default_id
+    validator = schema.validator(f"formats/{schema_name}")
+    problems: list[str] = []
+    samples: list[Sample] = []
+    seen: dict[str, str] = {}
+    for path, rows, derived in files:
+        shown = os.path.relpath(path, data_dir)
+        for index, row in enumerate(rows):
+            row_id = row.get("id") if isinstance(row, dict) and isinstance(row.get("id"), str) else None
+
+            def problem(field: str | None, message: str) -> None:
+                problems.append(f"{where(shown, index, row_id, field)}: {message}")
+
+            if not validator.is_valid(row):
+                for field, message in schema.iter_problems(f"formats/{schema_name}", row):
+                    problem(field or "(row)", message)
+                continue
+            conv = convert(row, images_dir)
+            if not is_proper(conv.box):
+                problem("bbox", f"{list(row['bbox'])} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
+                continue
+            image = inside(images_dir, conv.image)
+            if image is None:
+                problem("img_filename", f"{conv.image!r} resolves outside the image folder {images_dir}; refusing it")
+                continue
+            fields = {**derived, **conv.fields, "row": index}
+            try:
+                case_id = template.format_map(fields)
+            except (KeyError, IndexError, ValueError) as exc:
+                problem("id", f"id template {template!r} cannot be filled: unknown field {exc}")
+                continue
+            if case_id in seen:
+                problem("id", f"case id {case_id!r} is also the id of {seen[case_id]}; make the suite's id template unique")
+                continue
+            seen[case_id] = where(shown, index)
+            tags = {}
+            for tag in suite.tags:
+                value = fields.get(tag)
+                if value is None:
+                    problem(tag, f"tag '{tag}' has no value in this row (fields: {', '.join(sorted(fields))})")
+                    break
+                tags[tag] = str(value)
+            else:
+                samples.append(
+                    Sample(
+                        id=case_id,
+                        image=image,
+                        instruction=conv.instruction,
+                        box=conv.box,
+                        tags=tags,
+                        source=f"{shown}#{index}",
+                        size=conv.size,
+                        notes=conv.notes,
+                    )
+                )
+    if problems:
+        head = problems[:MAX_PROBLEMS_SHOWN]
+        more = len(problems) - len(head)
+        tail = f"\n  ... and {more} more" if more else ""
+        raise SuiteError(
+            f"{suite.path}: {len(problems)} invalid annotation row(s) under {data_dir}; nothing was run:\n  "
+            + "\n  ".join(head)
+            + tail
+        )
+    return samples
+
+
+def template_fields(template: str) -> list[str]:
+    """The field names a ``str.format`` template uses."""
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f]

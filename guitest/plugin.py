@@ -1,0 +1,1 @@
+"""pytest glue (work in progress)."""

@@ -1,0 +1,117 @@
+"""The run report: a JSON document (``schemas/report.schema.json``), a Markdown summary, terminal tables."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from . import __version__, schema
+from .metrics import aggregate
+
+REPORT_FIELDS = ("id", "verdict", "tags", "prediction", "response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes")
+
+
+def build(
+    *,
+    suite: dict[str, Any],
+    model: dict[str, Any],
+    results: list[dict[str, Any]],
+    n_selected: int,
+    tags: list[str],
+    cross: list[list[str]],
+    gate: dict[str, Any],
+    run: dict[str, Any],
+) -> dict[str, Any]:
+    """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order."""
+    cases = [{k: r[k] for k in REPORT_FIELDS if k in r} for r in sorted(results, key=lambda r: r["id"])]
+    agg = aggregate(cases, tags, cross)
+    return {
+        "guitest": __version__,
+        "suite": suite,
+        "model": model,
+        "n_selected": n_selected,
+        "n_results": len(cases),
+        "complete": len(cases) >= n_selected,
+        **agg,
+        "gate": gate,
+        "cases": cases,
+        "run": run,
+    }
+
+
+def validate(report: dict[str, Any]) -> list[str]:
+    """Schema problems of a report (empty when it is valid)."""
+    return [f"{f or '(top level)'}: {m}" for f, m in schema.iter_problems("report", report)]
+
+
+def write_json(report: dict[str, Any], path: Path) -> None:
+    """Write the report atomically (a crash mid-write never leaves half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(report, indent=1, ensure_ascii=False, sort_keys=False) + "\n", "utf-8")
+    os.replace(tmp, path)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def table_rows(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(breakdown, value, counts)`` rows: overall first, then each breakdown's values in order."""
+    rows = [("overall", "", report["overall"])]
+    for name, values in report["breakdown"].items():
+        rows.extend((name, value, row) for value, row in values.items())
+    return rows
+
+
+HEADER = ("category", "value", "n", "hit", "acc%", "95% CI", "unparsed", "refused", "trunc", "error")
+
+
+def _cells(name: str, value: str, row: dict[str, Any]) -> tuple[str, ...]:
+    lo, hi = row["ci95"]
+    ci = "-" if row["accuracy"] is None else f"{100 * lo:.1f}-{100 * hi:.1f}"
+    return (name, value, str(row["n"]), str(row["hit"]), _pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), str(row["error"]))
+
+
+def text_table(report: dict[str, Any]) -> list[str]:
+    """The overall and per-category table as aligned plain-text lines."""
+    cells = [HEADER] + [_cells(*r) for r in table_rows(report)]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
+    lines = []
+    for i, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    macro = {k: v for k, v in report["macro"].items() if v is not None}
+    if macro:
+        lines.append("macro average (mean of the values' accuracies): " + ", ".join(f"{k} {_pct(v)}%" for k, v in macro.items()))
+    if report["data_notes"]:
+        lines.append("data notes: " + ", ".join(f"{k} x{v}" for k, v in report["data_notes"].items()))
+    return lines
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """A Markdown summary: settings, the table, the gate, the data notes."""
+    model = report["model"]
+    out = [
+        f"# guitest report: {report['suite']['name']}",
+        "",
+        f"- model: `{model['spec']}` ({model['adapter']}, answers in `{model['space']}` coordinates)",
+        f"- results: {report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)"),
+        f"- guitest {report['guitest']}, data root `{report['run'].get('data_root', '')}`",
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "|" + "|".join("---" for _ in HEADER) + "|",
+    ]
+    out += ["| " + " | ".join(_cells(*r)) + " |" for r in table_rows(report)]
+    out.append("")
+    out.append("Accuracy = hit / (n - error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart.")
+    gate = report["gate"]
+    if gate.get("failures") or gate.get("passed") is not None:
+        out += ["", "## Gate", ""]
+        out.append("passed" if gate.get("passed") else "FAILED: " + "; ".join(gate.get("failures", [])))
+    if report["data_notes"]:
+        out += ["", "## Data notes", ""] + [f"- {k}: {v}" for k, v in report["data_notes"].items()]
+    return "\n".join(out) + "\n"

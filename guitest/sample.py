@@ -1,0 +1,26 @@
+"""A benchmark sample: what one case needs, as paths and numbers (never pixels)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One benchmark sample, as a reader produced it.
+
+    ``box`` is the truth box as ``(x1, y1, x2, y2)`` in pixels of the ORIGINAL image
+    (readers convert their format's convention once). It is normalised to 0..1 when the
+    case runs, because ScreenSpot v1/v2 do not record the image size and reading every
+    image header at collection would make collection of large suites slow.
+    """
+
+    id: str
+    image: str
+    instruction: str
+    box: tuple[float, float, float, float]
+    tags: dict[str, str]
+    source: str
+    size: tuple[int, int] | None = None
+    expect_refusal: bool = False
+    notes: tuple[str, ...] = field(default=())

@@ -1,0 +1,100 @@
+"""Suite files (``suite.yaml``): read safely, validated against ``schemas/suite.schema.json``."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import schema
+from .errors import SuiteError, where
+
+SUITE_FILENAMES = ("suite.yaml", "suite.yml")
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated suite file."""
+
+    path: Path
+    name: str
+    format: str
+    data: dict[str, Any]
+    task: str
+    prompt: str
+    id_template: str | None
+    tags: tuple[str, ...]
+    cross: tuple[tuple[str, ...], ...]
+    average: str
+    gate: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+
+def load_suite(path: Path) -> Suite:
+    """Read and validate a suite file; raise :class:`SuiteError` naming the file and field."""
+    try:
+        raw = yaml.safe_load(path.read_text("utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise SuiteError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot read suite file: {exc.strerror}") from None
+    if not isinstance(raw, dict):
+        raise SuiteError(f"{path}: a suite file must be a mapping of settings, got {type(raw).__name__}")
+    problems = [f"{where(str(path), field=f or '(top level)')}: {m}" for f, m in schema.iter_problems("suite", raw)]
+    if problems:
+        raise SuiteError("invalid suite file:\n  " + "\n  ".join(problems))
+    suite = Suite(
+        path=path,
+        name=raw["name"],
+        format=raw["format"],
+        data={"base": "data_root", "images": ".", **raw["data"]},
+        task=raw["task"],
+        prompt=raw.get("prompt", "default"),
+        id_template=raw.get("id"),
+        tags=tuple(raw.get("tags", ())),
+        cross=tuple(tuple(c) for c in raw.get("cross", ())),
+        average=raw.get("average", "micro"),
+        gate=raw.get("gate", {}),
+        description=raw.get("description", ""),
+    )
+    _check_references(suite)
+    return suite
+
+
+def _check_references(suite: Suite) -> None:
+    """Checks the schema cannot express: cross tags are declared tags, the prompt file exists."""
+    for combo in suite.cross:
+        for tag in combo:
+            if tag not in suite.tags:
+                raise SuiteError(f"{where(str(suite.path), field='cross')}: '{tag}' is not one of the suite's tags {list(suite.tags)}")
+    for key in suite.gate.get("by", {}):
+        tag = key.split("=", 1)[0]
+        if tag not in suite.tags and "/" not in tag:
+            raise SuiteError(f"{where(str(suite.path), field='gate.by')}: '{key}' names tag '{tag}', which is not one of {list(suite.tags)}")
+    if suite.prompt != "default":
+        prompt_path = suite.folder / suite.prompt
+        if not prompt_path.is_file():
+            raise SuiteError(f"{where(str(suite.path), field='prompt')}: prompt file {prompt_path} does not exist")
+    if suite.id_template:
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(suite.id_template) if f]
+        except ValueError as exc:
+            raise SuiteError(f"{where(str(suite.path), field='id')}: bad template: {exc}") from None
+        if not fields:
+            raise SuiteError(f"{where(str(suite.path), field='id')}: the template names no field, so ids would not be unique")
+
+
+def prompt_text(suite: Suite) -> str | None:
+    """The suite's own prompt template, or None for the model's default prompt."""
+    if suite.prompt == "default":
+        return None
+    return (suite.folder / suite.prompt).read_text("utf-8")

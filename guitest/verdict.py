@@ -1,0 +1,37 @@
+"""The outcome vocabulary and a case's result, as plain builtins that travel between processes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR = "hit", "miss", "unparsed", "refused", "truncated", "error"
+VERDICTS = (HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR)
+
+# What pytest shows for each verdict: (category, letter, word). hit is a plain pass and
+# error a plain failure; the others are passed reports with their own category.
+STATUS = {
+    MISS: ("missed", "m", "MISSED"),
+    UNPARSED: ("unparsed", "u", "UNPARSED"),
+    REFUSED: ("refused", "r", "REFUSED"),
+    TRUNCATED: ("truncated", "t", "TRUNCATED"),
+}
+
+
+def case_result(
+    case_id: str,
+    verdict: str,
+    tags: dict[str, str],
+    *,
+    prediction: dict[str, Any] | None = None,
+    response: str | None = None,
+    error: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One case's result as a dict of builtins (the wire format and a report row)."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"unknown verdict {verdict!r}")
+    out: dict[str, Any] = {"id": case_id, "verdict": verdict, "tags": dict(tags), "prediction": prediction, "response": response}
+    if error is not None:
+        out["error"] = error
+    out.update(extra)
+    return out
