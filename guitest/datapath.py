@@ -34,3 +34,33 @@ def inside(base: str, relative: str) -> str | None:
     if candidate.startswith(base + os.sep):
         return candidate
     return None
+
+
+GENERATORS = {"demo": "guitest.demo"}
+
+
+def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_path: str) -> str:
+    """The data folder of a suite; runs its generator first if it declares one.
+
+    Raises :class:`~guitest.errors.SuiteError` saying where it looked and how to get
+    the data when the folder is missing (never a silent skip).
+    """
+    from .errors import SuiteError
+
+    base = suite_folder if data.get("base") == "suite" else root
+    folder = os.path.normpath(os.path.join(base, data["dir"]))
+    generator = data.get("generator")
+    if generator:
+        import importlib
+
+        importlib.import_module(GENERATORS[generator]).ensure(folder)
+    if not os.path.isdir(folder):
+        howto = data.get("howto") or "download the data set in its published layout"
+        where_root = f"data root {root} (from {root_source})" if data.get("base") != "suite" else f"suite folder {suite_folder}"
+        raise SuiteError(
+            f"{suite_path}: data folder {folder} does not exist.\n"
+            f"  guitest looked under the {where_root}; the order is --data-root, then ${ENV_VAR}, then {default_root()}.\n"
+            f"  To get the data: {howto}\n"
+            f"  Then point guitest at the folder that holds '{data['dir']}': pytest ... --data-root=DIR (or export {ENV_VAR}=DIR)."
+        )
+    return folder

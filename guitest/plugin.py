@@ -1,1 +1,387 @@
-"""pytest glue (work in progress)."""
+"""The pytest glue: suite files become items, verdicts ride on reports, the controller aggregates.
+
+Everything else is plain modules; this is the only one that imports pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from . import __version__
+from . import gate as gate_mod
+from . import report as report_mod
+from .case import run_case
+from .datapath import locate, resolve_root
+from .errors import GuitestError, SuiteError
+from .formats import read_suite_samples
+from .models import SPECS, load_model
+from .models.base import Model, Settings
+from .runner import Prefetcher
+from .sample import Sample
+from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
+from .verdict import ERROR, STATUS
+
+INCOMPLETE_EXIT_CODE = 11
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("guitest", "guitest: GUI-agent benchmarks")
+    add = group.addoption
+    add("--model", metavar="SPEC", help=f"model under test: {SPECS}")
+    add("--base-url", metavar="URL", help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1")
+    add("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY); the key is never printed")
+    add("--timeout", metavar="SECONDS", type=float, default=120.0, help="timeout of one model request (default 120)")
+    add("--retries", metavar="N", type=int, default=3, help="retries of a failed model request: 429, 5xx, timeouts, broken replies (default 3)")
+    add("--retry-backoff", metavar="SECONDS", type=float, default=0.5, help="first retry delay, doubled on each retry (default 0.5)")
+    add("--concurrency", metavar="N", type=int, default=8, help="model requests in flight per worker (default 8)")
+    add("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    add("--max-tokens", metavar="N", type=int, default=512, help="reply token limit (default 512)")
+    add("--seed", type=int, default=None, help="seed for the random baseline and for endpoints that take one")
+    add("--data-root", metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else ~/.local/share/guitest)")
+    add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir)")
+    add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
+    add("--report-md", metavar="PATH", default=None, help="also write the Markdown summary here ('{suite}' is replaced too)")
+    add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
+    add("--gate-exit-code", metavar="N", type=int, default=gate_mod.DEFAULT_EXIT_CODE, help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "guitest(**tags): a guitest benchmark case and its tags, e.g. -m \"guitest(platform='windows')\"")
+    state = GuitestState(config)
+    config.stash[STATE] = state
+    config.pluginmanager.register(state, "guitest-state")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name in SUITE_FILENAMES:
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseError(Exception):
+    """A case ended in the ``error`` outcome; its message is the whole story."""
+
+
+class SuiteFile(pytest.File):
+    """A ``suite.yaml``: one item per sample of its data set."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        state = self.config.stash[STATE]
+        try:
+            suite = load_suite(self.path)
+            data_dir = locate(str(suite.folder), suite.data, str(state.data_root), state.data_root_source, str(self.path))
+            samples = read_suite_samples(suite, data_dir)
+        except SuiteError as exc:
+            raise self.CollectError(f"guitest: {exc}") from None
+        template = prompt_text(suite)
+        for sample in samples:
+            item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template)
+            item.add_marker(pytest.mark.guitest(**sample.tags))
+            item.extra_keyword_matches.update(sample.tags.values())
+            yield item
+
+
+class GuitestItem(pytest.Item):
+    """One benchmark case."""
+
+    def __init__(self, *, sample: Sample, prompt: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sample = sample
+        self.prompt = prompt
+        self.result: dict[str, Any] | None = None
+
+    def job(self) -> dict[str, Any]:
+        return run_case(self.sample, self.config.stash[STATE].model, self.prompt)
+
+    def runtest(self) -> None:
+        self.result = self.config.stash[STATE].result_for(self)
+        if self.result["verdict"] == ERROR:
+            raise CaseError(self.result.get("error") or "error")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, CaseError):
+            return f"{self.sample.id} ({self.sample.source}): error: {excinfo.value}"
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.sample.id}: {self.sample.instruction}"
+
+
+STATE = pytest.StashKey["GuitestState"]()
+
+
+class GuitestState:
+    """Per-process state: the model, the case runner, and (on the controller) the results."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        opt = config.option
+        self.data_root, self.data_root_source = resolve_root(opt.data_root)
+        self.settings = Settings(
+            temperature=opt.temperature,
+            max_tokens=opt.max_tokens,
+            timeout=opt.timeout,
+            retries=max(opt.retries, 0),
+            concurrency=opt.concurrency,
+            seed=opt.seed,
+            base_url=opt.base_url,
+            api_key_env=opt.api_key_env,
+        )
+        if opt.concurrency < 1:
+            raise pytest.UsageError("--concurrency must be at least 1")
+        if opt.min_accuracy is not None and not 0 <= opt.min_accuracy <= 1:
+            raise pytest.UsageError(f"--min-accuracy={opt.min_accuracy} is not between 0 and 1 (accuracy is a fraction: 0.85, not 85)")
+        if opt.gate_exit_code in range(0, 6):
+            raise pytest.UsageError(f"--gate-exit-code={opt.gate_exit_code} collides with pytest's own exit codes 0-5; pick another")
+        self.model: Model | None = None
+        if opt.model:
+            try:
+                self.model = load_model(opt.model, self.settings, backoff=opt.retry_backoff)
+            except GuitestError as exc:
+                raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
+        self._prefetcher: Prefetcher | None = None
+        self._index: dict[str, int] = {}
+        self._session: pytest.Session | None = None
+        self._xdist_queue: Any = None
+        # controller side
+        self.selected: dict[str, list[str]] = {}
+        self.results: dict[str, list[dict[str, Any]]] = {}
+        self.reports: dict[str, dict[str, Any]] = {}
+        self.paths: dict[str, list[Path]] = {}
+        self.started = time.time()
+
+    # -- start ---------------------------------------------------------------------------------
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        model = self.model.describe() if self.model else None
+        lines = [f"guitest {__version__}: data root {self.data_root} (from {self.data_root_source})"]
+        if model:
+            extra = "".join(f", {k} {model[k]}" for k in ("base_url", "api_key") if k in model)
+            s = self.settings
+            lines.append(
+                f"guitest model: {model['spec']} ({model['adapter']}, answers in {model['space']} coordinates{extra}); "
+                f"temperature {s.temperature:g}, max tokens {s.max_tokens}, timeout {s.timeout:g} s, retries {s.retries}, concurrency {s.concurrency}"
+            )
+        return lines
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._session = session
+        items = [i for i in session.items if isinstance(i, GuitestItem)]
+        self._index = {item.nodeid: n for n, item in enumerate(session.items)}
+        if not self.is_worker:
+            self._note_selected(item.nodeid for item in items)
+        if items and self.model is None and not self.config.option.collectonly:
+            raise pytest.UsageError(f"{len(items)} guitest case(s) selected but no model given: pass --model=SPEC ({SPECS})")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.selected:
+            self._note_selected(i for i in ids if _suite_key(i) is not None)
+
+    def _note_selected(self, nodeids: Any) -> None:
+        for nodeid in nodeids:
+            key = _suite_key(nodeid)
+            if key is not None:
+                self.selected.setdefault(key, []).append(nodeid)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def result_for(self, item: GuitestItem) -> dict[str, Any]:
+        """Run ``item``'s case (and start the next few in the background); its result."""
+        if self._prefetcher is None:
+            self._prefetcher = Prefetcher(self.settings.concurrency)
+        upcoming = ((i.nodeid, i.job) for i in self._upcoming(item))
+        return self._prefetcher.result(item.nodeid, item.job, upcoming)
+
+    def _upcoming(self, item: GuitestItem) -> list[GuitestItem]:
+        """The guitest items this process will run next, as far as it knows."""
+        session = item.session
+        window = 2 * self.settings.concurrency
+        if self.is_worker:
+            indices = self._xdist_pending(window)
+        else:
+            start = self._index.get(item.nodeid, len(session.items)) + 1
+            indices = list(range(start, min(start + window, len(session.items))))
+        return [session.items[i] for i in indices if isinstance(session.items[i], GuitestItem)]
+
+    def _xdist_pending(self, limit: int) -> list[int]:
+        """Indices xdist has queued on this worker (its ``WorkerInteractor``); empty if that cannot be read."""
+        if self._xdist_queue is None:
+            self._xdist_queue = next(
+                (p for p in self.config.pluginmanager.get_plugins() if hasattr(p, "torun") and hasattr(p, "nextitem_index")),
+                False,
+            )
+        interactor = self._xdist_queue
+        if not interactor:
+            return []
+        try:
+            with interactor.torun.lock() as queue:
+                pending = [interactor.nextitem_index, *list(queue)[:limit]]
+        except Exception:  # xdist internals changed: run without lookahead rather than fail
+            return []
+        return [i for i in pending if isinstance(i, int)]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        if call.when == "call" and isinstance(item, GuitestItem) and item.result is not None:
+            report.guitest = item.result
+        return report
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+        result = getattr(report, "guitest", None)
+        if report.when == "call" and result and report.passed and result["verdict"] in STATUS:
+            return STATUS[result["verdict"]]
+        return None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, "guitest", None)
+        if self.is_worker or report.when != "call" or not result:
+            return
+        key = _suite_key(report.nodeid)
+        if key is not None:
+            self.results.setdefault(key, []).append(result)
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.is_worker or self.model is None or self.config.option.collectonly:
+            return
+        incomplete = gate_failed = False
+        for key in sorted(set(self.selected) | set(self.results)):
+            report = self._build(key)
+            self.reports[key] = report
+            self.paths[key] = self._write(report)
+            incomplete |= not report["complete"]
+            gate_failed |= bool(report["gate"]["failures"])
+        if session.exitstatus == 0:
+            if incomplete:
+                session.exitstatus = INCOMPLETE_EXIT_CODE
+            elif gate_failed:
+                session.exitstatus = self.config.option.gate_exit_code
+
+    def _build(self, key: str) -> dict[str, Any]:
+        results = self.results.get(key, [])
+        selected = self.selected.get(key, [])
+        suite = _load_suite_quietly(Path(self.config.rootpath, key))
+        got = {r["id"] for r in results}
+        missing = sorted(nodeid.split("::", 1)[1] for nodeid in selected if nodeid.split("::", 1)[1] not in got)
+        limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy)
+        report = report_mod.build(
+            suite={"name": suite.name if suite else Path(key).parent.name, "path": key, "format": suite.format if suite else "", "task": suite.task if suite else ""},
+            model=self.model.describe(),  # type: ignore[union-attr]
+            results=results,
+            n_selected=len(selected),
+            tags=list(suite.tags) if suite else [],
+            cross=[list(c) for c in suite.cross] if suite else [],
+            gate={},
+            run={
+                "data_root": str(self.data_root),
+                "data_root_source": self.data_root_source,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+                "seconds": round(time.time() - self.started, 3),
+                "workers": getattr(self.config.option, "numprocesses", None) or 0,
+                "pytest_args": [a for a in self.config.invocation_params.args if "key" not in a.lower()],
+            },
+        )
+        report["missing"] = missing
+        failures, notes = gate_mod.check(limits, report)
+        report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
+        return report
+
+    def _write(self, report: dict[str, Any]) -> list[Path]:
+        opt = self.config.option
+        name = report["suite"]["name"]
+        report_dir = Path(opt.report_dir) if opt.report_dir else Path(self.config.rootpath, "reports")
+        json_paths = [report_dir / f"{name}.json"]
+        md_paths = [report_dir / f"{name}.md"]
+        several = len(set(self.selected) | set(self.results)) > 1
+        for option, paths in ((opt.report_json, json_paths), (opt.report_md, md_paths)):
+            if option:
+                paths.append(Path(_per_suite(option, name, several)))
+        problems = report_mod.validate(report)
+        if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
+            report["schema_problems"] = problems
+        written = []
+        for path in json_paths:
+            report_mod.write_json(report, path)
+            written.append(path)
+        text = report_mod.markdown(report)
+        for path in md_paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, "utf-8")
+            written.append(path)
+        return written
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        for key, report in self.reports.items():
+            tr = terminalreporter
+            tr.write_sep("=", f"guitest: {report['suite']['name']} ({key})")
+            tr.write_line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")
+            for line in report_mod.text_table(report):
+                tr.write_line(line)
+            if not report["complete"]:
+                shown = ", ".join(report["missing"][:5]) + (" ..." if len(report["missing"]) > 5 else "")
+                tr.write_line(
+                    f"INCOMPLETE: {report['n_selected'] - report['n_results']} selected case(s) produced no result "
+                    f"(a worker crashed or the run stopped early): {shown}. Re-run them with --lf.",
+                    red=True,
+                    bold=True,
+                )
+            gate = report["gate"]
+            for note in gate["notes"]:
+                tr.write_line(f"gate note: {note}", yellow=True)
+            if gate["failures"]:
+                tr.write_line("GATE FAILED: " + "; ".join(gate["failures"]), red=True, bold=True)
+            elif gate["passed"]:
+                tr.write_line("gate passed: " + _describe_limits(gate["thresholds"]), green=True)
+            for problem in report.get("schema_problems", []):
+                tr.write_line(f"guitest bug: the report does not match its schema: {problem}", red=True)
+            tr.write_line("reports: " + ", ".join(str(p) for p in self.paths.get(key, [])))
+
+    def close(self) -> None:
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+        if self.model is not None:
+            self.model.close()
+
+
+def _suite_key(nodeid: str) -> str | None:
+    """The suite file part of a guitest node id, or None for other tests."""
+    path, sep, _ = nodeid.partition("::")
+    return path if sep and os.path.basename(path) in SUITE_FILENAMES else None
+
+
+def _load_suite_quietly(path: Path) -> Suite | None:
+    try:
+        return load_suite(path)
+    except SuiteError:
+        return None
+
+
+def _per_suite(template: str, name: str, several: bool) -> str:
+    if "{suite}" in template:
+        return template.replace("{suite}", name)
+    if several:
+        root, ext = os.path.splitext(template)
+        return f"{root}-{name}{ext}"
+    return template
+
+
+def _describe_limits(limits: dict[str, Any]) -> str:
+    parts = [f"accuracy >= {limits['accuracy']:.4f}"] if limits.get("accuracy") is not None else []
+    parts += [f"{k} >= {v:.4f}" for k, v in sorted(limits.get("by", {}).items())]
+    return ", ".join(parts)

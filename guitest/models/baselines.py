@@ -14,7 +14,7 @@ from .base import Case, Model, Prompt, Reply, SentImage
 
 
 def _answer(x: float, y: float) -> Reply:
-    return Reply(text=f"Answer: [{x:.4f}, {y:.4f}]")
+    return Reply(text=f"Answer: [{x:.6f}, {y:.6f}]")
 
 
 class Oracle(Model):

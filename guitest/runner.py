@@ -1,0 +1,43 @@
+"""Concurrent model calls inside one worker: cases run ahead of pytest, in a bounded thread pool.
+
+pytest runs one item at a time; a model endpoint wants many requests in flight. When
+an item asks for its result, the prefetcher also starts the next few upcoming cases
+(at most ``window`` unconsumed results at once, so memory stays bounded) and then
+waits for the item's own.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Hashable, Iterable
+
+Job = Callable[[], Any]
+
+
+class Prefetcher:
+    """Runs jobs ``concurrency`` at a time, keeping at most ``window`` results started but not yet taken."""
+
+    def __init__(self, concurrency: int, window: int | None = None) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.window = max(window or 2 * concurrency, 1)
+        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="guitest-case")
+        self._futures: dict[Hashable, Future[Any]] = {}
+
+    def result(self, key: Hashable, job: Job, upcoming: Iterable[tuple[Hashable, Job]] = ()) -> Any:
+        """The result of ``job`` (started now unless already running), after starting upcoming jobs up to the window."""
+        if key not in self._futures:
+            self._futures[key] = self._pool.submit(job)
+        for next_key, next_job in upcoming:
+            if len(self._futures) >= self.window:
+                break
+            if next_key not in self._futures:
+                self._futures[next_key] = self._pool.submit(next_job)
+        return self._futures.pop(key).result()
+
+    def close(self) -> None:
+        """Cancel jobs not yet started and let running ones finish."""
+        for future in self._futures.values():
+            future.cancel()
+        self._futures.clear()
+        self._pool.shutdown(wait=True, cancel_futures=True)
