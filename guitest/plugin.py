@@ -183,13 +183,15 @@ class GuitestState:
         self._index = {item.nodeid: n for n, item in enumerate(session.items)}
         if not self.is_worker:
             self._note_selected(item.nodeid for item in items)
-        if items and self.model is None and not self.config.option.collectonly:
-            raise pytest.UsageError(f"{len(items)} guitest case(s) selected but no model given: pass --model=SPEC ({SPECS})")
+        if items and self.model is None and not self.config.option.collectonly and not self.is_worker:
+            raise pytest.UsageError(_no_model_message(len(items)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.selected:
             self._note_selected(i for i in ids if _suite_key(i) is not None)
+            if self.selected and self.model is None:
+                raise pytest.UsageError(_no_model_message(sum(map(len, self.selected.values()))))
 
     def _note_selected(self, nodeids: Any) -> None:
         for nodeid in nodeids:
@@ -357,6 +359,10 @@ class GuitestState:
             self._prefetcher.close()
         if self.model is not None:
             self.model.close()
+
+
+def _no_model_message(n: int) -> str:
+    return f"{n} guitest case(s) selected but no model given: pass --model=SPEC ({SPECS})"
 
 
 def _suite_key(nodeid: str) -> str | None:

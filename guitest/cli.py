@@ -1,0 +1,76 @@
+"""The ``guitest`` command: helpers around the pytest plugin (runs are ``pytest suites/NAME``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .datapath import ENV_VAR, locate, resolve_root
+from .errors import GuitestError
+from .formats import annotation_files
+from .suite import SUITE_FILENAMES, load_suite
+
+
+def _suite_file(arg: str) -> Path:
+    path = Path(arg)
+    if path.is_dir():
+        for name in SUITE_FILENAMES:
+            if (path / name).is_file():
+                return path / name
+        raise GuitestError(f"{path}: no {' or '.join(SUITE_FILENAMES)} in this folder")
+    if not path.is_file():
+        raise GuitestError(f"{path}: no such suite file or folder")
+    return path
+
+
+def cmd_placeholders(args: argparse.Namespace) -> int:
+    from .placeholders import make_placeholders
+
+    suite = load_suite(_suite_file(args.suite))
+    root, source = resolve_root(args.data_root)
+    data_dir = locate(str(suite.folder), suite.data, str(root), source, str(suite.path))
+    files = annotation_files(suite, data_dir)
+    images = Path(data_dir, suite.data["images"])
+    counts = make_placeholders(suite.format, files, images, overwrite=args.overwrite)
+    print(f"{suite.name}: placeholders in {images}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="guitest",
+        description="Helpers for guitest suites. Benchmarks run through pytest: pytest suites/NAME --model=SPEC",
+    )
+    parser.add_argument("--version", action="version", version=f"guitest {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser(
+        "placeholders",
+        help="write blank images of the recorded sizes for every image a suite's annotations name",
+        description=(
+            "Write blank placeholder screenshots for a suite whose annotation files are present but whose "
+            "images are not, so the pipeline can run end to end (with --model=oracle, say). ScreenSpot-Pro "
+            "records each image's size; for ScreenSpot v1/v2 the sizes are approximate (see guitest/placeholders.py). "
+            "Existing images are left alone unless --overwrite."
+        ),
+    )
+    p.add_argument("suite", help="suite folder or suite.yaml, e.g. suites/screenspot_pro")
+    p.add_argument("--data-root", help=f"data root (else ${ENV_VAR}, else the default)")
+    p.add_argument("--overwrite", action="store_true", help="replace images that exist")
+    p.set_defaults(func=cmd_placeholders)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``guitest`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except GuitestError as exc:
+        print(f"guitest: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
