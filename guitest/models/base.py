@@ -29,8 +29,11 @@ class Settings:
     api_key_env: str = "OPENAI_API_KEY"
 
     def public(self) -> dict[str, Any]:
-        """The settings as plain builtins, safe to print and store (no secrets live here)."""
-        return asdict(self)
+        """The settings as plain builtins, safe to print and store (credentials in the URL removed)."""
+        out = asdict(self)
+        if self.base_url:
+            out["base_url"] = redact_url(self.base_url)
+        return out
 
 
 @dataclass(frozen=True)
@@ -99,3 +102,14 @@ class Model:
 
     def close(self) -> None:
         """Release connections or memory; called once at the end of a session."""
+
+
+def redact_url(url: str) -> str:
+    """A URL without any ``user:password@`` part."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    if "@" in host:
+        host = host.rsplit("@", 1)[1]
+    return f"{scheme}://{host}{slash}{path}"

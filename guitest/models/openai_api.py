@@ -17,7 +17,7 @@ import openai
 
 from ..errors import ModelError
 from ..images import png_data_uri
-from .base import Case, Model, Prompt, Reply, SentImage, Settings
+from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
 
 RETRYABLE_STATUS = {408, 409, 429}
 MAX_BACKOFF = 30.0
@@ -110,15 +110,20 @@ class OpenAIChat(Model):
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise Retryable(f"malformed reply: {type(exc).__name__}: {str(exc)[:200]}") from None
         choices = getattr(completion, "choices", None)
-        if not choices:
-            raise Retryable("malformed reply: no choices")
-        message = choices[0].message
+        if not choices or not isinstance(choices, list):
+            error = (getattr(completion, "model_extra", None) or {}).get("error")
+            detail = f" (the body says: {self._scrub(str(error))[:200]})" if error else ""
+            raise Retryable(f"malformed reply: no choices{detail}")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        if message is None:
+            raise Retryable("malformed reply: the first choice has no message")
         text = getattr(message, "content", None)
         if text is None:
             text = ""
         if not isinstance(text, str):
             raise Retryable("malformed reply: message content is not text")
-        return text, choices[0].finish_reason
+        return text, getattr(choice, "finish_reason", None)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -138,14 +143,3 @@ def _retry_after(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return value if value >= 0 else None
-
-
-def redact_url(url: str) -> str:
-    """A URL without any ``user:password@`` part."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        host = rest.split("/", 1)
-        if "@" in host[0]:
-            rest = host[0].rsplit("@", 1)[1] + ("/" + host[1] if len(host) > 1 else "")
-        return f"{scheme}://{rest}"
-    return url

@@ -1,0 +1,459 @@
+"""A fake OpenAI-compatible chat-completions server for tests (standard library only).
+
+Run as its own process::
+
+    python tests/fakeserver.py --port-file PATH [--latency S] [--script PATH] [--log PATH] [--max-seconds S]
+
+It listens on 127.0.0.1 on an ephemeral port, writes the port to ``--port-file`` once
+listening (atomically: temp file + rename) and serves until killed. It bounds itself:
+it exits after ``--max-seconds`` (default 600) and as soon as its parent process dies.
+
+Endpoints: ``POST /v1/chat/completions`` (also ``/chat/completions``) and
+``GET /v1/models``.
+
+Default reply: the text after ``ANSWER=`` up to the end of that line, searched in the
+last user message's text; else ``Answer: [0.5, 0.5]``.
+
+Script (``--script``, JSON): ``{KEY: [ACTION, ...], ...}``. For each chat request the
+first KEY (in file order) that is a substring of the request's user text is chosen
+(``"*"`` matches every request); that key's next unused action applies. When the chosen
+key's list is exhausted the request is answered normally (later keys are NOT tried).
+Counters are per key and thread-safe. An ACTION is an object; its fields combine:
+
+* ``{"sleep": 5}``                sleep that long before answering (provokes client timeouts)
+* ``{"status": 500}``             HTTP error with an OpenAI-style ``{"error": {...}}`` body;
+  ``"retry_after": 0`` adds a ``Retry-After`` header, ``"message": "..."`` sets the error
+  message, ``"echo_key": true`` puts the received bearer key into the error message (to
+  test that clients scrub it; the key is never logged)
+* ``{"malformed": true}``         200, ``application/json``, a body that is not valid JSON
+* ``{"no_choices": true}``        200, a chat.completion with ``"choices": []``
+* ``{"drop": true}``              close the connection without any reply
+* ``{"body": ANY_JSON}``          200 with exactly that JSON value as the body
+* ``{"content": "...", "finish_reason": "length"}``  a fixed reply and/or finish reason
+* ``{}``                          answer normally (a placeholder to fail later requests only)
+
+Log (``--log``): one JSON object per line per request received, written before the reply
+is sent (so a request the client gave up on is still logged)::
+
+    {"time": float, "method": "POST", "path": "/v1/chat/completions", "model": str|None,
+     "roles": [str], "texts": [str], "user_text": str, "image": bool,
+     "image_mime": str|None, "image_size": [w, h]|None, "auth": bool,
+     "params": {"temperature", "max_tokens", "seed"}, "key": str|None, "fault": dict|None}
+
+``texts`` are the text parts of all messages in order (a string content counts as one
+part); ``image_size`` is read from the PNG header when the image is a PNG; ``auth`` says
+only whether an ``Authorization`` header was present (the key itself is never logged);
+``key`` is the script key that matched and ``fault`` the action applied (None: normal).
+Records of ``GET`` requests and of unknown paths carry only ``time, method, path, auth,
+model, key, fault``.
+
+For tests, :func:`serve` starts the server as a subprocess and yields a :class:`Server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import itertools
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ANSWER = "Answer: [0.5, 0.5]"
+ANSWER_RE = re.compile(r"ANSWER=([^\r\n]*)")
+DATA_URI_RE = re.compile(r"^data:([^;,]+)(;base64)?,", re.IGNORECASE)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MALFORMED_BODY = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess'
+ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    408: ("timeout", None),
+    409: ("conflict", None),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+# --------------------------------------------------------------------------- server
+
+
+class Script:
+    """The fault script: per-key action lists, consumed in order under a lock."""
+
+    def __init__(self, actions: dict[str, list[dict[str, Any]]] | None = None) -> None:
+        actions = actions or {}
+        if not isinstance(actions, dict) or not all(isinstance(v, list) for v in actions.values()):
+            raise ValueError("script must be a JSON object mapping keys to lists of actions")
+        for key, items in actions.items():
+            for item in items:
+                if not isinstance(item, dict):
+                    raise ValueError(f"script key {key!r}: each action must be an object, got {item!r}")
+        self.actions = actions
+        self.used = {key: 0 for key in actions}
+        self.lock = threading.Lock()
+
+    def next(self, user_text: str) -> tuple[str | None, dict[str, Any] | None]:
+        """The matching key and its next action (None once exhausted, or when nothing matches)."""
+        with self.lock:
+            for key, items in self.actions.items():
+                if key == "*" or key in user_text:
+                    index = self.used[key]
+                    if index >= len(items):
+                        return key, None
+                    self.used[key] = index + 1
+                    return key, items[index]
+        return None, None
+
+
+class FakeServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, script: Script, latency: float, log_path: str | None) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.script = script
+        self.latency = latency
+        self.log_path = log_path
+        self.log_lock = threading.Lock()
+        self.ids = itertools.count(1)
+
+    def log(self, record: dict[str, Any]) -> None:
+        if not self.log_path:
+            return
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self.log_lock, open(self.log_path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+
+
+def _png_size(data: bytes) -> list[int] | None:
+    if data.startswith(PNG_SIGNATURE) and len(data) >= 24 and data[12:16] == b"IHDR":
+        width, height = struct.unpack(">II", data[16:24])
+        return [width, height]
+    return None
+
+
+def summarize(body: Any) -> dict[str, Any]:
+    """What the log records of a chat request body (texts and image facts, never raw data)."""
+    roles: list[str] = []
+    texts: list[str] = []
+    user_texts: list[str] = []
+    mime = None
+    size = None
+    image = False
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        role = str(message.get("role"))
+        roles.append(role)
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        mine: list[str] = []
+        for part in parts if isinstance(parts, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                mine.append(part["text"])
+            elif part.get("type") == "image_url":
+                url = part.get("image_url")
+                url = url.get("url") if isinstance(url, dict) else url
+                if isinstance(url, str) and not image:
+                    image = True
+                    match = DATA_URI_RE.match(url)
+                    if match:
+                        mime = match.group(1).lower()
+                        if match.group(2):
+                            try:
+                                raw = base64.b64decode(url[match.end():match.end() + 64], validate=False)
+                            except ValueError:
+                                raw = b""
+                            size = _png_size(raw)
+        texts.extend(mine)
+        if role == "user":
+            user_texts.append("\n".join(mine))
+    return {
+        "roles": roles,
+        "texts": texts,
+        "user_texts": user_texts,
+        "image": image,
+        "image_mime": mime,
+        "image_size": size,
+    }
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: FakeServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence per-request stderr lines
+        pass
+
+    # -- helpers
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(payload).encode("utf-8"), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (e.g. timed out) meanwhile
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        kind, code = ERROR_TYPES.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+        self._send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers)
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _base_record(self) -> dict[str, Any]:
+        return {
+            "time": time.time(),
+            "method": self.command,
+            "path": self.path,
+            "auth": bool(self.headers.get("Authorization")),
+        }
+
+    # -- endpoints
+
+    def do_GET(self) -> None:  # noqa: N802
+        record = self._base_record()
+        record.update(model=None, key=None, fault=None)
+        self.server.log(record)
+        if self.path.split("?", 1)[0].rstrip("/") in ("/v1/models", "/models"):
+            self._send_json(200, {"object": "list", "data": [
+                {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fakeserver"},
+            ]})
+        else:
+            self._error(404, f"no such endpoint: GET {self.path}")
+
+    def do_POST(self) -> None:  # noqa: N802
+        raw = self._read_body()
+        record = self._base_record()
+        if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            record.update(model=None, key=None, fault=None)
+            self.server.log(record)
+            self._error(404, f"no such endpoint: POST {self.path}")
+            return
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            body = None
+        info = summarize(body)
+        user_texts = info.pop("user_texts")
+        user_text = "\n".join(user_texts)
+        key, action = self.server.script.next(user_text)
+        model = body.get("model") if isinstance(body, dict) else None
+        record.update(
+            model=model,
+            **info,
+            user_text=user_text,
+            params={name: body.get(name) for name in ("temperature", "max_tokens", "seed")} if isinstance(body, dict) else {},
+            key=key,
+            fault=action,
+        )
+        self.server.log(record)
+        if not isinstance(body, dict):
+            self._error(400, "request body is not a JSON object")
+            return
+        self._answer(body, user_texts, action or {})
+
+    def _answer(self, body: dict[str, Any], user_texts: list[str], action: dict[str, Any]) -> None:
+        delay = self.server.latency + float(action.get("sleep", 0) or 0)
+        if delay > 0:
+            time.sleep(delay)
+        if action.get("drop"):
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(2)
+            return
+        if "status" in action and int(action["status"]) != 200:
+            status = int(action["status"])
+            message = str(action.get("message") or f"fake server error {status}")
+            if action.get("echo_key"):
+                auth = self.headers.get("Authorization") or ""
+                message += f" (received key {auth.split(' ', 1)[-1]})"
+            headers = {"Retry-After": str(action["retry_after"])} if "retry_after" in action else None
+            self._error(status, message, headers)
+            return
+        if action.get("malformed"):
+            self._send_raw(200, MALFORMED_BODY)
+            return
+        if "body" in action:
+            self._send_json(200, action["body"])
+            return
+        if "content" in action:
+            content = action["content"]
+        else:
+            match = ANSWER_RE.search(user_texts[-1]) if user_texts else None
+            content = match.group(1).strip() if match else DEFAULT_ANSWER
+        choices = [] if action.get("no_choices") else [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "logprobs": None,
+            "finish_reason": action.get("finish_reason", "stop"),
+        }]
+        prompt_tokens = sum(len(text.split()) for text in user_texts)
+        completion_tokens = len(str(content).split())
+        self._send_json(200, {
+            "id": f"chatcmpl-fake-{next(self.server.ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model") or "fake-model"),
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        })
+
+
+def _watchdog(max_seconds: float, parent: int) -> None:
+    """Exit the whole process after max_seconds, or as soon as the parent process is gone."""
+    deadline = time.monotonic() + max_seconds
+    while time.monotonic() < deadline:
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+    os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible chat-completions server for tests.")
+    parser.add_argument("--port-file", required=True, help="write the listening port here (atomically)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before every chat reply")
+    parser.add_argument("--script", help="JSON fault script (see the module docstring)")
+    parser.add_argument("--log", help="append one JSON line per request here")
+    parser.add_argument("--max-seconds", type=float, default=600.0, help="exit by itself after this long")
+    args = parser.parse_args(argv)
+
+    threading.Thread(target=_watchdog, args=(args.max_seconds, os.getppid()), daemon=True).start()
+    actions = None
+    if args.script:
+        with open(args.script, encoding="utf-8") as fh:
+            actions = json.load(fh)
+    server = FakeServer(Script(actions), args.latency, args.log)
+    port = server.server_address[1]
+    tmp = f"{args.port_file}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(f"{port}\n")
+    os.replace(tmp, args.port_file)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+# --------------------------------------------------------------------------- test helpers
+
+
+class Server:
+    """A running fake server: its process, URLs and request log."""
+
+    def __init__(self, process: subprocess.Popen[bytes], port: int, log_path: Path, directory: Path) -> None:
+        self.process = process
+        self.port = port
+        self.log_path = log_path
+        self.directory = directory
+        self.url = f"http://127.0.0.1:{port}"
+        self.base_url = f"{self.url}/v1"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request received so far, oldest first (see the log format in the module docstring)."""
+        if not self.log_path.exists():
+            return []
+        lines = self.log_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def stderr(self) -> str:
+        path = self.directory / "stderr.txt"
+        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+@contextlib.contextmanager
+def serve(
+    tmp_path: Path | str,
+    *,
+    latency: float = 0.0,
+    script: dict[str, list[dict[str, Any]]] | Path | str | None = None,
+    max_seconds: float = 120.0,
+    startup_timeout: float = 15.0,
+) -> Iterator[Server]:
+    """Start the fake server as a subprocess; yield a :class:`Server`; kill it on exit.
+
+    ``script`` is a fault script as a dict (written to a file) or the path of a JSON file.
+    """
+    directory = Path(tempfile.mkdtemp(prefix="fakeserver-", dir=str(tmp_path)))
+    port_file = directory / "port"
+    log_path = directory / "requests.jsonl"
+    command = [sys.executable, os.path.abspath(__file__), "--port-file", str(port_file),
+               "--log", str(log_path), "--latency", str(latency), "--max-seconds", str(max_seconds)]
+    if script is not None:
+        if isinstance(script, dict):
+            script_path = directory / "script.json"
+            script_path.write_text(json.dumps(script), encoding="utf-8")
+        else:
+            script_path = Path(script)
+        command += ["--script", str(script_path)]
+    stderr_path = directory / "stderr.txt"
+    with open(stderr_path, "wb") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
+    try:
+        deadline = time.monotonic() + startup_timeout
+        port = None
+        while port is None:
+            if port_file.exists():
+                port = int(port_file.read_text(encoding="utf-8").strip())
+                break
+            code = process.poll()
+            if code is not None:
+                raise RuntimeError(
+                    f"fake server exited with code {code} before listening; stderr:\n"
+                    + stderr_path.read_text(encoding="utf-8", errors="replace"))
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"fake server did not write {port_file} within {startup_timeout:g} s; stderr:\n"
+                    + stderr_path.read_text(encoding="utf-8", errors="replace"))
+            time.sleep(0.01)
+        yield Server(process, port, log_path, directory)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
