@@ -28,18 +28,24 @@ def run_case(sample: Sample, model: Model, prompt_template: str | None = None) -
         return case_result(sample.id, ERROR, sample.tags, error=f"image file missing: {sample.image}", notes=notes)
     except OSError as exc:
         return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", notes=notes)
-    size = image.size
-    if sample.size is not None and tuple(sample.size) != size:
-        notes.append("image_size_mismatch")
-    truth, clipped = clip(sample.box, size)
-    if clipped:
-        notes.append("bbox_clipped")
-    if not is_proper(truth):
-        return case_result(sample.id, ERROR, sample.tags, error=f"truth box {list(sample.box)} lies outside the {size[0]}x{size[1]} image", notes=notes)
-    case = Case(sample=sample, original_size=size, truth=truth)
+    with image:
+        size = image.size
+        if sample.size is not None and tuple(sample.size) != size:
+            notes.append("image_size_mismatch")
+        truth, clipped = clip(sample.box, size)
+        if clipped:
+            notes.append("bbox_clipped")
+        if not is_proper(truth):
+            return case_result(sample.id, ERROR, sample.tags, error=f"truth box {list(sample.box)} lies outside the {size[0]}x{size[1]} image", notes=notes)
+        case = Case(sample=sample, original_size=size, truth=truth)
+        try:
+            prompt = model.build_prompt(case, prompt_template or grounding.DEFAULT_PROMPT)
+            sent = model.preprocess(image, case)
+        except OSError as exc:
+            return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", notes=notes, size=list(size))
+        except Exception as exc:  # an adapter's bug must not stop the other cases
+            return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", notes=notes, size=list(size))
     try:
-        prompt = model.build_prompt(case, prompt_template or grounding.DEFAULT_PROMPT)
-        sent = model.preprocess(image, case)
         reply = model.generate(prompt, sent, case)
         text = model.postprocess(reply, case)
     except GuitestError as exc:

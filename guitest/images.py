@@ -11,10 +11,18 @@ Image.MAX_IMAGE_PIXELS = 64_000_000  # 8K screenshots are legitimate; beyond tha
 
 
 def open_image(path: str) -> Image.Image:
-    """Open an image and decode its pixels once, as RGB; raise OSError when it is missing or unreadable."""
-    with Image.open(path) as img:
-        img.load()
-        return img.convert("RGB") if img.mode != "RGB" else img.copy()
+    """Open an image lazily: the header (size, mode) is read now, the pixels on first use.
+
+    Raises OSError (FileNotFoundError, PIL's UnidentifiedImageError) when it is missing
+    or not an image. Close it (or use it in a ``with``) when done.
+    """
+    return Image.open(path)
+
+
+def decode_rgb(image: Image.Image) -> Image.Image:
+    """The pixels of an opened image, decoded once, as RGB."""
+    image.load()
+    return image if image.mode == "RGB" else image.convert("RGB")
 
 
 def png_data_uri(image: Image.Image) -> str:

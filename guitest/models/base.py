@@ -12,6 +12,7 @@ from typing import Any
 
 from PIL import Image
 
+from ..images import decode_rgb
 from ..sample import Sample
 
 
@@ -46,9 +47,9 @@ class Prompt:
 
 @dataclass(frozen=True)
 class SentImage:
-    """The image as it is sent to the model, and its size in pixels."""
+    """The image as it is sent to the model (None for models that never look at pixels) and its size."""
 
-    image: Image.Image
+    image: Image.Image | None
     size: tuple[int, int]
 
 
@@ -85,8 +86,9 @@ class Model:
         return Prompt(user=template.replace("{instruction}", case.sample.instruction))
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
-        """The image to send; the default sends the original unchanged."""
-        return SentImage(image=image, size=image.size)
+        """The image to send, from the lazily opened original; the default decodes it once, unchanged, as RGB."""
+        rgb = decode_rgb(image)
+        return SentImage(image=rgb, size=rgb.size)
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         """Ask the model; raise :class:`~guitest.errors.ModelError` when it cannot answer."""
@@ -102,6 +104,13 @@ class Model:
 
     def close(self) -> None:
         """Release connections or memory; called once at the end of a session."""
+
+
+class Blind(Model):
+    """A model that never looks at pixels (baselines, replayed replies): the image is not decoded."""
+
+    def preprocess(self, image: Image.Image, case: Case) -> SentImage:
+        return SentImage(image=None, size=image.size)
 
 
 def redact_url(url: str) -> str:

@@ -10,28 +10,28 @@ import hashlib
 import random
 
 from ..geometry import center, normalize
-from .base import Case, Model, Prompt, Reply, SentImage
+from .base import Blind, Case, Prompt, Reply, SentImage
 
 
 def _answer(x: float, y: float) -> Reply:
     return Reply(text=f"Answer: [{x:.6f}, {y:.6f}]")
 
 
-class Oracle(Model):
+class Oracle(Blind):
     """Answers the centre of the truth box: the ceiling, and a check of the harness itself."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         return _answer(*center(normalize(case.truth, case.original_size)))
 
 
-class Center(Model):
+class Center(Blind):
     """Answers the centre of the screen."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         return _answer(0.5, 0.5)
 
 
-class Random(Model):
+class Random(Blind):
     """A uniformly random point, seeded by ``--seed`` and the case id, so any order gives the same answers."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:

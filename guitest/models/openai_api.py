@@ -58,6 +58,8 @@ class OpenAIChat(Model):
 
     def messages(self, prompt: Prompt, image: SentImage) -> list[dict[str, Any]]:
         """The chat messages: an optional system message, then the screenshot and the text."""
+        if image.image is None:
+            raise ModelError("no image to send: this adapter's preprocess() returned no pixels")
         content = [
             {"type": "image_url", "image_url": {"url": png_data_uri(image.image)}},
             {"type": "text", "text": prompt.user},

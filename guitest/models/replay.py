@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from ..errors import ModelError
-from .base import Case, Model, Prompt, Reply, SentImage, Settings
+from .base import Blind, Case, Prompt, Reply, SentImage, Settings
 
 
-class Replay(Model):
+class Replay(Blind):
     """Looks each case's reply up by id; a case with no reply is an error outcome."""
 
     def __init__(self, name: str, settings: Settings, path: str) -> None:
