@@ -5,6 +5,7 @@ Everything else is plain modules; this is the only one that imports pytest.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -277,16 +278,24 @@ class GuitestState:
 
     def _build(self, key: str) -> dict[str, Any]:
         results = self.results.get(key, [])
-        selected = self.selected.get(key, [])
+        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, [])]
         suite = _load_suite_quietly(Path(self.config.rootpath, key))
+        model = self.model.describe()  # type: ignore[union-attr]
+        merged_from = None
+        if self.config.getoption("lf", False):
+            previous = _previous_report(self._report_paths(suite.name if suite else Path(key).parent.name)[0][0])
+            if previous and previous.get("model") == model and previous.get("suite", {}).get("path") == key:
+                results, selected = report_mod.merge_previous(previous, results, selected)
+                merged_from = previous.get("run", {}).get("started")
         got = {r["id"] for r in results}
-        missing = sorted(nodeid.split("::", 1)[1] for nodeid in selected if nodeid.split("::", 1)[1] not in got)
+        missing = sorted(i for i in selected if i not in got)
         limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy)
         report = report_mod.build(
             suite={"name": suite.name if suite else Path(key).parent.name, "path": key, "format": suite.format if suite else "", "task": suite.task if suite else ""},
-            model=self.model.describe(),  # type: ignore[union-attr]
+            model=model,
             results=results,
             n_selected=len(selected),
+            missing=missing,
             tags=list(suite.tags) if suite else [],
             cross=[list(c) for c in suite.cross] if suite else [],
             gate={},
@@ -297,16 +306,16 @@ class GuitestState:
                 "seconds": round(time.time() - self.started, 3),
                 "workers": getattr(self.config.option, "numprocesses", None) or 0,
                 "pytest_args": [a for a in self.config.invocation_params.args if "key" not in a.lower()],
+                "merged_into_report_of": merged_from,
             },
         )
-        report["missing"] = missing
         failures, notes = gate_mod.check(limits, report)
         report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
         return report
 
-    def _write(self, report: dict[str, Any]) -> list[Path]:
+    def _report_paths(self, name: str) -> tuple[list[Path], list[Path]]:
+        """Where the JSON and Markdown reports of suite ``name`` go: the report folder, then the exact paths asked for."""
         opt = self.config.option
-        name = report["suite"]["name"]
         report_dir = Path(opt.report_dir) if opt.report_dir else Path(self.config.rootpath, "reports")
         json_paths = [report_dir / f"{name}.json"]
         md_paths = [report_dir / f"{name}.md"]
@@ -314,6 +323,10 @@ class GuitestState:
         for option, paths in ((opt.report_json, json_paths), (opt.report_md, md_paths)):
             if option:
                 paths.append(Path(_per_suite(option, name, several)))
+        return json_paths, md_paths
+
+    def _write(self, report: dict[str, Any]) -> list[Path]:
+        json_paths, md_paths = self._report_paths(report["suite"]["name"])
         problems = report_mod.validate(report)
         if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
             report["schema_problems"] = problems
@@ -376,6 +389,14 @@ def _load_suite_quietly(path: Path) -> Suite | None:
         return load_suite(path)
     except SuiteError:
         return None
+
+
+def _previous_report(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _per_suite(template: str, name: str, several: bool) -> str:

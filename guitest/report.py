@@ -19,6 +19,7 @@ def build(
     model: dict[str, Any],
     results: list[dict[str, Any]],
     n_selected: int,
+    missing: list[str],
     tags: list[str],
     cross: list[list[str]],
     gate: dict[str, Any],
@@ -33,12 +34,25 @@ def build(
         "model": model,
         "n_selected": n_selected,
         "n_results": len(cases),
-        "complete": len(cases) >= n_selected,
+        "complete": not missing,
+        "missing": sorted(missing),
         **agg,
         "gate": gate,
         "cases": cases,
         "run": run,
     }
+
+
+def merge_previous(previous: dict[str, Any], results: list[dict[str, Any]], selected: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Fold a re-run (``--lf``) into the previous report: new results replace old ones by case id.
+
+    Returns the merged results and selected case ids, so the report covers the whole
+    suite again once the errored cases have been re-run.
+    """
+    by_id = {case["id"]: case for case in previous.get("cases", [])}
+    by_id.update((r["id"], r) for r in results)
+    ids = set(selected) | set(by_id) | set(previous.get("missing", []))
+    return list(by_id.values()), sorted(ids)
 
 
 def validate(report: dict[str, Any]) -> list[str]:

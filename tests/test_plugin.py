@@ -99,7 +99,11 @@ def test_missing_image_is_an_error_outcome_and_lf_reruns_it(pytester: pytest.Pyt
     result = run(pytester, "suites/tiny", "--model=oracle", "--lf", *mode)
     assert result.ret == 0
     result.assert_outcomes(passed=2)
-    assert sorted(c["id"] for c in report_of(pytester)["cases"]) == ["mobile-android-text-1", "mobile-ios-icon-0"]
+    # ... and the report is whole again: the re-run's results replace the errors of the first run.
+    report = report_of(pytester)
+    assert report["n_selected"] == report["n_results"] == n_rows() and report["complete"]
+    assert report["overall"]["hit"] == n_rows() and report["overall"]["error"] == 0
+    assert report["run"]["merged_into_report_of"] is not None
 
 
 def test_gate_fails_with_its_own_exit_code(pytester: pytest.Pytester, mode: list[str]) -> None:
