@@ -31,7 +31,7 @@ def inside(base: str, relative: str) -> str | None:
     """
     base = os.path.normpath(base)
     candidate = os.path.normpath(os.path.join(base, relative))
-    if candidate.startswith(base + os.sep):
+    if candidate.startswith(base.rstrip(os.sep) + os.sep) and candidate != base:
         return candidate
     return None
 

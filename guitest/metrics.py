@@ -41,9 +41,17 @@ def counts(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def group_key(result: dict[str, Any], tags: Sequence[str]) -> str | None:
-    """The value of one tag, or of a combination joined by '/', for a result; None when a tag is absent."""
+    """The value of one tag, or of a combination joined by '/', for a result; None when a tag is absent.
+
+    In a combination, '%' and '/' inside a value are escaped (``%25``, ``%2F``) so that
+    ``('a/b', 'c')`` and ``('a', 'b/c')`` stay two categories.
+    """
     values = [result["tags"].get(t) for t in tags]
-    return None if any(v is None for v in values) else "/".join(values)
+    if any(v is None for v in values):
+        return None
+    if len(values) == 1:
+        return values[0]
+    return "/".join(v.replace("%", "%25").replace("/", "%2F") for v in values)
 
 
 def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequence[Sequence[str]] = ()) -> dict[str, Any]:

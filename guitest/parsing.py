@@ -15,8 +15,10 @@ PAIR = re.compile(rf"[\[(]\s*({NUM})\s*,\s*({NUM})\s*(?:,\s*({NUM})\s*,\s*({NUM}
 ANSWER = re.compile(r"answer\s*[:：]", re.IGNORECASE)
 THINK = re.compile(r"<think>.*?(?:</think>|$)", re.IGNORECASE | re.DOTALL)
 REFUSAL = re.compile(
-    r"\b(?:not (?:found|present|visible|exist)|does(?: not|n't) exist|no such (?:element|button|icon|item)"
-    r"|(?:cannot|can't|unable to) (?:find|locate|see|identify)|there is no)\b",
+    r"\b(?:not (?:found|present|visible|shown|displayed|(?:on|in) (?:the |this )?(?:screen|screenshot|image|page))"
+    r"|does(?: not|n't) (?:exist|appear)|no such (?:element|button|icon|item|link|field|option)"
+    r"|(?:cannot|can't|can not|could not|couldn't|unable to) (?:find|locate|see|identify)"
+    r"|there is no (?:such|matching)|no matching (?:element|button|icon|item))\b",
     re.IGNORECASE,
 )
 
@@ -45,13 +47,16 @@ def _point(match: re.Match[str], via: str) -> ParsedPoint:
 
 
 def parse_point(text: str) -> ParsedPoint | None:
-    """The point a reply answers with, or None when it has none."""
+    """The point a reply answers with, or None when it has none.
+
+    With ``Answer:`` markers, only the last one counts: a reply that ends in
+    ``Answer: none`` has retracted any earlier answer.
+    """
     text = strip_think(text)
     markers = list(ANSWER.finditer(text))
-    for marker in reversed(markers):
-        match = PAIR.search(text, marker.end())
-        if match and not ANSWER.search(text, marker.end(), match.start()):
-            return _point(match, "answer")
+    if markers:
+        match = PAIR.search(text, markers[-1].end())
+        return _point(match, "answer") if match else None
     pairs = list(PAIR.finditer(text))
     if pairs:
         return _point(pairs[-1], "last_pair")

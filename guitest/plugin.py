@@ -206,7 +206,7 @@ class GuitestState:
         """Run ``item``'s case (and start the next few in the background); its result."""
         if self._prefetcher is None:
             self._prefetcher = Prefetcher(self.settings.concurrency)
-        upcoming = ((i.nodeid, i.job) for i in self._upcoming(item))
+        upcoming = [(i.nodeid, i.job) for i in self._upcoming(item)]
         return self._prefetcher.result(item.nodeid, item.job, upcoming)
 
     def _upcoming(self, item: GuitestItem) -> list[GuitestItem]:

@@ -9,7 +9,7 @@ waits for the item's own.
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Sequence
 
 Job = Callable[[], Any]
 
@@ -24,11 +24,20 @@ class Prefetcher:
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="guitest-case")
         self._futures: dict[Hashable, Future[Any]] = {}
 
-    def result(self, key: Hashable, job: Job, upcoming: Iterable[tuple[Hashable, Job]] = ()) -> Any:
-        """The result of ``job`` (started now unless already running), after starting upcoming jobs up to the window."""
+    def result(self, key: Hashable, job: Job, upcoming: Sequence[tuple[Hashable, Job]] = ()) -> Any:
+        """The result of ``job`` (started now unless already running), after starting upcoming jobs up to the window.
+
+        ``upcoming`` is what this process will ask for next, in order. Started jobs that
+        are no longer in it (their test was skipped, or another xdist worker took it)
+        are dropped, so they never hold a slot of the window.
+        """
+        ahead = list(upcoming)[: self.window]
+        wanted = {key, *(k for k, _ in ahead)}
+        for stale in [k for k in self._futures if k not in wanted]:
+            self._futures.pop(stale).cancel()
         if key not in self._futures:
             self._futures[key] = self._pool.submit(job)
-        for next_key, next_job in upcoming:
+        for next_key, next_job in ahead:
             if len(self._futures) >= self.window:
                 break
             if next_key not in self._futures:

@@ -45,7 +45,7 @@ def short_message(error: jsonschema.ValidationError) -> str:
     msg = error.message
     if len(msg) > 200:
         msg = msg[:197] + "..."
-    return msg if instance in msg else f"{instance}: {msg}"
+    return msg if instance in msg or repr(error.instance) in msg else f"{instance}: {msg}"
 
 
 def iter_problems(name: str, instance: Any) -> Iterator[tuple[str, str]]:

@@ -15,6 +15,19 @@ from .errors import SuiteError, where
 SUITE_FILENAMES = ("suite.yaml", "suite.yml")
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """The safe loader, refusing a key given twice in one mapping (the last would silently win)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key '{key}' appears twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 @dataclass(frozen=True)
 class Suite:
     """A validated suite file."""
@@ -40,7 +53,7 @@ class Suite:
 def load_suite(path: Path) -> Suite:
     """Read and validate a suite file; raise :class:`SuiteError` naming the file and field."""
     try:
-        raw = yaml.safe_load(path.read_text("utf-8"))
+        raw = yaml.load(path.read_text("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -78,8 +91,15 @@ def _check_references(suite: Suite) -> None:
                 raise SuiteError(f"{where(str(suite.path), field='cross')}: '{tag}' is not one of the suite's tags {list(suite.tags)}")
     for key in suite.gate.get("by", {}):
         tag = key.split("=", 1)[0]
-        if tag not in suite.tags and "/" not in tag:
+        combo = tuple(tag.split("/"))
+        if len(combo) == 1 and tag not in suite.tags:
             raise SuiteError(f"{where(str(suite.path), field='gate.by')}: '{key}' names tag '{tag}', which is not one of {list(suite.tags)}")
+        if len(combo) > 1 and combo not in suite.cross:
+            declared = ["/".join(c) for c in suite.cross]
+            raise SuiteError(
+                f"{where(str(suite.path), field='gate.by')}: '{key}' names the combination '{tag}', "
+                f"which is not one of the suite's cross breakdowns {declared}; declare it under 'cross:'"
+            )
     if suite.prompt != "default":
         prompt_path = suite.folder / suite.prompt
         if not prompt_path.is_file():

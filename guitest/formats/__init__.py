@@ -12,7 +12,6 @@ import glob
 import importlib
 import json
 import os
-import string
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -66,7 +65,8 @@ def load_json_rows(path: str) -> list[Any]:
     """A JSON annotation file's list of rows; SuiteError with line and column when it is not valid JSON."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            # Infinity and NaN are not JSON; kept as strings, the row schema names the row and field.
+            data = json.load(f, parse_constant=str)
     except json.JSONDecodeError as exc:
         raise SuiteError(f"{path} (line {exc.lineno}, column {exc.colno}): not valid JSON: {exc.msg}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -119,8 +119,10 @@ def read_rows(
             try:
                 case_id = template.format_map(fields)
             except (KeyError, IndexError, ValueError) as exc:
-                problem("id", f"id template {template!r} cannot be filled: unknown field {exc}")
-                continue
+                raise SuiteError(
+                    f"{where(str(suite.path), field='id')}: the id template {template!r} names {exc}, "
+                    f"which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
+                ) from None
             if case_id in seen:
                 problem("id", f"case id {case_id!r} is also the id of {seen[case_id]}; make the suite's id template unique")
                 continue
@@ -155,8 +157,3 @@ def read_rows(
             + tail
         )
     return samples
-
-
-def template_fields(template: str) -> list[str]:
-    """The field names a ``str.format`` template uses."""
-    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
