@@ -37,9 +37,9 @@ def run_case(sample: Sample, model: Model, prompt_template: str | None = None) -
             notes.append("bbox_clipped")
         if not is_proper(truth):
             return case_result(sample.id, ERROR, sample.tags, error=f"truth box {list(sample.box)} lies outside the {size[0]}x{size[1]} image", notes=notes)
-        case = Case(sample=sample, original_size=size, truth=truth)
         try:
-            prompt = model.build_prompt(case, prompt_template or grounding.DEFAULT_PROMPT)
+            case = Case(sample=sample, original_size=size, truth=truth, sent_size=model.plan_size(size))
+            prompt = model.build_prompt(case, prompt_template)
             sent = model.preprocess(image, case)
         except OSError as exc:
             return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", notes=notes, size=list(size))
@@ -52,7 +52,7 @@ def run_case(sample: Sample, model: Model, prompt_template: str | None = None) -
         return case_result(sample.id, ERROR, sample.tags, error=str(exc), notes=notes, size=list(size))
     except Exception as exc:  # an adapter's bug must not stop the other cases
         return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", notes=notes, size=list(size))
-    verdict, prediction = grounding.judge(text, reply.finish_reason, truth, model.space, sent.size, size, sample.expect_refusal)
+    verdict, prediction = grounding.judge(text, reply.finish_reason, truth, model.profile, sent.size, size, sample.expect_refusal)
     return case_result(
         sample.id,
         verdict,

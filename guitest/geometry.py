@@ -58,3 +58,31 @@ def to_original_pixels(point: Point, space: str, sent_size: tuple[int, int], ori
     if space == "pixel_original":
         return (x, y)
     raise ValueError(f"unknown coordinate space {space!r}; expected one of {', '.join(SPACES)}")
+
+
+def from_original_pixels(point: Point, space: str, sent_size: tuple[int, int], original_size: tuple[int, int]) -> Point:
+    """Map a point in pixels of the original image into a declared coordinate space (inverse of the above)."""
+    x, y = point
+    ow, oh = original_size
+    if space == "normalized":
+        return (x / ow, y / oh)
+    if space == "grid1000":
+        return (x / ow * 1000, y / oh * 1000)
+    if space == "pixel_sent":
+        sw, sh = sent_size
+        return (x / ow * sw, y / oh * sh)
+    if space == "pixel_original":
+        return (x, y)
+    raise ValueError(f"unknown coordinate space {space!r}; expected one of {', '.join(SPACES)}")
+
+
+def guess_space(point: Point, sent_size: tuple[int, int]) -> str:
+    """The ``auto`` profile's magnitude guess: 0..1 normalized, within the sent image pixels, else 0..1000 grid, else original pixels."""
+    x, y = point
+    if 0 <= x <= 1 and 0 <= y <= 1:
+        return "normalized"
+    if 0 <= x <= sent_size[0] and 0 <= y <= sent_size[1]:
+        return "pixel_sent"
+    if 0 <= x <= 1000 and 0 <= y <= 1000:
+        return "grid1000"
+    return "pixel_original"

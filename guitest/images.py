@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 
 from PIL import Image
 
@@ -25,8 +26,77 @@ def decode_rgb(image: Image.Image) -> Image.Image:
     return image if image.mode == "RGB" else image.convert("RGB")
 
 
-def png_data_uri(image: Image.Image) -> str:
-    """The image as a ``data:image/png;base64,...`` URI (fast PNG compression: lossless, screenshots stay sharp)."""
+
+
+def smart_resize(width: int, height: int, factor: int = 28, min_pixels: int = 56 * 56, max_pixels: int = 28 * 28 * 16384) -> tuple[int, int]:
+    """Qwen2-VL's ``smart_resize``: both sides multiples of ``factor``, pixels within [min_pixels, max_pixels].
+
+    Returns ``(width, height)`` (the original returns height first). Same arithmetic as
+    ``transformers.models.qwen2_vl.image_processing_qwen2_vl.smart_resize``.
+    """
+    if max(width, height) / min(width, height) > 200:
+        raise ValueError(f"aspect ratio of {width}x{height} is over 200, which smart_resize refuses")
+    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = max(factor, round(width / factor) * factor)
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return w_bar, h_bar
+
+
+def target_size(size: tuple[int, int], kind: str, factor: int, min_pixels: int | None, max_pixels: int | None) -> tuple[int, int]:
+    """The size a screenshot of ``size`` is sent at, for a sizing rule (see :class:`guitest.profiles.Sizing`)."""
+    w, h = size
+    if kind == "smart_resize":
+        return smart_resize(w, h, factor, min_pixels or factor * factor, max_pixels or 28 * 28 * 16384)
+    pixels = w * h
+    if max_pixels and pixels > max_pixels:
+        scale = math.sqrt(max_pixels / pixels)
+    elif min_pixels and pixels < min_pixels:
+        scale = math.sqrt(min_pixels / pixels)
+    else:
+        return size
+    return max(1, math.floor(w * scale)), max(1, math.floor(h * scale))
+
+
+def resized(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """``image`` at ``size`` (the same object when it already is)."""
+    return image if image.size == tuple(size) else image.resize(size, Image.Resampling.BICUBIC)
+
+
+def encode(image: Image.Image, max_bytes: int | None = None) -> tuple[bytes, str, Image.Image]:
+    """Encode for sending: lossless PNG; over ``max_bytes``, JPEG (quality 90), then downscaled JPEG.
+
+    Returns the bytes, their MIME type, and the image they encode (smaller than the
+    input only when the byte limit forced a downscale).
+    """
+    data = _save(image, "PNG")
+    if not max_bytes or len(data) <= max_bytes:
+        return data, "image/png", image
+    data = _save(image, "JPEG")
+    for _ in range(8):
+        if len(data) <= max_bytes:
+            return data, "image/jpeg", image
+        scale = math.sqrt(max_bytes / len(data)) * 0.95
+        image = image.resize((max(1, int(image.width * scale)), max(1, int(image.height * scale))), Image.Resampling.BICUBIC)
+        data = _save(image, "JPEG")
+    return data, "image/jpeg", image
+
+
+def _save(image: Image.Image, fmt: str) -> bytes:
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=1)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    if fmt == "PNG":
+        image.save(buffer, format="PNG", compress_level=1)
+    else:
+        image.save(buffer, format="JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def data_uri(data: bytes, mime: str) -> str:
+    """``data:<mime>;base64,...``."""
+    return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")

@@ -1,19 +1,25 @@
-"""Answer parsing for click grounding: find the point a reply commits to.
+"""Reading the answer out of a reply: the region after the last answer marker, then a profile's styles in order.
 
-Rules (DESIGN.md): strip ``<think>...</think>``; the LAST answer marker wins, not the
-first number in the prose; a box answer stands for its centre. Without an
-``Answer:`` marker, the last bracketed pair or box in the reply is taken.
+Rules (DESIGN.md): strip ``<think>...</think>``; the LAST answer marker (``Answer:``,
+``Final answer:``, full-width colon, markdown bold around it) decides, and an
+``Answer:`` with no point after it is no answer (a retraction); within that region the
+profile's styles are tried in order (tool-call JSON, the profile's action syntax, a
+last bracketed pair) and the last match of the first style that matches wins, never
+the first number in the prose. Nothing here raises, whatever the string.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
-NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-PAIR = re.compile(rf"[\[(]\s*({NUM})\s*,\s*({NUM})\s*(?:,\s*({NUM})\s*,\s*({NUM})\s*)?[\])]")
-ANSWER = re.compile(r"answer\s*[:：]", re.IGNORECASE)
+from .answers import STYLES, Found
+
+ANSWER = re.compile(r"\b(?:final\s+)?answer\b\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 THINK = re.compile(r"<think>.*?(?:</think>|$)", re.IGNORECASE | re.DOTALL)
+MAX_REPLY = 50_000  # characters read from the end of a reply; an answer is never further back
 REFUSAL = re.compile(
     r"\b(?:not (?:found|present|visible|shown|displayed|(?:on|in) (?:the |this )?(?:screen|screenshot|image|page))"
     r"|does(?: not|n't) (?:exist|appear)|no such (?:element|button|icon|item|link|field|option)"
@@ -21,16 +27,21 @@ REFUSAL = re.compile(
     r"|there is no (?:such|matching)|no matching (?:element|button|icon|item))\b",
     re.IGNORECASE,
 )
+_modules = {name: importlib.import_module(f"{__package__}.answers.{name}") for name in STYLES}
 
 
 @dataclass(frozen=True)
 class ParsedPoint:
-    """A point read from a reply, in the reply's own coordinate space; ``box`` when it came as a box."""
+    """A point read from a reply in the reply's own numbers; ``space`` is the coordinate space it is in.
+
+    ``via`` names the answer style that read it, prefixed ``answer+`` when it followed an answer marker.
+    """
 
     x: float
     y: float
+    space: str
     box: tuple[float, float, float, float] | None = None
-    via: str = "answer"
+    via: str = "pair"
 
 
 def strip_think(text: str) -> str:
@@ -38,31 +49,27 @@ def strip_think(text: str) -> str:
     return THINK.sub("", text)
 
 
-def _point(match: re.Match[str], via: str) -> ParsedPoint:
-    a, b, c, d = match.groups()
-    if c is not None and d is not None:
-        box = (float(a), float(b), float(c), float(d))
-        return ParsedPoint((box[0] + box[2]) / 2, (box[1] + box[3]) / 2, box, via)
-    return ParsedPoint(float(a), float(b), None, via)
+def parse_answer(text: str, styles: Sequence[tuple[str, str]]) -> ParsedPoint | None:
+    """The point a reply answers with, read by ``styles`` (``(style, space)`` pairs, in priority order)."""
+    text = strip_think(text[-MAX_REPLY:])
+    markers = list(ANSWER.finditer(text))
+    region = text[markers[-1].end() :] if markers else text
+    for style, space in styles:
+        found: list[Found] = _modules[style].find(region)
+        if found:
+            last = found[-1]
+            return ParsedPoint(last.x, last.y, last.space or space, last.box, f"answer+{style}" if markers else style)
+    return None
+
+
+GENERIC_STYLES = (("pair", "normalized"), ("toolcall", "normalized"), ("tags", "normalized"))
 
 
 def parse_point(text: str) -> ParsedPoint | None:
-    """The point a reply answers with, or None when it has none.
-
-    With ``Answer:`` markers, only the last one counts: a reply that ends in
-    ``Answer: none`` has retracted any earlier answer.
-    """
-    text = strip_think(text)
-    markers = list(ANSWER.finditer(text))
-    if markers:
-        match = PAIR.search(text, markers[-1].end())
-        return _point(match, "answer") if match else None
-    pairs = list(PAIR.finditer(text))
-    if pairs:
-        return _point(pairs[-1], "last_pair")
-    return None
+    """The point of a reply in the default prompt's convention (normalized ``Answer: [x, y]``)."""
+    return parse_answer(text, GENERIC_STYLES)
 
 
 def is_refusal(text: str) -> bool:
     """True when a reply says the target is not there."""
-    return bool(REFUSAL.search(strip_think(text)))
+    return bool(REFUSAL.search(strip_think(text[-MAX_REPLY:])))

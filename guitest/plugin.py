@@ -43,6 +43,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     add("--max-tokens", metavar="N", type=int, default=512, help="reply token limit (default 512)")
     add("--seed", type=int, default=None, help="seed for the random baseline and for endpoints that take one")
+    add("--model-profile", metavar="NAME", default=None, help="the model family's conventions (prompt, image sizing, answer syntax, coordinate space); default: picked from the model name, see docs/profiles.md")
+    add("--min-pixels", metavar="N", type=int, default=None, help="upscale screenshots below N pixels before sending (for smart_resize profiles: its min_pixels)")
+    add("--max-pixels", metavar="N", type=int, default=None, help="downscale screenshots above N pixels before sending (for smart_resize profiles: its max_pixels)")
+    add("--max-image-bytes", metavar="N", type=int, default=None, help="re-encode a screenshot whose PNG is over N bytes as JPEG, then downscale until it fits")
     add("--data-root", metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else ~/.local/share/guitest)")
     add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir)")
     add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
@@ -139,6 +143,9 @@ class GuitestState:
             seed=opt.seed,
             base_url=opt.base_url,
             api_key_env=opt.api_key_env,
+            min_pixels=opt.min_pixels,
+            max_pixels=opt.max_pixels,
+            max_image_bytes=opt.max_image_bytes,
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")
@@ -149,7 +156,7 @@ class GuitestState:
         self.model: Model | None = None
         if opt.model:
             try:
-                self.model = load_model(opt.model, self.settings, backoff=opt.retry_backoff)
+                self.model = load_model(opt.model, self.settings, profile=opt.model_profile, backoff=opt.retry_backoff)
             except GuitestError as exc:
                 raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
         self._prefetcher: Prefetcher | None = None
@@ -172,8 +179,20 @@ class GuitestState:
             extra = "".join(f", {k} {model[k]}" for k in ("base_url", "api_key") if k in model)
             s = self.settings
             lines.append(
-                f"guitest model: {model['spec']} ({model['adapter']}, answers in {model['space']} coordinates{extra}); "
+                f"guitest model: {model['spec']} ({model['adapter']}{extra}); "
                 f"temperature {s.temperature:g}, max tokens {s.max_tokens}, timeout {s.timeout:g} s, retries {s.retries}, concurrency {s.concurrency}"
+            )
+            profile = self.model.profile
+            sizing = profile.sizing
+            size_rule = (
+                f"smart_resize(factor {sizing.factor}, min_pixels {s.min_pixels or sizing.min_pixels}, max_pixels {s.max_pixels or sizing.max_pixels})"
+                if sizing.kind == "smart_resize"
+                else f"as is{f', at most {s.max_pixels} pixels' if s.max_pixels else ''}{f', at least {s.min_pixels} pixels' if s.min_pixels else ''}"
+            )
+            lines.append(
+                f"guitest profile: {profile.name} ({self.model.profile_reason}): answers in {profile.space} coordinates, "
+                f"read as {', '.join(style for style, _ in profile.styles)}; screenshots sent {size_rule}"
+                + (f", at most {s.max_image_bytes} bytes" if s.max_image_bytes else "")
             )
         return lines
 

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from guitest.errors import ModelError
-from guitest.models.base import Case, Prompt, Reply, SentImage, Settings
+from guitest.models.base import Case, Prompt, Reply, Settings
 from guitest.models.openai_api import OpenAIChat
 from guitest.sample import Sample
 
@@ -45,7 +45,7 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 def case() -> Case:
     sample = Sample(id="s1", image="shot.png", instruction="Click the OK button.",
                     box=(10.0, 10.0, 20.0, 20.0), tags={}, source="test", size=IMAGE_SIZE)
-    return Case(sample=sample, original_size=IMAGE_SIZE, truth=(10 / 64, 10 / 48, 20 / 64, 20 / 48))
+    return Case(sample=sample, original_size=IMAGE_SIZE, truth=(10.0, 10.0, 20.0, 20.0), sent_size=IMAGE_SIZE)
 
 
 def make(base_url: str, *, timeout: float = 2.0, retries: int = 3, backoff: float = 0.01,
@@ -57,7 +57,7 @@ def make(base_url: str, *, timeout: float = 2.0, retries: int = 3, backoff: floa
 def ask(model: OpenAIChat, case: Case, text: str = PROMPT) -> Reply:
     image = Image.new("RGB", IMAGE_SIZE, "white")
     try:
-        return model.generate(Prompt(user=text), SentImage(image=image, size=image.size), case)
+        return model.generate(Prompt(user=text), model.preprocess(image, case), case)
     finally:
         model.close()
 
@@ -101,7 +101,7 @@ def test_default_answer_and_system_prompt(tmp_path, case):
         model = make(server.base_url)
         image = Image.new("RGB", IMAGE_SIZE)
         reply = model.generate(Prompt(user="Click OK.", system="You are a GUI agent."),
-                               SentImage(image=image, size=image.size), case)
+                               model.preprocess(image, case), case)
         model.close()
         (request,) = server.requests()
     assert reply.text == fakeserver.DEFAULT_ANSWER

@@ -6,10 +6,13 @@ definitions in DESIGN.md ("Coordinates: declared, never guessed"), not from the 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from guitest.parsing import is_refusal, parse_point, strip_think
-from guitest.tasks.grounding import judge
+from guitest.profiles import PROFILES
+from guitest.tasks import grounding
 from guitest.verdict import HIT, MISS, REFUSED, TRUNCATED, UNPARSED
 
 
@@ -24,7 +27,7 @@ def xy(text: str) -> tuple[float, float] | None:
 def test_last_answer_marker_wins_over_numbers_in_prose() -> None:
     text = "I first thought [0.1, 0.2] was the button, but on reflection it is the other one.\nAnswer: [0.7, 0.8]"
     assert xy(text) == pytest.approx((0.7, 0.8))
-    assert parse_point(text).via == "answer"
+    assert parse_point(text).via == "answer+pair"
 
 
 def test_last_of_several_answer_markers_wins() -> None:
@@ -40,7 +43,7 @@ def test_numbers_after_the_answer_marker_are_taken_not_later_prose_pairs_before_
 def test_without_marker_the_last_pair_is_taken() -> None:
     point = parse_point("Candidates: [0.1, 0.1] or [0.3, 0.4]")
     assert (point.x, point.y) == pytest.approx((0.3, 0.4))
-    assert point.via == "last_pair"
+    assert point.via == "pair"
 
 
 def test_think_block_is_stripped() -> None:
@@ -159,6 +162,14 @@ def test_there_is_no_need_is_not_a_refusal() -> None:
 
 
 # ---------------------------------------------------------------- judge
+
+
+def judge(text, finish_reason, truth, space, sent_size, original_size, expect_refusal=False):
+    """``grounding.judge`` with the generic answer styles read in ``space``."""
+    generic = PROFILES["generic"]
+    profile = dataclasses.replace(generic, space=space, styles=tuple((style, space) for style, _ in generic.styles))
+    return grounding.judge(text, finish_reason, truth, profile, sent_size, original_size, expect_refusal)
+
 
 ORIGINAL = (3840, 2160)
 # A sent size whose x and y scale factors differ (3840/1288 = 2.981..., 2160/728 = 2.967...),

@@ -2,7 +2,8 @@
 
 ``build_prompt -> preprocess -> generate -> postprocess``: a case calls them in this
 order (see :func:`guitest.case.run_case`). Subclasses usually override ``generate``
-only; profiles (image sizing, prompts, answer conventions) override the others.
+only; the model's profile (:mod:`guitest.profiles`) supplies the prompt, the image
+sizing and the answer convention that the default stages use.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from typing import Any
 
 from PIL import Image
 
-from ..images import decode_rgb
+from ..images import decode_rgb, resized, target_size
+from ..profiles import PROFILES, Profile
 from ..sample import Sample
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Generation and transport settings shared by all adapters (recorded in the report)."""
+    """Generation, transport and image settings shared by all adapters (recorded in the report)."""
 
     temperature: float = 0.0
     max_tokens: int = 512
@@ -28,6 +30,9 @@ class Settings:
     seed: int | None = None
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    min_pixels: int | None = None
+    max_pixels: int | None = None
+    max_image_bytes: int | None = None
 
     def public(self) -> dict[str, Any]:
         """The settings as plain builtins, safe to print and store (credentials in the URL removed)."""
@@ -47,10 +52,12 @@ class Prompt:
 
 @dataclass(frozen=True)
 class SentImage:
-    """The image as it is sent to the model (None for models that never look at pixels) and its size."""
+    """The image as it is sent: pixels (None for models that never look at them), size, and encoded bytes when an adapter encodes."""
 
     image: Image.Image | None
     size: tuple[int, int]
+    data: bytes | None = None
+    mime: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,31 +71,52 @@ class Reply:
 
 @dataclass(frozen=True)
 class Case:
-    """What an adapter may know of the case it answers: the sample and its original image size."""
+    """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size."""
 
     sample: Sample
     original_size: tuple[int, int]
     truth: tuple[float, float, float, float]
+    sent_size: tuple[int, int]
 
 
 class Model:
-    """Base adapter. ``space`` declares the coordinate space of the answers this adapter's replies use."""
+    """Base adapter; ``profile`` holds the conventions of the model family."""
 
-    name: str = "model"
-    space: str = "normalized"
-
-    def __init__(self, name: str, settings: Settings) -> None:
+    def __init__(self, name: str, settings: Settings, profile: Profile | None = None, profile_reason: str = "") -> None:
         self.name = name
         self.settings = settings
+        self.profile = profile or PROFILES["generic"]
+        self.profile_reason = profile_reason or ("--model-profile" if profile else "default")
 
-    def build_prompt(self, case: Case, template: str) -> Prompt:
-        """Fill the task's prompt template with the case's instruction."""
-        return Prompt(user=template.replace("{instruction}", case.sample.instruction))
+    @property
+    def space(self) -> str:
+        return self.profile.space
+
+    def plan_size(self, original: tuple[int, int]) -> tuple[int, int]:
+        """The size the screenshot will be sent at: the profile's sizing, with --min-pixels/--max-pixels applied."""
+        sizing = self.profile.sizing
+        return target_size(
+            original,
+            sizing.kind,
+            sizing.factor,
+            self.settings.min_pixels or sizing.min_pixels,
+            self.settings.max_pixels or sizing.max_pixels,
+        )
+
+    def build_prompt(self, case: Case, template: str | None) -> Prompt:
+        """The suite's prompt, or the profile's, with ``{instruction}``, ``{width}``, ``{height}`` (of the image sent) filled in."""
+
+        def fill(text: str) -> str:
+            width, height = case.sent_size
+            return text.replace("{instruction}", case.sample.instruction).replace("{width}", str(width)).replace("{height}", str(height))
+
+        system = self.profile.system
+        return Prompt(user=fill(template or self.profile.prompt), system=fill(system) if system else None)
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
-        """The image to send, from the lazily opened original; the default decodes it once, unchanged, as RGB."""
-        rgb = decode_rgb(image)
-        return SentImage(image=rgb, size=rgb.size)
+        """The image to send, from the lazily opened original: decoded once as RGB, resized once to the planned size."""
+        sent = resized(decode_rgb(image), case.sent_size)
+        return SentImage(image=sent, size=sent.size)
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         """Ask the model; raise :class:`~guitest.errors.ModelError` when it cannot answer."""
@@ -99,8 +127,15 @@ class Model:
         return reply.text
 
     def describe(self) -> dict[str, Any]:
-        """What the report records about this model: name, class, answer space, settings."""
-        return {"spec": self.name, "adapter": type(self).__name__, "space": self.space, "settings": self.settings.public()}
+        """What the report records about this model: name, class, profile (and why), settings."""
+        return {
+            "spec": self.name,
+            "adapter": type(self).__name__,
+            "space": self.space,
+            "profile": self.profile.describe(),
+            "profile_reason": self.profile_reason,
+            "settings": self.settings.public(),
+        }
 
     def close(self) -> None:
         """Release connections or memory; called once at the end of a session."""
@@ -110,7 +145,7 @@ class Blind(Model):
     """A model that never looks at pixels (baselines, replayed replies): the image is not decoded."""
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
-        return SentImage(image=None, size=image.size)
+        return SentImage(image=None, size=case.sent_size)
 
 
 def redact_url(url: str) -> str:

@@ -1,7 +1,8 @@
 """Baselines that need no weights: ``oracle``, ``center`` and ``random``.
 
-They answer in the default prompt's own format (``Answer: [x, y]``, normalized), so
-their replies travel the same parsing and scoring path as a real model's.
+They answer in their profile's own syntax and coordinate space (``generic`` unless
+``--model-profile`` says otherwise), so their replies travel the same parsing and
+scoring path as a real model's: ``oracle`` under any profile must score 100%.
 """
 
 from __future__ import annotations
@@ -9,32 +10,38 @@ from __future__ import annotations
 import hashlib
 import random
 
-from ..geometry import center, normalize
+from ..geometry import Point, center, from_original_pixels
 from .base import Blind, Case, Prompt, Reply, SentImage
 
 
-def _answer(x: float, y: float) -> Reply:
-    return Reply(text=f"Answer: [{x:.6f}, {y:.6f}]")
+class _Baseline(Blind):
+    def say(self, pixel: Point, case: Case) -> Reply:
+        """A reply naming ``pixel`` (in pixels of the original image) in the profile's convention."""
+        space = "normalized" if self.space == "auto" else self.space
+        x, y = from_original_pixels(pixel, space, case.sent_size, case.original_size)
+        return Reply(text=self.profile.answer_text(x, y))
 
 
-class Oracle(Blind):
+class Oracle(_Baseline):
     """Answers the centre of the truth box: the ceiling, and a check of the harness itself."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
-        return _answer(*center(normalize(case.truth, case.original_size)))
+        return self.say(center(case.truth), case)
 
 
-class Center(Blind):
+class Center(_Baseline):
     """Answers the centre of the screen."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
-        return _answer(0.5, 0.5)
+        w, h = case.original_size
+        return self.say((w / 2, h / 2), case)
 
 
-class Random(Blind):
+class Random(_Baseline):
     """A uniformly random point, seeded by ``--seed`` and the case id, so any order gives the same answers."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         seed = f"{self.settings.seed or 0}:{case.sample.id}".encode()
         rng = random.Random(int.from_bytes(hashlib.sha256(seed).digest()[:8], "big"))
-        return _answer(rng.random(), rng.random())
+        w, h = case.original_size
+        return self.say((rng.random() * w, rng.random() * h), case)

@@ -16,7 +16,10 @@ from typing import Any
 import openai
 
 from ..errors import ModelError
-from ..images import png_data_uri
+from PIL import Image
+
+from ..images import data_uri, encode
+from ..profiles import Profile
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
 
 RETRYABLE_STATUS = {408, 409, 429}
@@ -34,8 +37,8 @@ class Retryable(Exception):
 class OpenAIChat(Model):
     """Chat completions with one image per request."""
 
-    def __init__(self, name: str, settings: Settings, model: str, backoff: float = 0.5) -> None:
-        super().__init__(name, settings)
+    def __init__(self, name: str, settings: Settings, model: str, profile: Profile | None = None, profile_reason: str = "", backoff: float = 0.5) -> None:
+        super().__init__(name, settings, profile, profile_reason)
         if not model:
             raise ModelError("--model=openai:NAME needs the model name the endpoint serves, e.g. openai:qwen2.5-vl-7b")
         self.model = model
@@ -56,12 +59,19 @@ class OpenAIChat(Model):
         info["base_url"] = redact_url(self.settings.base_url or str(self.client.base_url))
         return info
 
+    def preprocess(self, image: Image.Image, case: Case) -> SentImage:
+        """Decode, resize and encode once; over --max-image-bytes, re-encode as JPEG, then downscale."""
+        sent = super().preprocess(image, case)
+        assert sent.image is not None
+        data, mime, final = encode(sent.image, self.settings.max_image_bytes)
+        return SentImage(image=final, size=final.size, data=data, mime=mime)
+
     def messages(self, prompt: Prompt, image: SentImage) -> list[dict[str, Any]]:
         """The chat messages: an optional system message, then the screenshot and the text."""
-        if image.image is None:
-            raise ModelError("no image to send: this adapter's preprocess() returned no pixels")
+        if image.data is None or image.mime is None:
+            raise ModelError("no image to send: preprocess() returned no encoded image")
         content = [
-            {"type": "image_url", "image_url": {"url": png_data_uri(image.image)}},
+            {"type": "image_url", "image_url": {"url": data_uri(image.data, image.mime)}},
             {"type": "text", "text": prompt.user},
         ]
         out: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}] if prompt.system else []

@@ -1,0 +1,46 @@
+"""Answer styles: one module per way models write a point, composed by profiles.
+
+Each style module has ``find(region) -> list[Found]``: every answer of its style in
+``region``, in order of appearance. :func:`guitest.parsing.parse_answer` picks the
+region (after the last ``Answer:`` marker) and asks a profile's styles in order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+@dataclass(frozen=True)
+class Found:
+    """A point found in a reply, in the reply's own numbers.
+
+    ``box`` is set when the answer was a box (the point is its centre). ``space``
+    overrides the profile's space when the syntax itself says which it is (a percent
+    is normalized whatever the profile).
+    """
+
+    x: float
+    y: float
+    box: tuple[float, float, float, float] | None = None
+    space: str | None = None
+
+
+def from_numbers(values: list[float], space: str | None = None) -> Found | None:
+    """A point from 2 numbers, or the centre of a box from 4; None otherwise."""
+    if len(values) == 2:
+        return Found(values[0], values[1], None, space)
+    if len(values) == 4:
+        x1, y1, x2, y2 = values
+        return Found((x1 + x2) / 2, (y1 + y2) / 2, (x1, y1, x2, y2), space)
+    return None
+
+
+def numbers(text: str) -> list[float]:
+    """Every number in ``text``, in order."""
+    return [float(n) for n in re.findall(NUM, text)]
+
+
+STYLES = ("pair", "toolcall", "qwen_box", "uitars", "pyautogui", "tags")

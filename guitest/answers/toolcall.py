@@ -1,0 +1,74 @@
+"""JSON answers: tool calls (``{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [x, y]}}``,
+inside ``<tool_call>`` tags or code fences), Qwen's grounding JSON (``[{"point_2d": [x, y]}]``,
+``bbox_2d``), and plain objects (``{"x": 0.3, "y": 0.5}``, ``{"point": [x, y]}``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import Found, from_numbers
+
+POINT_KEYS = ("coordinate", "coordinates", "point", "point_2d", "click", "position", "location", "center", "start_box")
+BOX_KEYS = ("bbox_2d", "bbox", "box", "bounding_box")
+_decoder = json.JSONDecoder()
+
+
+def _number_list(value: Any) -> list[float] | None:
+    if isinstance(value, str):  # "[120, 300]" or "(120, 300)" as a string
+        from . import numbers
+
+        value = numbers(value)
+    if isinstance(value, (list, tuple)) and len(value) in (2, 4) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return [float(v) for v in value]
+    return None
+
+
+def _from_object(obj: Any) -> Found | None:
+    """The point an object carries, looking into ``arguments``/``parameters``/``action`` wrappers."""
+    if isinstance(obj, list):
+        for element in reversed(obj):
+            found = _from_object(element)
+            if found is not None:
+                return found
+        return None
+    if not isinstance(obj, dict):
+        return None
+    for key in ("arguments", "parameters", "args", "input", "action"):
+        inner = obj.get(key)
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner)
+            except ValueError:
+                inner = None
+        if isinstance(inner, (dict, list)):
+            found = _from_object(inner)
+            if found is not None:
+                return found
+    for key in POINT_KEYS + BOX_KEYS:
+        values = _number_list(obj.get(key))
+        if values is not None:
+            return from_numbers(values)
+    x, y = obj.get("x"), obj.get("y")
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool) and not isinstance(y, bool):
+        return from_numbers([float(x), float(y)])
+    return None
+
+
+def find(region: str) -> list[Found]:
+    out: list[Found] = []
+    position = 0
+    while True:
+        start = min((i for i in (region.find("{", position), region.find("[", position)) if i >= 0), default=-1)
+        if start < 0:
+            return out
+        try:
+            obj, end = _decoder.raw_decode(region, start)
+        except (ValueError, RecursionError):
+            position = start + 1
+            continue
+        found = _from_object(obj) if isinstance(obj, (dict, list)) and (isinstance(obj, dict) or any(isinstance(e, dict) for e in obj)) else None
+        if found is not None:
+            out.append(found)
+        position = end if found is not None or isinstance(obj, dict) else start + 1
