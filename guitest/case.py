@@ -53,6 +53,10 @@ def run_case(sample: Sample, model: Model, prompt_template: str | None = None) -
     except Exception as exc:  # an adapter's bug must not stop the other cases
         return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", notes=notes, size=list(size))
     verdict, prediction = grounding.judge(text, reply.finish_reason, truth, model.profile, sent.size, size, sample.expect_refusal)
+    if prediction and prediction.get("space_guessed"):
+        notes.append(f"auto_space={prediction['space']}")
+    if prediction and prediction.get("outside_image"):
+        notes.append("outside_image")
     return case_result(
         sample.id,
         verdict,

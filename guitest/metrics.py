@@ -73,4 +73,15 @@ def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequenc
     for result in ordered:
         for note in result.get("notes") or ():
             notes[note] = notes.get(note, 0) + 1
-    return {"overall": counts(ordered), "breakdown": breakdown, "macro": macro, "data_notes": dict(sorted(notes.items()))}
+    return {"overall": counts(ordered), "breakdown": breakdown, "macro": macro, "notes": dict(sorted(notes.items()))}
+
+
+def headline(agg: dict[str, Any], average: str, macro_over: str | None) -> dict[str, Any]:
+    """The number the benchmark's paper reports, beside the other average, each named."""
+    micro = agg["overall"]["accuracy"]
+    macro = agg["macro"].get(macro_over) if macro_over else None
+    if average == "macro":
+        return {"average": "macro", "over": macro_over, "accuracy": macro, "micro": micro, "macro": macro,
+                "what": f"unweighted mean of the accuracies of the {macro_over} values (the paper's average)"}
+    return {"average": "micro", "over": None, "accuracy": micro, "micro": micro, "macro": macro,
+            "what": "hits over all scored cases (the paper's average)"}

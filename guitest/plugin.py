@@ -317,6 +317,8 @@ class GuitestState:
             missing=missing,
             tags=list(suite.tags) if suite else [],
             cross=[list(c) for c in suite.cross] if suite else [],
+            average=suite.average if suite else "micro",
+            macro_over=suite.macro_over if suite else None,
             gate={},
             run={
                 "data_root": str(self.data_root),

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, schema
-from .metrics import aggregate
+from .metrics import aggregate, headline
 
 REPORT_FIELDS = ("id", "verdict", "tags", "prediction", "response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes")
 
@@ -22,12 +22,15 @@ def build(
     missing: list[str],
     tags: list[str],
     cross: list[list[str]],
+    average: str = "micro",
+    macro_over: str | None = None,
     gate: dict[str, Any],
     run: dict[str, Any],
 ) -> dict[str, Any]:
     """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order."""
     cases = [{k: r[k] for k in REPORT_FIELDS if k in r} for r in sorted(results, key=lambda r: r["id"])]
     agg = aggregate(cases, tags, cross)
+    agg["headline"] = headline(agg, average, macro_over)
     return {
         "guitest": __version__,
         "suite": suite,
@@ -98,12 +101,21 @@ def text_table(report: dict[str, Any]) -> list[str]:
         lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    lines.append(headline_line(report))
     macro = {k: v for k, v in report["macro"].items() if v is not None}
     if macro:
         lines.append("macro average (mean of the values' accuracies): " + ", ".join(f"{k} {_pct(v)}%" for k, v in macro.items()))
-    if report["data_notes"]:
-        lines.append("data notes: " + ", ".join(f"{k} x{v}" for k, v in report["data_notes"].items()))
+    if report["notes"]:
+        lines.append("notes: " + ", ".join(f"{k} x{v}" for k, v in report["notes"].items()))
     return lines
+
+
+def headline_line(report: dict[str, Any]) -> str:
+    """One line: the paper's average first, the other beside it, each named."""
+    h = report["headline"]
+    if h["average"] == "macro":
+        return f"headline: {_pct(h['accuracy'])}% macro over {h['over']} (the paper's average); micro {_pct(h['micro'])}%"
+    return f"headline: {_pct(h['accuracy'])}% micro (the paper's average)" + (f"; macro over {h['over']} {_pct(h['macro'])}%" if h.get("over") else "")
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -121,11 +133,13 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     out += ["| " + " | ".join(_cells(*r)) + " |" for r in table_rows(report)]
     out.append("")
+    out.append(headline_line(report))
+    out.append("")
     out.append("Accuracy = hit / (n - error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart.")
     gate = report["gate"]
     if gate.get("failures") or gate.get("passed") is not None:
         out += ["", "## Gate", ""]
         out.append("passed" if gate.get("passed") else "FAILED: " + "; ".join(gate.get("failures", [])))
-    if report["data_notes"]:
-        out += ["", "## Data notes", ""] + [f"- {k}: {v}" for k, v in report["data_notes"].items()]
+    if report["notes"]:
+        out += ["", "## Notes", ""] + [f"- {k}: {v}" for k, v in report["notes"].items()]
     return "\n".join(out) + "\n"

@@ -42,6 +42,7 @@ class Suite:
     tags: tuple[str, ...]
     cross: tuple[tuple[str, ...], ...]
     average: str
+    macro_over: str | None = None
     gate: dict[str, Any] = field(default_factory=dict)
     description: str = ""
 
@@ -76,6 +77,7 @@ def load_suite(path: Path) -> Suite:
         tags=tuple(raw.get("tags", ())),
         cross=tuple(tuple(c) for c in raw.get("cross", ())),
         average=raw.get("average", "micro"),
+        macro_over=raw.get("macro_over"),
         gate=raw.get("gate", {}),
         description=raw.get("description", ""),
     )
@@ -100,6 +102,12 @@ def _check_references(suite: Suite) -> None:
                 f"{where(str(suite.path), field='gate.by')}: '{key}' names the combination '{tag}', "
                 f"which is not one of the suite's cross breakdowns {declared}; declare it under 'cross:'"
             )
+    breakdowns = list(suite.tags) + ["/".join(c) for c in suite.cross]
+    if suite.average == "macro" and suite.macro_over not in breakdowns:
+        raise SuiteError(
+            f"{where(str(suite.path), field='macro_over')}: average: macro needs macro_over naming one of the breakdowns {breakdowns}"
+            + (f", not '{suite.macro_over}'" if suite.macro_over else "")
+        )
     if suite.prompt != "default":
         prompt_path = suite.folder / suite.prompt
         if not prompt_path.is_file():

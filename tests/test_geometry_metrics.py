@@ -242,8 +242,8 @@ def test_aggregate_macro_none_when_nothing_scored() -> None:
 
 def test_aggregate_counts_data_notes() -> None:
     agg = aggregate(RESULTS, ["split", "data_type"])
-    assert agg["data_notes"] == {"bbox_clipped": 2, "image_size_mismatch": 1, "instruction_cn_null": 1}
-    assert list(agg["data_notes"]) == sorted(agg["data_notes"])
+    assert agg["notes"] == {"bbox_clipped": 2, "image_size_mismatch": 1, "instruction_cn_null": 1}
+    assert list(agg["notes"]) == sorted(agg["notes"])
 
 
 def test_aggregate_is_identical_for_any_order() -> None:

@@ -62,7 +62,7 @@ def test_oracle_scores_1581_of_1581_and_xdist_agrees(pytester: pytest.Pytester, 
         assert report["overall"]["hit"] == report["n_results"] == report["n_selected"] == 1581
         by_group = {k: v["n"] for k, v in report["breakdown"]["group"].items()}
         assert by_group == dict(Counter(r["group"] for r in real_rows()))
-        assert report["data_notes"] == {"bbox_clipped": 1, "instruction_cn_null": 8}
+        assert report["notes"] == {"bbox_clipped": 1, "instruction_cn_null": 8}
         report.pop("run")
         reports.append(json.dumps(report, sort_keys=True))
     assert reports[0] == reports[1]
