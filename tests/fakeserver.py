@@ -30,6 +30,10 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
 * ``{"drop": true}``              close the connection without any reply
 * ``{"body": ANY_JSON}``          200 with exactly that JSON value as the body
 * ``{"content": "...", "finish_reason": "length"}``  a fixed reply and/or finish reason
+* ``{"point": [nx, ny], "space": "pixel_sent", "render": "click(start_box='({x},{y})')", "decimals": 0}``
+  answer the normalized point in a coordinate space (``normalized``, ``grid1000``, or
+  ``pixel_sent``: pixels of the image as received, so the server learns the size only
+  from the request), written with ``render``
 * ``{}``                          answer normally (a placeholder to fail later requests only)
 
 Log (``--log``): one JSON object per line per request received, written before the reply
@@ -145,6 +149,37 @@ def _png_size(data: bytes) -> list[int] | None:
     return None
 
 
+def _jpeg_size(data: bytes) -> list[int] | None:
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    i = 2
+    while i + 9 < len(data):
+        if data[i] != 0xFF:
+            return None
+        marker, length = data[i + 1], struct.unpack(">H", data[i + 2 : i + 4])[0]
+        if marker in (0xC0, 0xC1, 0xC2):
+            height, width = struct.unpack(">HH", data[i + 5 : i + 9])
+            return [width, height]
+        i += 2 + length
+    return None
+
+
+def _render_point(action: dict[str, Any], size: list[int] | None) -> str:
+    """A reply naming the normalized point ``action["point"]`` in ``action["space"]``, for the image size received."""
+    nx, ny = action["point"]
+    space = action.get("space", "normalized")
+    if space == "pixel_sent":
+        if not size:
+            return "no image received"
+        x, y = nx * size[0], ny * size[1]
+    elif space == "grid1000":
+        x, y = nx * 1000, ny * 1000
+    else:
+        x, y = nx, ny
+    fmt = "{:.%df}" % int(action.get("decimals", 0))
+    return str(action["render"]).replace("{x}", fmt.format(x)).replace("{y}", fmt.format(y))
+
+
 def summarize(body: Any) -> dict[str, Any]:
     """What the log records of a chat request body (texts and image facts, never raw data)."""
     roles: list[str] = []
@@ -177,10 +212,10 @@ def summarize(body: Any) -> dict[str, Any]:
                         mime = match.group(1).lower()
                         if match.group(2):
                             try:
-                                raw = base64.b64decode(url[match.end():match.end() + 64], validate=False)
+                                raw = base64.b64decode(url[match.end():match.end() + 8192], validate=False)
                             except ValueError:
                                 raw = b""
-                            size = _png_size(raw)
+                            size = _png_size(raw) or _jpeg_size(raw)
         texts.extend(mine)
         if role == "user":
             user_texts.append("\n".join(mine))
@@ -303,7 +338,9 @@ class Handler(BaseHTTPRequestHandler):
         if "body" in action:
             self._send_json(200, action["body"])
             return
-        if "content" in action:
+        if "point" in action:
+            content = _render_point(action, summarize(body).get("image_size"))
+        elif "content" in action:
             content = action["content"]
         else:
             match = ANSWER_RE.search(user_texts[-1]) if user_texts else None
