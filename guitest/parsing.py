@@ -2,10 +2,11 @@
 
 Rules (DESIGN.md): strip ``<think>...</think>``; the LAST answer marker (``Answer:``,
 ``Final answer:``, full-width colon, markdown bold around it) decides, and an
-``Answer:`` with no point after it is no answer (a retraction); within that region the
-profile's styles are tried in order (tool-call JSON, the profile's action syntax, a
-last bracketed pair) and the last match of the first style that matches wins, never
-the first number in the prose. Nothing here raises, whatever the string.
+``Answer:`` with no point after it is no answer (a retraction). The profile's styles
+are tried in order (tool-call JSON, the profile's action syntax, a bracketed pair);
+of the first style that matches, the first match after the marker wins (a note may
+follow the answer), or without a marker the last match in the reply, never the first
+number in the prose. Nothing here raises, whatever the string.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from .answers import STYLES, Found
 
 ANSWER = re.compile(r"\b(?:final\s+)?answer\b\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 THINK = re.compile(r"<think>.*?(?:</think>|$)", re.IGNORECASE | re.DOTALL)
+CLOSE_THINK = re.compile(r".*</think>", re.IGNORECASE | re.DOTALL)
 MAX_REPLY = 50_000  # characters read from the end of a reply; an answer is never further back
 REFUSAL = re.compile(
     r"\b(?:not (?:found|present|visible|shown|displayed|(?:on|in) (?:the |this )?(?:screen|screenshot|image|page))"
-    r"|does(?: not|n't) (?:exist|appear)|no such (?:element|button|icon|item|link|field|option)"
+    r"|does(?: not|n't) (?:exist|appear)|not existent|non-?existent|no such (?:element|button|icon|item|link|field|option)"
     r"|(?:cannot|can't|can not|could not|couldn't|unable to) (?:find|locate|see|identify)"
     r"|there is no (?:such|matching)|no matching (?:element|button|icon|item))\b",
     re.IGNORECASE,
@@ -45,7 +47,11 @@ class ParsedPoint:
 
 
 def strip_think(text: str) -> str:
-    """The reply without reasoning blocks (an unclosed ``<think>`` runs to the end)."""
+    """The reply without reasoning: everything up to the last ``</think>`` (chat templates that open
+    ``<think>`` in the prompt leave only the closing tag in the reply), and an unclosed ``<think>`` to the end."""
+    closing = CLOSE_THINK.search(text)
+    if closing:
+        text = text[closing.end() :]
     return THINK.sub("", text)
 
 
@@ -57,8 +63,9 @@ def parse_answer(text: str, styles: Sequence[tuple[str, str]]) -> ParsedPoint | 
     for style, space in styles:
         found: list[Found] = _modules[style].find(region)
         if found:
-            last = found[-1]
-            return ParsedPoint(last.x, last.y, last.space or space, last.box, f"answer+{style}" if markers else style)
+            # After a marker the answer is what it introduces (a note may follow); without one, the last word counts.
+            pick = found[0] if markers else found[-1]
+            return ParsedPoint(pick.x, pick.y, pick.space or space, pick.box, f"answer+{style}" if markers else style)
     return None
 
 

@@ -146,11 +146,7 @@ PROFILES: dict[str, Profile] = {
             name="ui-tars-1.5",
             space="pixel_sent",
             styles=(("uitars", "pixel_sent"), ("tags", "pixel_sent"), ("qwen_box", "pixel_sent"), ("pair", "pixel_sent")),
-            prompt=(
-                "You are a GUI agent. You are given a task and your action history, with screenshots. "
-                "You need to perform the next action to complete the task.\n\n## Output Format\n\n"
-                "Action: click(point='<point>x1 y1</point>')\n\n## User Instruction\n{instruction}"
-            ),
+            prompt="Output only the coordinate of one point in your response. What element matches the following task: {instruction}",
             render="Thought: The target is visible.\nAction: click(start_box='<|box_start|>({x},{y})<|box_end|>')",
             sizing=Sizing("smart_resize", 28, UITARS15_MIN_PIXELS, UITARS15_MAX_PIXELS),
             source="UI-TARS-1.5 repository bytedance/UI-TARS (README_coordinates.md): absolute pixels of the smart_resized image",

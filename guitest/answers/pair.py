@@ -13,7 +13,8 @@ from . import NUM, Found, from_numbers
 _V = rf"({NUM})\s*(%?)"
 PAIR = re.compile(rf"[\[(]\s*{_V}\s*,\s*{_V}\s*(?:,\s*{_V}\s*,\s*{_V}\s*)?[\])]")
 XY = re.compile(rf"\bx\s*[=:]\s*({NUM})\s*(%?)\s*[,;]?\s*(?:and\s+)?\by\s*[=:]\s*({NUM})\s*(%?)", re.IGNORECASE)
-RANGE_WORDS = re.compile(r"\b(?:range|between|within|interval|scale|normali[sz]ed(?: to)?|from|in)\s*(?:of\s*)?$", re.IGNORECASE)
+RANGE_WORDS = re.compile(r"\b(?:range|between|within|interval|scale|normali[sz]ed(?: to)?|from|in)\s*(?:of\s*|the\s*)?$", re.IGNORECASE)
+RANGE_AFTER = re.compile(r"^\s*(?:range|scale|interval|grid)\b", re.IGNORECASE)
 CORNER_WORDS = re.compile(r"^\s*(?:is|=|as|for|at)?\s*(?:the\s+)?(?:top|bottom|upper|lower)[- ](?:left|right)|^\s*(?:is\s+)?(?:the\s+)?(?:origin|corner)", re.IGNORECASE)
 BOUNDS = {(0.0, 1.0), (0.0, 1000.0), (0.0, 100.0), (0.0, 0.0), (1.0, 1.0), (1000.0, 1000.0)}
 
@@ -24,7 +25,7 @@ def _is_echo(region: str, match: re.Match[str], found: Found) -> bool:
         return False
     before = region[max(0, match.start() - 24) : match.start()]
     after = region[match.end() : match.end() + 40]
-    return bool(RANGE_WORDS.search(before) or CORNER_WORDS.search(after))
+    return bool(RANGE_WORDS.search(before) or RANGE_AFTER.search(after) or CORNER_WORDS.search(after))
 
 
 def _found(groups: tuple[str | None, ...]) -> Found | None:

@@ -50,9 +50,24 @@ def _from_object(obj: Any) -> Found | None:
         values = _number_list(obj.get(key))
         if values is not None:
             return from_numbers(values)
-    x, y = obj.get("x"), obj.get("y")
-    if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool) and not isinstance(y, bool):
-        return from_numbers([float(x), float(y)])
+    x, y = _scalar(obj.get("x")), _scalar(obj.get("y"))
+    if x is not None and y is not None and x[1] == y[1]:
+        return from_numbers([x[0], y[0]], "normalized" if x[1] else None)
+    return None
+
+
+def _scalar(value: Any) -> tuple[float, bool] | None:
+    """A coordinate value and whether it was a percentage: ``0.3``, ``"0.3"``, ``"30%"``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value), False
+    if isinstance(value, str):
+        text = value.strip()
+        percent = text.endswith("%")
+        try:
+            number = float(text.rstrip("%").strip())
+        except ValueError:
+            return None
+        return (number / 100, True) if percent else (number, False)
     return None
 
 
