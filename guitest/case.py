@@ -8,26 +8,38 @@ becomes an ``error`` result with a message; nothing here raises for bad input.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from .errors import GuitestError
 from .geometry import clip, is_proper
 from .images import open_image
-from .models.base import Case, Model
+from .models.base import Case, Model, Prompt, SentImage
 from .sample import Sample
 from .tasks import grounding
-from .verdict import ERROR, case_result
+from .verdict import ERROR, HIT, PARTIAL, case_result
 
 
-def run_case(sample: Sample, model: Model, prompt_template: str | None = None) -> dict[str, Any]:
-    """Run one grounding case and return its result (see :func:`guitest.verdict.case_result`)."""
+def run_case(
+    sample: Sample,
+    model: Model,
+    prompt_template: str | None = None,
+    repeats: int = 1,
+    strategy: str = "avg",
+) -> dict[str, Any]:
+    """Run one grounding case and return its result (see :func:`guitest.verdict.case_result`).
+
+    With ``repeats`` > 1 the model is asked that many times (the image is still decoded
+    and sent-prepared once): every attempt is recorded under ``attempts``; with the
+    ``pass`` strategy the attempts stop at the first hit.
+    """
     notes = list(sample.notes)
     try:
         image = open_image(sample.image)
     except FileNotFoundError:
-        return case_result(sample.id, ERROR, sample.tags, error=f"image file missing: {sample.image}", notes=notes)
+        return case_result(sample.id, ERROR, sample.tags, error=f"image file missing: {sample.image}", notes=notes, instruction=sample.instruction)
     except OSError as exc:
-        return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", notes=notes)
+        return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", notes=notes, instruction=sample.instruction)
     with image:
         size = image.size
         if sample.size is not None and tuple(sample.size) != size:
@@ -35,38 +47,60 @@ def run_case(sample: Sample, model: Model, prompt_template: str | None = None) -
         truth, clipped = clip(sample.box, size)
         if clipped:
             notes.append("bbox_clipped")
+        common = {"notes": notes, "instruction": sample.instruction, "truth": [round(v, 2) for v in truth], "size": list(size), "image": os.path.basename(sample.image)}
         if not is_proper(truth):
-            return case_result(sample.id, ERROR, sample.tags, error=f"truth box {list(sample.box)} lies outside the {size[0]}x{size[1]} image", notes=notes)
+            return case_result(sample.id, ERROR, sample.tags, error=f"truth box {list(sample.box)} lies outside the {size[0]}x{size[1]} image", **common)
         try:
             case = Case(sample=sample, original_size=size, truth=truth, sent_size=model.plan_size(size))
             prompt = model.build_prompt(case, prompt_template)
             sent = model.preprocess(image, case)
         except OSError as exc:
-            return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", notes=notes, size=list(size))
+            return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", **common)
         except Exception as exc:  # an adapter's bug must not stop the other cases
-            return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", notes=notes, size=list(size))
+            return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", **common)
+    common["sent_size"] = list(sent.size)
+    attempts = []
+    for index in range(max(repeats, 1)):
+        attempt = _attempt(replace(case, attempt=index), prompt, sent, model, notes)
+        attempts.append(attempt)
+        if strategy == "pass" and attempt["verdict"] == HIT:
+            break
+    if repeats <= 1:
+        return case_result(sample.id, attempts[0].pop("verdict"), sample.tags, **attempts[0], **common)
+    return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
+
+
+def _attempt(case: Case, prompt: Prompt, sent: SentImage, model: Model, notes: list[str]) -> dict[str, Any]:
+    """One model call and its verdict: ``{verdict, prediction, response, finish_reason[, error]}``."""
     try:
         reply = model.generate(prompt, sent, case)
         text = model.postprocess(reply, case)
     except GuitestError as exc:
-        return case_result(sample.id, ERROR, sample.tags, error=str(exc), notes=notes, size=list(size))
+        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
     except Exception as exc:  # an adapter's bug must not stop the other cases
-        return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", notes=notes, size=list(size))
-    verdict, prediction = grounding.judge(text, reply.finish_reason, truth, model.profile, sent.size, size, sample.expect_refusal)
+        return {"verdict": ERROR, "prediction": None, "response": None, "error": f"{type(exc).__name__}: {exc}"}
+    verdict, prediction = grounding.judge(text, reply.finish_reason, case.truth, model.profile, sent.size, case.original_size, case.sample.expect_refusal)
     if prediction and prediction.get("space_guessed"):
         notes.append(f"auto_space={prediction['space']}")
     if prediction and prediction.get("outside_image"):
         notes.append("outside_image")
-    return case_result(
-        sample.id,
-        verdict,
-        sample.tags,
-        prediction=prediction,
-        response=reply.text,
-        finish_reason=reply.finish_reason,
-        truth=[round(v, 2) for v in truth],
-        size=list(size),
-        sent_size=list(sent.size),
-        image=os.path.basename(sample.image),
-        notes=notes,
-    )
+    return {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
+
+
+def case_verdict(attempts: list[dict[str, Any]]) -> str:
+    """The verdict of a repeated case: error if any attempt errored (so --lf re-runs it), the attempts'
+    common verdict when they agree, ``partial`` when some hit and some did not, else the commonest miss-like one."""
+    verdicts = [a["verdict"] for a in attempts]
+    if ERROR in verdicts:
+        return ERROR
+    if len(set(verdicts)) == 1:
+        return verdicts[0]
+    if HIT in verdicts:
+        return PARTIAL
+    return max(sorted(set(verdicts)), key=verdicts.count)
+
+
+def representative(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The prediction, response and error shown for a repeated case: its first error, else its first hit, else its last attempt."""
+    chosen = next((a for a in attempts if a["verdict"] == ERROR), None) or next((a for a in attempts if a["verdict"] == HIT), attempts[-1])
+    return {k: v for k, v in chosen.items() if k != "verdict"}

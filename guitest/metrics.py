@@ -7,6 +7,7 @@ Integer counts summed over results sorted by case id, so any order of arrival
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
 from .verdict import ERROR, HIT, VERDICTS
@@ -14,7 +15,7 @@ from .verdict import ERROR, HIT, VERDICTS
 Z95 = 1.959963984540054
 
 
-def wilson(hits: int, n: int, z: float = Z95) -> list[float]:
+def wilson(hits: float, n: int, z: float = Z95) -> list[float]:
     """The Wilson score interval for ``hits`` of ``n`` (``[0, 0]`` when ``n`` is 0)."""
     if n == 0:
         return [0.0, 0.0]
@@ -26,17 +27,77 @@ def wilson(hits: int, n: int, z: float = Z95) -> list[float]:
 
 
 def counts(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Verdict counts, accuracy over the scored cases (errors excluded) and its 95% interval."""
+    """Verdict counts, accuracy over the scored cases (errors excluded) and its 95% interval.
+
+    With repeats (results carrying ``attempts``) the verdicts of attempts are counted,
+    ``accuracy`` is avg@k (the mean over cases of each case's share of hits) with an
+    interval over cases, and ``repeats`` holds pass@k, the spread across runs and flakiness.
+    """
     table = {v: 0 for v in VERDICTS}
+    per_case: list[list[str]] = []
     for result in results:
-        table[result["verdict"]] += 1
+        verdicts = [a["verdict"] for a in result["attempts"]] if result.get("attempts") else [result["verdict"]]
+        for verdict in verdicts:
+            table[verdict] += 1
+        per_case.append(verdicts)
     n = sum(table.values())
     scored = n - table[ERROR]
+    out: dict[str, Any] = {"n": n, **table}
+    if not any(len(v) > 1 for v in per_case):
+        out["accuracy"] = round(table[HIT] / scored, 6) if scored else None
+        out["ci95"] = wilson(table[HIT], scored)
+        return out
+    stats = repeat_stats(per_case)
+    out["accuracy"] = stats.pop("avg")
+    out["ci95"] = stats.pop("ci95")
+    out["repeats"] = stats
+    return out
+
+
+def pass_at(n: int, c: int, k: int) -> Fraction:
+    """The unbiased pass@k estimator of Chen et al. (2021) for ``c`` hits in ``n`` attempts: 1 - C(n-c, k) / C(n, k)."""
+    if n - c < k:
+        return Fraction(1)
+    return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+
+
+def repeat_stats(per_case: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """avg@k with a 95% interval over cases, pass@1..k, the standard deviation of accuracy across the k runs, flakiness.
+
+    ``per_case`` lists each case's attempt verdicts in attempt order; errored attempts
+    are left out of their case. Cases stopped at their first hit (``--attempt-strategy=pass``)
+    have fewer attempts: pass@k is then the share of cases with a hit, and no spread is given.
+    """
+    cases = [[v for v in verdicts if v != ERROR] for verdicts in per_case]
+    cases = [c for c in cases if c]
+    k = max((len(c) for c in cases), default=0)
+    complete = all(len(c) == k for c in cases)
+    scores = [Fraction(sum(v == HIT for v in c), len(c)) for c in cases]
+    n = len(scores)
+    avg = sum(scores, Fraction(0)) / n if n else None
+    # The attempts of one case are not independent: the interval counts cases, not attempts
+    # (a Wilson interval at the avg@k rate with n = cases; it never shrinks with more repeats).
+    ci = wilson(float(avg) * n, n) if avg is not None else [0.0, 0.0]
+    if complete and k:
+        passes = {f"pass@{m}": round(float(sum((pass_at(k, sum(v == HIT for v in c), m) for c in cases), Fraction(0)) / n), 6) for m in range(1, k + 1)}
+        runs = [Fraction(sum(c[j] == HIT for c in cases), n) for j in range(k)]
+        mean_run = sum(runs, Fraction(0)) / k
+        std = math.sqrt(sum(((r - mean_run) ** 2 for r in runs), Fraction(0)) / (k - 1)) if k >= 2 else None
+        estimator = "unbiased (Chen et al. 2021)"
+    else:
+        passes = {f"pass@{k}": round(sum(HIT in c for c in cases) / n, 6) if n else None}
+        runs, std, estimator = [], None, "first hit (attempts stopped early)"
+    flaky = sum(len(set(c)) > 1 for c in cases)
     return {
-        "n": n,
-        **table,
-        "accuracy": round(table[HIT] / scored, 6) if scored else None,
-        "ci95": wilson(table[HIT], scored),
+        "avg": round(float(avg), 6) if avg is not None else None,
+        "ci95": ci,
+        "k": k,
+        "cases": n,
+        **passes,
+        "pass_estimator": estimator,
+        "run_accuracies": [round(float(r), 6) for r in runs],
+        "std_across_runs": round(std, 6) if std is not None else None,
+        "flaky": round(flaky / n, 6) if n else None,
     }
 
 

@@ -25,7 +25,7 @@ from .models.base import Model, Settings
 from .runner import Prefetcher
 from .sample import Sample
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
-from .verdict import ERROR, STATUS
+from .verdict import ERROR, HIT, STATUS
 
 INCOMPLETE_EXIT_CODE = 11
 
@@ -51,7 +51,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir)")
     add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
     add("--report-md", metavar="PATH", default=None, help="also write the Markdown summary here ('{suite}' is replaced too)")
+    add("--repeats", metavar="K", type=int, default=1, help="ask the model K times per case (each attempt its own call); reports avg@k, pass@k, spread and flakiness")
+    add("--attempt-strategy", choices=("avg", "pass"), default="avg", help="with --repeats: 'avg' runs all K attempts, 'pass' stops at the first hit (pass@k)")
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
+    add("--gate-metric", choices=("accuracy", "pass@k"), default=None, help="what the gate thresholds apply to: accuracy (avg@k with --repeats; the default) or pass@k")
     add("--gate-exit-code", metavar="N", type=int, default=gate_mod.DEFAULT_EXIT_CODE, help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
 
 
@@ -107,7 +110,8 @@ class GuitestItem(pytest.Item):
         self.result: dict[str, Any] | None = None
 
     def job(self) -> dict[str, Any]:
-        return run_case(self.sample, self.config.stash[STATE].model, self.prompt)
+        opt = self.config.option
+        return run_case(self.sample, self.config.stash[STATE].model, self.prompt, opt.repeats, opt.attempt_strategy)
 
     def runtest(self) -> None:
         self.result = self.config.stash[STATE].result_for(self)
@@ -149,6 +153,8 @@ class GuitestState:
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")
+        if opt.repeats < 1:
+            raise pytest.UsageError("--repeats must be at least 1")
         if opt.min_accuracy is not None and not 0 <= opt.min_accuracy <= 1:
             raise pytest.UsageError(f"--min-accuracy={opt.min_accuracy} is not between 0 and 1 (accuracy is a fraction: 0.85, not 85)")
         if opt.gate_exit_code in range(0, 6):
@@ -263,10 +269,18 @@ class GuitestState:
             report.guitest = item.result
         return report
 
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> tuple[str, Any, Any] | None:
         result = getattr(report, "guitest", None)
-        if report.when == "call" and result and report.passed and result["verdict"] in STATUS:
-            return STATUS[result["verdict"]]
+        if report.when != "call" or not result or not report.passed:
+            return None
+        verdict = result["verdict"]
+        category, letter, word = STATUS.get(verdict, ("passed", ".", "PASSED"))
+        attempts = result.get("attempts")
+        if attempts:  # the verbose word shows the attempts, e.g. "PARTIAL 2/3"
+            hits = sum(a["verdict"] == HIT for a in attempts)
+            return category, letter, f"{word} {hits}/{len(attempts)}"
+        if verdict in STATUS:
+            return category, letter, word
         return None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -308,7 +322,7 @@ class GuitestState:
                 merged_from = previous.get("run", {}).get("started")
         got = {r["id"] for r in results}
         missing = sorted(i for i in selected if i not in got)
-        limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy)
+        limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy, self.config.option.gate_metric)
         report = report_mod.build(
             suite={"name": suite.name if suite else Path(key).parent.name, "path": key, "format": suite.format if suite else "", "task": suite.task if suite else ""},
             model=model,
@@ -430,6 +444,7 @@ def _per_suite(template: str, name: str, several: bool) -> str:
 
 
 def _describe_limits(limits: dict[str, Any]) -> str:
-    parts = [f"accuracy >= {limits['accuracy']:.4f}"] if limits.get("accuracy") is not None else []
+    metric = limits.get("metric", "accuracy")
+    parts = [f"{metric} >= {limits['accuracy']:.4f}"] if limits.get("accuracy") is not None else []
     parts += [f"{k} >= {v:.4f}" for k, v in sorted(limits.get("by", {}).items())]
     return ", ".join(parts)

@@ -10,7 +10,7 @@ from typing import Any
 from . import __version__, schema
 from .metrics import aggregate, headline
 
-REPORT_FIELDS = ("id", "verdict", "tags", "prediction", "response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes")
+REPORT_FIELDS = ("id", "verdict", "tags", "instruction", "prediction", "response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes", "attempts")
 
 
 def build(
@@ -101,6 +101,7 @@ def text_table(report: dict[str, Any]) -> list[str]:
         lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    lines += repeat_lines(report)
     lines.append(headline_line(report))
     macro = {k: v for k, v in report["macro"].items() if v is not None}
     if macro:
@@ -108,6 +109,28 @@ def text_table(report: dict[str, Any]) -> list[str]:
     if report["notes"]:
         lines.append("notes: " + ", ".join(f"{k} x{v}" for k, v in report["notes"].items()))
     return lines
+
+
+def repeat_lines(report: dict[str, Any]) -> list[str]:
+    """With --repeats: per category, avg@k, pass@k, the spread of accuracy across runs and the flaky share."""
+    if "repeats" not in report["overall"]:
+        return []
+    k = report["overall"]["repeats"]["k"]
+    header = ("category", "value", "cases", f"avg@{k}%", f"pass@{k}%", "std across runs", "flaky%")
+    cells = [header]
+    for name, value, row in table_rows(report):
+        rep = row.get("repeats")
+        if rep is None:
+            continue
+        std = rep["std_across_runs"]
+        cells.append((name, value, str(rep["cases"]), _pct(row["accuracy"]), _pct(rep.get(f"pass@{rep['k']}")), "-" if std is None else f"{100 * std:.1f}", _pct(rep["flaky"])))
+    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
+    out = [f"repeats: {k} attempts per case; accuracy above is avg@{k}, its interval over cases; pass@k {report['overall']['repeats']['pass_estimator']}"]
+    for i, row in enumerate(cells):
+        out.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out
 
 
 def headline_line(report: dict[str, Any]) -> str:

@@ -6,6 +6,9 @@ from typing import Any
 
 HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR = "hit", "miss", "unparsed", "refused", "truncated", "error"
 VERDICTS = (HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR)
+# With --repeats, a case whose attempts hit only some of the time; its attempts carry the verdicts above.
+PARTIAL = "partial"
+CASE_VERDICTS = VERDICTS + (PARTIAL,)
 
 # What pytest shows for each verdict: (category, letter, word). hit is a plain pass and
 # error a plain failure; the others are passed reports with their own category.
@@ -14,6 +17,7 @@ STATUS = {
     UNPARSED: ("unparsed", "u", "UNPARSED"),
     REFUSED: ("refused", "r", "REFUSED"),
     TRUNCATED: ("truncated", "t", "TRUNCATED"),
+    PARTIAL: ("partial", "p", "PARTIAL"),
 }
 
 
@@ -28,7 +32,7 @@ def case_result(
     **extra: Any,
 ) -> dict[str, Any]:
     """One case's result as a dict of builtins (the wire format and a report row)."""
-    if verdict not in VERDICTS:
+    if verdict not in CASE_VERDICTS:
         raise ValueError(f"unknown verdict {verdict!r}")
     out: dict[str, Any] = {"id": case_id, "verdict": verdict, "tags": dict(tags), "prediction": prediction, "response": response}
     if error is not None:

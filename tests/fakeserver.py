@@ -34,6 +34,9 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
   answer the normalized point in a coordinate space (``normalized``, ``grid1000``, or
   ``pixel_sent``: pixels of the image as received, so the server learns the size only
   from the request), written with ``render``
+* ``{"p_correct": 0.6, "point": [nx, ny], "wrong_point": [wx, wy], ...}``  answer ``point`` with
+  probability ``p_correct`` (the server's own seeded RNG), else ``wrong_point``; the log's
+  ``fault`` records the choice as ``"correct": true|false``
 * ``{}``                          answer normally (a placeholder to fail later requests only)
 
 Log (``--log``): one JSON object per line per request received, written before the reply
@@ -62,6 +65,7 @@ import contextlib
 import itertools
 import json
 import os
+import random
 import re
 import struct
 import subprocess
@@ -132,6 +136,7 @@ class FakeServer(ThreadingHTTPServer):
         self.log_path = log_path
         self.log_lock = threading.Lock()
         self.ids = itertools.count(1)
+        self.rng = random.Random(0)
 
     def log(self, record: dict[str, Any]) -> None:
         if not self.log_path:
@@ -299,6 +304,10 @@ class Handler(BaseHTTPRequestHandler):
         user_texts = info.pop("user_texts")
         user_text = "\n".join(user_texts)
         key, action = self.server.script.next(user_text)
+        if action and "p_correct" in action:  # resolved here, so the log is the ledger of right and wrong answers
+            with self.server.log_lock:
+                correct = self.server.rng.random() < float(action["p_correct"])
+            action = {**action, "point": action["point"] if correct else action["wrong_point"], "correct": correct}
         model = body.get("model") if isinstance(body, dict) else None
         record.update(
             model=model,

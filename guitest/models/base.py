@@ -71,12 +71,14 @@ class Reply:
 
 @dataclass(frozen=True)
 class Case:
-    """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size."""
+    """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size,
+    and which attempt this is (0-based; with --repeats each attempt is its own model call)."""
 
     sample: Sample
     original_size: tuple[int, int]
     truth: tuple[float, float, float, float]
     sent_size: tuple[int, int]
+    attempt: int = 0
 
 
 class Model:

@@ -38,10 +38,10 @@ class Center(_Baseline):
 
 
 class Random(_Baseline):
-    """A uniformly random point, seeded by ``--seed`` and the case id, so any order gives the same answers."""
+    """A uniformly random point, seeded by ``--seed``, the case id and the attempt, so any order gives the same answers."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
-        seed = f"{self.settings.seed or 0}:{case.sample.id}".encode()
+        seed = f"{self.settings.seed or 0}:{case.sample.id}".encode() + (f":{case.attempt}".encode() if case.attempt else b"")
         rng = random.Random(int.from_bytes(hashlib.sha256(seed).digest()[:8], "big"))
         w, h = case.original_size
         return self.say((rng.random() * w, rng.random() * h), case)

@@ -84,7 +84,7 @@ class OpenAIChat(Model):
         tries = self.settings.retries + 1
         for attempt in range(1, tries + 1):
             try:
-                text, finish = self._call(messages)
+                text, finish = self._call(messages, case.attempt)
                 return Reply(text=text, finish_reason=finish, attempts=attempt)
             except Retryable as exc:
                 last = str(exc)
@@ -92,10 +92,10 @@ class OpenAIChat(Model):
                     time.sleep(self._delay(attempt, exc.retry_after))
         raise ModelError(self._scrub(f"{self.model}: gave up after {tries} tries: {last}"))
 
-    def _call(self, messages: list[dict[str, Any]]) -> tuple[str, str | None]:
+    def _call(self, messages: list[dict[str, Any]], attempt: int = 0) -> tuple[str, str | None]:
         extra: dict[str, Any] = {}
         if self.settings.seed is not None:
-            extra["seed"] = self.settings.seed
+            extra["seed"] = self.settings.seed + attempt  # each repeat its own sample
         try:
             completion = self.client.chat.completions.create(
                 model=self.model,
