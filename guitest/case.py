@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
+
+from PIL import Image
 
 from .errors import GuitestError
 from .geometry import clip, is_proper
@@ -26,12 +28,14 @@ def run_case(
     prompt_template: str | None = None,
     repeats: int = 1,
     strategy: str = "avg",
+    thumbnail: Callable[[str, Image.Image], str] | None = None,
 ) -> dict[str, Any]:
     """Run one grounding case and return its result (see :func:`guitest.verdict.case_result`).
 
     With ``repeats`` > 1 the model is asked that many times (the image is still decoded
     and sent-prepared once): every attempt is recorded under ``attempts``; with the
-    ``pass`` strategy the attempts stop at the first hit.
+    ``pass`` strategy the attempts stop at the first hit. ``thumbnail(path, image)``, when
+    given, makes the picture of the screenshot the HTML report shows (result key ``thumbnail``).
     """
     notes = list(sample.notes)
     try:
@@ -58,6 +62,11 @@ def run_case(
             return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", **common)
         except Exception as exc:  # an adapter's bug must not stop the other cases
             return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", **common)
+        if thumbnail is not None:
+            try:
+                common["thumbnail"] = thumbnail(sample.image, image)
+            except OSError:
+                pass  # a picture for the report only: never a reason to fail the case
     common["sent_size"] = list(sent.size)
     attempts = []
     for index in range(max(repeats, 1)):

@@ -59,6 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", help=f"data root (else ${ENV_VAR}, else the default)")
     p.add_argument("--overwrite", action="store_true", help="replace images that exist")
     p.set_defaults(func=cmd_placeholders)
+    from . import compare
+
+    c = sub.add_parser(
+        "compare",
+        help="compare two JSON reports per category, with an exact McNemar test on the shared cases",
+        description=(
+            "Compare OLD and NEW guitest JSON reports: per category both accuracies and the difference, an exact "
+            "McNemar test on the cases both runs scored, and a verdict (better, worse, no detectable change). "
+            "Cases present in one run only are listed. Exit 0; 1 with --fail-on-regression when a category got "
+            "significantly worse (by at least --min-drop); 2 when a file cannot be read."
+        ),
+    )
+    compare.add_arguments(c)
+    c.set_defaults(func=compare.run)
     return parser
 
 

@@ -108,7 +108,7 @@ def group_key(result: dict[str, Any], tags: Sequence[str]) -> str | None:
     ``('a/b', 'c')`` and ``('a', 'b/c')`` stay two categories.
     """
     values = [result["tags"].get(t) for t in tags]
-    if any(v is None for v in values):
+    if any(not isinstance(v, str) for v in values):
         return None
     if len(values) == 1:
         return values[0]

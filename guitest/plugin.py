@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from . import __version__
+from . import __version__, html_report
+from . import compare as compare_mod
 from . import gate as gate_mod
 from . import report as report_mod
 from .case import run_case
@@ -21,7 +23,8 @@ from .datapath import locate, resolve_root
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .models import SPECS, load_model
-from .models.base import Model, Settings
+from .images import thumbnail
+from .models.base import Blind, Model, Settings
 from .runner import Prefetcher
 from .sample import Sample
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
@@ -51,6 +54,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir)")
     add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
     add("--report-md", metavar="PATH", default=None, help="also write the Markdown summary here ('{suite}' is replaced too)")
+    add("--report-html", metavar="PATH", default=None, help="also write the HTML report here ('{suite}' is replaced too); asks for screenshot thumbnails even for models that never decode images")
+    add("--baseline", metavar="OLD.json", default=None, help="compare with an earlier JSON report at the end (exact McNemar per category) and fail the gate on a significant regression")
+    add("--baseline-min-drop", metavar="X", type=float, default=0.0, help="with --baseline: only a drop of at least X (0..1) counts as a regression")
     add("--repeats", metavar="K", type=int, default=1, help="ask the model K times per case (each attempt its own call); reports avg@k, pass@k, spread and flakiness")
     add("--attempt-strategy", choices=("avg", "pass"), default="avg", help="with --repeats: 'avg' runs all K attempts, 'pass' stops at the first hit (pass@k)")
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
@@ -111,10 +117,15 @@ class GuitestItem(pytest.Item):
 
     def job(self) -> dict[str, Any]:
         opt = self.config.option
-        return run_case(self.sample, self.config.stash[STATE].model, self.prompt, opt.repeats, opt.attempt_strategy)
+        state = self.config.stash[STATE]
+        return run_case(self.sample, state.model, self.prompt, opt.repeats, opt.attempt_strategy, state.thumbnail if state.want_thumbnails else None)
 
     def runtest(self) -> None:
         self.result = self.config.stash[STATE].result_for(self)
+        # JUnit XML (--junitxml) shows the evidence per case
+        self.user_properties.append(("guitest.verdict", self.result["verdict"]))
+        self.user_properties.append(("guitest.prediction", json.dumps(self.result.get("prediction"))))
+        self.user_properties.extend((f"guitest.tag.{k}", v) for k, v in sorted(self.sample.tags.items()))
         if self.result["verdict"] == ERROR:
             raise CaseError(self.result.get("error") or "error")
 
@@ -153,6 +164,8 @@ class GuitestState:
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")
+        if opt.baseline and not Path(opt.baseline).is_file():
+            raise pytest.UsageError(f"--baseline={opt.baseline}: no such file (give the JSON report of an earlier run)")
         if opt.repeats < 1:
             raise pytest.UsageError("--repeats must be at least 1")
         if opt.min_accuracy is not None and not 0 <= opt.min_accuracy <= 1:
@@ -165,6 +178,9 @@ class GuitestState:
                 self.model = load_model(opt.model, self.settings, profile=opt.model_profile, backoff=opt.retry_backoff)
             except GuitestError as exc:
                 raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
+        self.want_thumbnails = bool(self.model is not None and (opt.report_html or not isinstance(self.model, Blind)))
+        self._thumbnails: dict[str, str] = {}
+        self._thumb_lock = threading.Lock()
         self._prefetcher: Prefetcher | None = None
         self._index: dict[str, int] = {}
         self._session: pytest.Session | None = None
@@ -174,6 +190,7 @@ class GuitestState:
         self.results: dict[str, list[dict[str, Any]]] = {}
         self.reports: dict[str, dict[str, Any]] = {}
         self.paths: dict[str, list[Path]] = {}
+        self.baseline_text: dict[str, str] = {}
         self.started = time.time()
 
     # -- start ---------------------------------------------------------------------------------
@@ -226,6 +243,15 @@ class GuitestState:
                 self.selected.setdefault(key, []).append(nodeid)
 
     # -- running -------------------------------------------------------------------------------
+
+    def thumbnail(self, path: str, image: Any) -> str:
+        """The report's picture of a screenshot, made once per image file in this worker."""
+        with self._thumb_lock:
+            if path in self._thumbnails:
+                return self._thumbnails[path]
+        uri = thumbnail(image)
+        with self._thumb_lock:
+            return self._thumbnails.setdefault(path, uri)
 
     def result_for(self, item: GuitestItem) -> dict[str, Any]:
         """Run ``item``'s case (and start the next few in the background); its result."""
@@ -299,8 +325,10 @@ class GuitestState:
         incomplete = gate_failed = False
         for key in sorted(set(self.selected) | set(self.results)):
             report = self._build(key)
+            self._compare_baseline(report)
             self.reports[key] = report
-            self.paths[key] = self._write(report)
+            thumbnails = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
+            self.paths[key] = self._write(report, thumbnails)
             incomplete |= not report["complete"]
             gate_failed |= bool(report["gate"]["failures"])
         if session.exitstatus == 0:
@@ -348,20 +376,39 @@ class GuitestState:
         report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
         return report
 
-    def _report_paths(self, name: str) -> tuple[list[Path], list[Path]]:
-        """Where the JSON and Markdown reports of suite ``name`` go: the report folder, then the exact paths asked for."""
+    def _compare_baseline(self, report: dict[str, Any]) -> None:
+        """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
+        path = self.config.option.baseline
+        if not path:
+            return
+        try:
+            old = compare_mod.load_report(path)
+        except compare_mod.ReportError as exc:
+            report["gate"]["failures"].append(f"--baseline: {exc}")
+            return
+        result = compare_mod.compare(old, report, min_drop=self.config.option.baseline_min_drop)
+        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"]}
+        self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
+        for row in result["regressions"]:
+            report["gate"]["failures"].append(f"regression against {path}: {row}")
+        if result["regressions"]:
+            report["gate"]["passed"] = False
+
+    def _report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:
+        """Where the JSON, Markdown and HTML reports of suite ``name`` go: the report folder, then the exact paths asked for."""
         opt = self.config.option
         report_dir = Path(opt.report_dir) if opt.report_dir else Path(self.config.rootpath, "reports")
         json_paths = [report_dir / f"{name}.json"]
         md_paths = [report_dir / f"{name}.md"]
+        html_paths = [report_dir / f"{name}.html"]
         several = len(set(self.selected) | set(self.results)) > 1
-        for option, paths in ((opt.report_json, json_paths), (opt.report_md, md_paths)):
+        for option, paths in ((opt.report_json, json_paths), (opt.report_md, md_paths), (opt.report_html, html_paths)):
             if option:
                 paths.append(Path(_per_suite(option, name, several)))
-        return json_paths, md_paths
+        return json_paths, md_paths, html_paths
 
-    def _write(self, report: dict[str, Any]) -> list[Path]:
-        json_paths, md_paths = self._report_paths(report["suite"]["name"])
+    def _write(self, report: dict[str, Any], thumbnails: dict[str, str]) -> list[Path]:
+        json_paths, md_paths, html_paths = self._report_paths(report["suite"]["name"])
         problems = report_mod.validate(report)
         if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
             report["schema_problems"] = problems
@@ -373,6 +420,11 @@ class GuitestState:
         for path in md_paths:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, "utf-8")
+            written.append(path)
+        page = html_report.render(report, thumbnails)
+        for path in html_paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(page, "utf-8")
             written.append(path)
         return written
 
@@ -400,6 +452,10 @@ class GuitestState:
                 tr.write_line("gate passed: " + _describe_limits(gate["thresholds"]), green=True)
             for problem in report.get("schema_problems", []):
                 tr.write_line(f"guitest bug: the report does not match its schema: {problem}", red=True)
+            if key in self.baseline_text:
+                tr.write_sep("-", f"compared with --baseline {self.config.option.baseline}")
+                for line in self.baseline_text[key].splitlines():
+                    tr.write_line(line)
             tr.write_line("reports: " + ", ".join(str(p) for p in self.paths.get(key, [])))
 
     def close(self) -> None:

@@ -239,3 +239,23 @@ def test_report_paths_from_options(pytester: pytest.Pytester, tmp_path: Path) ->
     assert result.ret == 0
     assert json.loads((tmp_path / "out" / "tiny-result.json").read_text())["overall"]["hit"] == n_rows()
     assert (tmp_path / "dir" / "tiny.json").is_file() and (tmp_path / "dir" / "tiny.md").is_file()
+
+
+def test_html_report_junit_properties_and_baseline_gate(pytester: pytest.Pytester, mode: list[str], tmp_path: Path) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    base = tmp_path / "base.json"
+    assert run(pytester, "suites/tiny", "--model=oracle", f"--report-json={base}", *mode).ret == 0
+    html = (pytester.path / "reports" / "tiny.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "desktop-macos-icon-2" in html
+    # a worse model against that baseline: a significant regression fails the gate
+    result = run(pytester, "suites/tiny", "--model=center", f"--baseline={base}", f"--junitxml={tmp_path / 'j.xml'}", *mode)
+    assert result.ret == 10, result.stdout.str()
+    result.stdout.fnmatch_lines(["*GATE FAILED: regression against*: overall*"])
+    report = report_of(pytester)
+    assert report["baseline"]["regressions"] == ["overall"]
+    junit = (tmp_path / "j.xml").read_text()
+    assert junit.count('name="guitest.verdict" value="miss"') == n_rows()
+    assert 'name="guitest.tag.data_source" value="macos"' in junit
+    # the same model as the baseline: nothing to report
+    assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={base}", *mode).ret == 0
+    assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={tmp_path / 'nope.json'}").ret == 4

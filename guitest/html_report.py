@@ -1,0 +1,507 @@
+"""The HTML report: one self-contained page with the run's settings, tables, charts and a filterable case gallery.
+
+The page loads nothing: CSS, a small vanilla script and the screenshots' thumbnails
+(JPEG data URIs) are inline, and a Content-Security-Policy allows no network at all and
+no script but the page's own (by its hash). Every string that comes from the report
+(model replies, instructions, tag values, errors, settings) is HTML-escaped, so a reply
+like ``<script>...</script>`` shows as text and never runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+from typing import Any, Iterable, Mapping
+
+
+VERDICT_ORDER = ("hit", "miss", "unparsed", "refused", "truncated", "error", "partial")
+COUNT_COLUMNS = ("n", "hit", "accuracy", "ci95", "unparsed", "refused", "truncated", "error")
+
+
+# -- small helpers --------------------------------------------------------------------------------
+
+
+def _e(value: Any) -> str:
+    """Escape anything for HTML text or a double-quoted attribute."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _pct(value: Any) -> str:
+    return f"{100 * value:.1f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
+
+
+def _ci(row: Mapping[str, Any]) -> str:
+    ci = row.get("ci95")
+    if row.get("accuracy") is None or not isinstance(ci, (list, tuple)) or len(ci) != 2:
+        return "–"
+    return f"{_pct(ci[0])}–{_pct(ci[1])}"
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _fmt(value: Any) -> str:
+    """A setting's value as text: strings as they are, anything else as JSON (null, true, numbers, lists)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _g(mapping: Any, *keys: str) -> Any:
+    """Nested lookup that tolerates missing keys and non-dict values."""
+    for key in keys:
+        if not isinstance(mapping, Mapping):
+            return None
+        mapping = mapping.get(key)
+    return mapping
+
+
+def _verdict_class(verdict: Any) -> str:
+    return f"v-{verdict}" if verdict in VERDICT_ORDER else "v-other"
+
+
+# -- sections -------------------------------------------------------------------------------------
+
+
+def _settings(report: Mapping[str, Any]) -> str:
+    suite = report.get("suite") or {}
+    model = report.get("model") or {}
+    profile = model.get("profile")
+    run = report.get("run") or {}
+    rows: list[tuple[str, str]] = [
+        ("suite", f"{_g(suite, 'name') or ''} ({_g(suite, 'path') or ''}), format {_g(suite, 'format') or '–'}, task {_g(suite, 'task') or '–'}"),
+        ("model", f"{model.get('spec', '')} (adapter {model.get('adapter', '–')}, answers in {model.get('space', '–')} coordinates)"),
+    ]
+    if isinstance(profile, Mapping):
+        rows.append(("profile", f"{profile.get('name', '–')}" + (f" ({model['profile_reason']})" if model.get("profile_reason") else "")))
+        rows.append(("profile space", _fmt(profile.get("space"))))
+        sizing = profile.get("sizing")
+        if isinstance(sizing, Mapping):
+            rest = ", ".join(f"{k} {_fmt(v)}" for k, v in sizing.items() if k != "kind")
+            rows.append(("image sizing", f"{sizing.get('kind', '–')}" + (f" ({rest})" if rest else "")))
+        elif sizing is not None:
+            rows.append(("image sizing", _fmt(sizing)))
+    elif profile is not None:
+        rows.append(("profile", _fmt(profile)))
+    settings = model.get("settings")
+    if isinstance(settings, Mapping):
+        rows += [(f"setting: {k}", _fmt(v)) for k, v in settings.items()]
+    rows.append(("guitest", _fmt(report.get("guitest", "–"))))
+    rows.append(("data root", f"{run.get('data_root', '–')}" + (f" (from {run['data_root_source']})" if run.get("data_root_source") else "")))
+    for key in ("started", "seconds", "workers"):
+        if key in run:
+            rows.append((key, _fmt(run[key])))
+    if run.get("pytest_args"):
+        rows.append(("pytest arguments", " ".join(str(a) for a in run["pytest_args"])))
+    n_sel, n_res = report.get("n_selected"), report.get("n_results")
+    rows.append(("results", f"{n_res} of {n_sel} selected cases" + ("" if report.get("complete", True) else " (INCOMPLETE)")))
+    body = "".join(f"<tr><th scope=\"row\">{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    extra = ""
+    if isinstance(profile, Mapping) and (profile.get("prompt") or profile.get("system")):
+        parts = []
+        if profile.get("system"):
+            parts.append(f"<h4>system</h4><pre class=\"text\">{_e(profile['system'])}</pre>")
+        if profile.get("prompt"):
+            parts.append(f"<h4>prompt template</h4><pre class=\"text\">{_e(profile['prompt'])}</pre>")
+        extra = "<details class=\"prompt\"><summary>prompt</summary>" + "".join(parts) + "</details>"
+    return f"<section id=\"settings\"><h2>Run settings</h2><table class=\"kv\">{body}</table>{extra}</section>"
+
+
+def _headline(report: Mapping[str, Any]) -> str:
+    h = report.get("headline") or {}
+    gate = report.get("gate") or {}
+    items = [f"<div class=\"big\" id=\"headline-accuracy\">{_e(_pct(h.get('accuracy')))}<small>%</small></div>",
+             f"<div class=\"what\">{_e(h.get('average', ''))}: {_e(h.get('what', ''))}</div>"]
+    others = [f"micro {_pct(h.get('micro'))}%"]
+    if h.get("over"):
+        others.append(f"macro over {h['over']} {_pct(h.get('macro'))}%")
+    macro = report.get("macro")
+    if isinstance(macro, Mapping):
+        others += [f"macro {k} {_pct(v)}%" for k, v in macro.items() if v is not None and k != h.get("over")]
+    items.append(f"<div class=\"others\">{_e(' · '.join(others))}</div>")
+    if gate.get("passed") is not None or gate.get("failures"):
+        ok = bool(gate.get("passed"))
+        text = "gate passed" if ok else "gate FAILED: " + "; ".join(str(f) for f in gate.get("failures") or [])
+        items.append(f"<div class=\"gate {'ok' if ok else 'bad'}\">{_e(text)}</div>")
+    if not report.get("complete", True):
+        missing = report.get("missing") or []
+        items.append(f"<div class=\"gate bad\">{_e(f'{len(missing)} selected case(s) produced no result')}</div>")
+    notes = report.get("notes")
+    if isinstance(notes, Mapping) and notes:
+        items.append(f"<div class=\"others\">notes: {_e(', '.join(f'{k} ×{v}' for k, v in notes.items()))}</div>")
+    return "<section id=\"headline\" class=\"headline\">" + "".join(items) + "</section>"
+
+
+def _count_cells(row: Mapping[str, Any]) -> str:
+    cells = [row.get("n"), row.get("hit"), _pct(row.get("accuracy")), _ci(row), row.get("unparsed"), row.get("refused"), row.get("truncated"), row.get("error")]
+    return "".join(f"<td class=\"num\" data-col=\"{c}\">{_e('–' if v is None else v)}</td>" for c, v in zip(COUNT_COLUMNS, cells))
+
+
+def _tables(report: Mapping[str, Any]) -> str:
+    head = "<tr><th>category</th><th>value</th><th class=\"num\">n</th><th class=\"num\">hit</th><th class=\"num\">acc %</th><th class=\"num\">95% CI</th>" \
+           "<th class=\"num\">unparsed</th><th class=\"num\">refused</th><th class=\"num\">truncated</th><th class=\"num\">error</th></tr>"
+    rows = [f"<tr class=\"overall\" data-category=\"overall\" data-value=\"\"><th scope=\"row\">overall</th><td></td>{_count_cells(report.get('overall') or {})}</tr>"]
+    breakdown = report.get("breakdown") or {}
+    macro = report.get("macro") if isinstance(report.get("macro"), Mapping) else {}
+    for name, values in breakdown.items():
+        if not isinstance(values, Mapping):
+            continue
+        m = macro.get(name)
+        label = f"{name}" + (f" — macro {_pct(m)}%" if m is not None else "")
+        rows.append(f"<tr class=\"group\"><th colspan=\"10\" scope=\"rowgroup\">{_e(label)}</th></tr>")
+        for value, row in values.items():
+            if isinstance(row, Mapping):
+                rows.append(f"<tr data-category=\"{_e(name)}\" data-value=\"{_e(value)}\"><td>{_e(name)}</td><td>{_e(value)}</td>{_count_cells(row)}</tr>")
+    note = "Accuracy = hit / (n − error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart. 95% CI: Wilson score interval."
+    return f"<section id=\"tables\"><h2>Results</h2><table class=\"results\" id=\"results-table\"><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table><p class=\"note\">{_e(note)}</p></section>"
+
+
+def _chart(name: str, values: Mapping[str, Any]) -> str:
+    """A horizontal bar chart of accuracy per value, with the 95% interval as a whisker."""
+    rows = [(v, r) for v, r in values.items() if isinstance(r, Mapping)]
+    label_w, bar_w, right_w, row_h, top = 150, 330, 64, 22, 22
+    width = label_w + bar_w + right_w
+    height = top + row_h * len(rows) + 6
+    out = [f"<svg class=\"chart\" role=\"img\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" aria-label=\"{_e('accuracy by ' + name)}\">"]
+    for tick in (0, 25, 50, 75, 100):
+        x = label_w + bar_w * tick / 100
+        out.append(f"<line class=\"grid\" x1=\"{x:.1f}\" y1=\"{top - 4}\" x2=\"{x:.1f}\" y2=\"{height - 4}\"/>")
+        out.append(f"<text class=\"tick\" x=\"{x:.1f}\" y=\"{top - 8}\" text-anchor=\"middle\">{tick}%</text>")
+    for i, (value, row) in enumerate(rows):
+        y = top + i * row_h
+        acc = _num(row.get("accuracy"))
+        shown = value if len(value) <= 26 else value[:25] + "…"
+        tip = f"{value}: {_pct(acc)}% (95% CI {_ci(row)}), {row.get('hit', '–')} hits, n {row.get('n', '–')}"
+        out.append(f"<g class=\"bar\"><title>{_e(tip)}</title>")
+        out.append(f"<text class=\"label\" x=\"{label_w - 8}\" y=\"{y + row_h / 2 + 4:.1f}\" text-anchor=\"end\">{_e(shown)}</text>")
+        out.append(f"<rect class=\"track\" x=\"{label_w}\" y=\"{y + 4}\" width=\"{bar_w}\" height=\"{row_h - 8}\"/>")
+        if acc is not None:
+            out.append(f"<rect class=\"fill\" x=\"{label_w}\" y=\"{y + 4}\" width=\"{bar_w * acc:.1f}\" height=\"{row_h - 8}\"/>")
+            ci = row.get("ci95")
+            lo, hi = (_num(ci[0]), _num(ci[1])) if isinstance(ci, (list, tuple)) and len(ci) == 2 else (None, None)
+            if lo is not None and hi is not None:
+                x1, x2, ym = label_w + bar_w * lo, label_w + bar_w * hi, y + row_h / 2
+                out.append(f"<path class=\"whisker\" d=\"M{x1:.1f} {ym:.1f}H{x2:.1f}M{x1:.1f} {ym - 5:.1f}V{ym + 5:.1f}M{x2:.1f} {ym - 5:.1f}V{ym + 5:.1f}\"/>")
+        out.append(f"<text class=\"val\" x=\"{label_w + bar_w + 8}\" y=\"{y + row_h / 2 + 4:.1f}\">{_e(_pct(acc))}{'%' if acc is not None else ''}</text></g>")
+    out.append("</svg>")
+    return f"<figure class=\"chartbox\"><figcaption>{_e(name)}</figcaption>{''.join(out)}</figure>"
+
+
+def _charts(report: Mapping[str, Any]) -> str:
+    breakdown = report.get("breakdown") or {}
+    charts = [_chart(name, values) for name, values in breakdown.items() if isinstance(values, Mapping) and values]
+    if not charts:
+        return ""
+    return "<section id=\"charts\"><h2>Accuracy by category</h2><p class=\"note\">Bars: accuracy; whiskers: 95% confidence interval.</p><div class=\"charts\">" + "".join(charts) + "</div></section>"
+
+
+def _box(value: Any) -> list[float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 4:
+        nums = [_num(v) for v in value]
+        if all(n is not None for n in nums):
+            return nums  # type: ignore[return-value]
+    return None
+
+
+def _point(value: Any) -> list[float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        nums = [_num(v) for v in value]
+        if all(n is not None for n in nums):
+            return nums  # type: ignore[return-value]
+    return None
+
+
+def _overlay(case: Mapping[str, Any]) -> str:
+    """An SVG in the original image's pixel space, stretched over the thumbnail: the truth box and the predicted point."""
+    size = _point(case.get("size"))
+    if size is None or size[0] <= 0 or size[1] <= 0:
+        return ""
+    w, h = size
+    parts = []
+    truth = _box(case.get("truth"))
+    if truth is not None:
+        x1, y1, x2, y2 = truth
+        parts.append(f"<rect class=\"truth\" x=\"{x1:g}\" y=\"{y1:g}\" width=\"{max(x2 - x1, 0):g}\" height=\"{max(y2 - y1, 0):g}\"/>")
+    pixel = _point(_g(case, "prediction", "pixel"))
+    if pixel is not None:
+        px, py = pixel
+        r = max(w, h) * 0.014
+        parts.append(f"<circle class=\"pred-halo\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>")
+        parts.append(f"<circle class=\"pred\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>")
+        parts.append(f"<path class=\"pred\" d=\"M{px - 2 * r:.1f} {py:g}H{px + 2 * r:.1f}M{px:g} {py - 2 * r:.1f}V{py + 2 * r:.1f}\"/>")
+    if not parts:
+        return ""
+    return f"<svg class=\"overlay\" viewBox=\"0 0 {w:g} {h:g}\" preserveAspectRatio=\"none\" aria-hidden=\"true\">{''.join(parts)}</svg>"
+
+
+def _card(case: Mapping[str, Any], thumb: str | None) -> str:
+    cid = str(case.get("id", ""))
+    verdict = str(case.get("verdict", ""))
+    tags = case.get("tags") if isinstance(case.get("tags"), Mapping) else {}
+    tags = {str(k): str(v) for k, v in tags.items()}
+    instruction = case.get("instruction")
+    search = " ".join([cid, str(instruction or "")]).lower()
+    out = [f"<article class=\"card {_verdict_class(verdict)}\" data-verdict=\"{_e(verdict)}\" data-tags=\"{_e(json.dumps(tags, ensure_ascii=False))}\" data-text=\"{_e(search)}\">"]
+    out.append(f"<header><span class=\"badge {_verdict_class(verdict)}\">{_e(verdict)}</span><code class=\"cid\">{_e(cid)}</code></header>")
+    if thumb:
+        out.append(f"<figure class=\"shot\"><img src=\"{_e(thumb)}\" alt=\"{_e('screenshot of ' + cid)}\" loading=\"lazy\" decoding=\"async\">{_overlay(case)}</figure>")
+    if tags:
+        out.append("<ul class=\"tags\">" + "".join(f"<li><span>{_e(k)}</span> {_e(v)}</li>" for k, v in tags.items()) + "</ul>")
+    if instruction:
+        out.append(f"<p class=\"instruction\">{_e(instruction)}</p>")
+    response = case.get("response")
+    if response is not None:
+        out.append(f"<pre class=\"reply\" title=\"model reply\">{_e(response)}</pre>")
+    else:
+        out.append("<p class=\"noreply\">no reply</p>")
+    if case.get("error"):
+        out.append(f"<pre class=\"err\">{_e(case['error'])}</pre>")
+    meta = []
+    truth = _box(case.get("truth"))
+    if truth is not None:
+        meta.append("truth [" + ", ".join(f"{v:g}" for v in truth) + "]")
+    elif case.get("truth") is not None:
+        meta.append("truth " + _fmt(case.get("truth")))
+    pixel = _point(_g(case, "prediction", "pixel"))
+    if pixel is not None:
+        meta.append(f"predicted ({pixel[0]:g}, {pixel[1]:g})")
+    via = _g(case, "prediction", "via")
+    if via:
+        meta.append(f"via {via}")
+    size = _point(case.get("size"))
+    if size is not None:
+        meta.append(f"image {size[0]:g}×{size[1]:g}")
+    sent = _point(case.get("sent_size"))
+    if sent is not None and sent != size:
+        meta.append(f"sent {sent[0]:g}×{sent[1]:g}")
+    if case.get("finish_reason"):
+        meta.append(f"finish {case['finish_reason']}")
+    if case.get("image"):
+        meta.append(str(case["image"]))
+    notes = case.get("notes")
+    if notes:
+        meta.append("notes: " + ", ".join(str(n) for n in notes))
+    if meta:
+        out.append(f"<p class=\"meta\">{_e(' · '.join(meta))}</p>")
+    out.append("</article>")
+    return "".join(out)
+
+
+def _tag_names(report: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> list[str]:
+    names: list[str] = [n for n in (report.get("breakdown") or {}) if "/" not in n]
+    for case in cases:
+        tags = case.get("tags")
+        if isinstance(tags, Mapping):
+            names += [str(k) for k in tags if str(k) not in names]
+    return names
+
+
+def _options(counts: Mapping[str, int], order: Iterable[str]) -> str:
+    total = sum(counts.values())
+    # Option values carry a '=' prefix so that "" can mean "any" even when a tag value is empty.
+    opts = [f"<option value=\"\">all ({total})</option>"]
+    opts += [f"<option value=\"={_e(v)}\">{_e(v)} ({counts[v]})</option>" for v in order if v in counts]
+    return "".join(opts)
+
+
+def _gallery(report: Mapping[str, Any], thumbnails: Mapping[str, str]) -> str:
+    cases = [c for c in report.get("cases") or [] if isinstance(c, Mapping)]
+    verdicts: dict[str, int] = {}
+    for c in cases:
+        verdicts[str(c.get("verdict", ""))] = verdicts.get(str(c.get("verdict", "")), 0) + 1
+    order = [v for v in VERDICT_ORDER if v in verdicts] + sorted(v for v in verdicts if v not in VERDICT_ORDER)
+    controls = [f"<label>verdict <select id=\"f-verdict\">{_options(verdicts, order)}</select></label>"]
+    for i, name in enumerate(_tag_names(report, cases)):
+        values: dict[str, int] = {}
+        for c in cases:
+            tags = c.get("tags")
+            if isinstance(tags, Mapping) and name in tags:
+                values[str(tags[name])] = values.get(str(tags[name]), 0) + 1
+        if values:
+            controls.append(f"<label>{_e(name)} <select class=\"f-tag\" id=\"f-tag-{i}\" data-tag=\"{_e(name)}\">{_options(values, sorted(values))}</select></label>")
+    controls.append("<label>id or instruction <input type=\"search\" id=\"f-text\" placeholder=\"contains…\"></label>")
+    controls.append("<button type=\"button\" id=\"f-reset\">reset</button>")
+    controls.append(f"<span id=\"f-count\" aria-live=\"polite\">{len(cases)} of {len(cases)} cases shown</span>")
+    cards = "".join(_card(c, _safe_thumb(thumbnails.get(str(c.get("id", ""))))) for c in cases)
+    legend = "Thumbnails: green box = target, red circle = predicted point (both drawn over a reduced copy of the screenshot)."
+    return (f"<section id=\"gallery\"><h2>Cases</h2><div class=\"filters\" role=\"search\">{''.join(controls)}</div>"
+            f"<p class=\"note\">{_e(legend)}</p><div class=\"cards\" id=\"cards\">{cards}</div></section>")
+
+
+def _missing(report: Mapping[str, Any]) -> str:
+    missing = report.get("missing") or []
+    if not missing:
+        return ""
+    items = "".join(f"<li><code>{_e(m)}</code></li>" for m in missing)
+    return f"<section id=\"missing\"><h2>Selected cases with no result ({len(missing)})</h2><ul class=\"missing\">{items}</ul></section>"
+
+
+def _safe_thumb(uri: Any) -> str | None:
+    """Only inline images: anything that is not a ``data:image/`` URI is dropped, so the page never loads a resource."""
+    if isinstance(uri, str) and uri.startswith("data:image/") and ";base64," in uri:
+        return uri
+    return None
+
+
+# -- the page -------------------------------------------------------------------------------------
+
+CSS = """
+:root{--hit:#1a7f37;--miss:#cf222e;--amber:#b7791f;--err:#7d1a1a;--ink:#1f2328;--mute:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--accent:#2f6fdf}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--ink);background:#fff}
+main{max-width:1280px;margin:0 auto;padding:20px 24px 60px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}h4{margin:8px 0 4px}
+.sub{color:var(--mute);margin:0}
+table{border-collapse:collapse}
+table.kv th{text-align:left;font-weight:600;color:var(--mute);padding:3px 16px 3px 0;vertical-align:top;white-space:nowrap}
+table.kv td{padding:3px 0;word-break:break-word}
+table.results{width:100%;font-variant-numeric:tabular-nums}
+table.results th,table.results td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left}
+table.results thead th{background:var(--bg);position:sticky;top:0;font-weight:600}
+table.results .num{text-align:right}
+table.results tr.overall{font-weight:700;background:#eef4ff}
+table.results tr.group th{background:var(--bg);color:var(--mute);font-weight:600;padding-top:10px}
+table.results tbody tr:not(.group):hover{background:#fafbfc}
+.note{color:var(--mute);font-size:12.5px}
+.headline{display:flex;flex-wrap:wrap;align-items:baseline;gap:8px 20px;margin-top:18px;padding:14px 18px;border:1px solid var(--line);border-radius:8px;background:var(--bg)}
+.headline .big{font-size:40px;font-weight:700;line-height:1}.headline .big small{font-size:20px;color:var(--mute)}
+.headline .what{font-weight:600}.headline .others{color:var(--mute)}
+.gate{padding:2px 10px;border-radius:12px;font-weight:600}.gate.ok{background:#dafbe1;color:var(--hit)}.gate.bad{background:#ffebe9;color:var(--miss)}
+details.prompt{margin-top:8px}
+pre{white-space:pre-wrap;word-break:break-word;margin:6px 0;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre.text{background:var(--bg);padding:8px;border-radius:6px}
+.charts{display:flex;flex-wrap:wrap;gap:16px}
+.chartbox{margin:0;padding:10px;border:1px solid var(--line);border-radius:8px;max-width:100%}
+.chartbox figcaption{font-weight:600;margin-bottom:4px}
+svg.chart{max-width:100%;height:auto;font-size:12px}
+svg.chart .grid{stroke:#e6eaef}svg.chart .tick{fill:var(--mute);font-size:10px}
+svg.chart .label{fill:var(--ink)}svg.chart .val{fill:var(--ink);font-variant-numeric:tabular-nums}
+svg.chart .track{fill:#eef1f4}svg.chart .fill{fill:var(--accent);opacity:.85}
+svg.chart .whisker{stroke:#111;stroke-width:1.5;fill:none}
+.filters{display:flex;flex-wrap:wrap;gap:8px 14px;align-items:center;padding:10px 12px;background:var(--bg);border:1px solid var(--line);border-radius:8px;position:sticky;top:0;z-index:2}
+.filters label{color:var(--mute);font-size:13px}
+.filters select,.filters input,.filters button{font:inherit;padding:3px 6px;border:1px solid var(--line);border-radius:6px;background:#fff;color:var(--ink)}
+#f-count{margin-left:auto;font-weight:600}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:14px;margin-top:12px}
+.card{border:1px solid var(--line);border-left:5px solid var(--mute);border-radius:8px;padding:10px 12px;background:#fff;content-visibility:auto;contain-intrinsic-size:auto 420px;min-width:0}
+[hidden]{display:none!important}
+.card header{display:flex;gap:8px;align-items:center;margin-bottom:6px;min-width:0}
+.card .cid{font-size:12px;word-break:break-all}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;font-weight:600;flex:none}
+.v-hit{border-left-color:var(--hit)}.badge.v-hit{background:var(--hit)}
+.v-miss{border-left-color:var(--miss)}.badge.v-miss{background:var(--miss)}
+.v-unparsed,.v-refused,.v-truncated,.v-partial{border-left-color:var(--amber)}.badge.v-unparsed,.badge.v-refused,.badge.v-truncated,.badge.v-partial{background:var(--amber)}
+.v-error{border-left-color:var(--err)}.badge.v-error{background:var(--err)}
+.badge.v-other{background:var(--mute)}
+.shot{position:relative;margin:0 0 8px;line-height:0;background:#eee;border-radius:4px;overflow:hidden}
+.shot img{width:100%;height:auto;display:block}
+.shot .overlay{position:absolute;left:0;top:0;width:100%;height:100%}
+.overlay .truth{fill:rgba(26,127,55,.18);stroke:#12e05a;stroke-width:2;vector-effect:non-scaling-stroke}
+.overlay .pred-halo{fill:none;stroke:#fff;stroke-width:4;vector-effect:non-scaling-stroke}
+.overlay .pred{fill:none;stroke:#ff1f3d;stroke-width:2;vector-effect:non-scaling-stroke}
+.tags{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px}
+.tags li{font-size:12px;background:var(--bg);border:1px solid var(--line);border-radius:10px;padding:0 7px}.tags li span{color:var(--mute)}
+.instruction{margin:4px 0;font-weight:600}
+pre.reply{background:var(--bg);padding:6px 8px;border-radius:6px;max-height:14em;overflow:auto}
+pre.err{background:#ffebe9;color:var(--err);padding:6px 8px;border-radius:6px;max-height:10em;overflow:auto}
+.noreply{color:var(--mute);font-style:italic;margin:4px 0}
+.meta{color:var(--mute);font-size:12px;margin:4px 0 0;word-break:break-word}
+ul.missing{columns:3;font-size:12px}
+footer{margin-top:40px;color:var(--mute);font-size:12px}
+"""
+
+JS = """
+(function () {
+  "use strict";
+  var cards = Array.prototype.map.call(document.querySelectorAll("#cards .card"), function (el) {
+    var tags = {};
+    try { tags = JSON.parse(el.getAttribute("data-tags") || "{}"); } catch (e) { tags = {}; }
+    return { el: el, verdict: el.getAttribute("data-verdict"), tags: tags, text: el.getAttribute("data-text") || "" };
+  });
+  var verdict = document.getElementById("f-verdict");
+  var tagSelects = Array.prototype.slice.call(document.querySelectorAll("select.f-tag"));
+  var text = document.getElementById("f-text");
+  var count = document.getElementById("f-count");
+  if (!verdict || !count) { return; }
+  function apply() {
+    var want = verdict.value ? verdict.value.slice(1) : null;
+    var needle = text ? text.value.trim().toLowerCase() : "";
+    var tagWants = tagSelects.filter(function (s) { return s.value; }).map(function (s) {
+      return [s.getAttribute("data-tag"), s.value.slice(1)];
+    });
+    var shown = 0;
+    cards.forEach(function (c) {
+      var ok = (want === null || c.verdict === want) && (!needle || c.text.indexOf(needle) !== -1);
+      for (var i = 0; ok && i < tagWants.length; i++) {
+        ok = Object.prototype.hasOwnProperty.call(c.tags, tagWants[i][0]) && c.tags[tagWants[i][0]] === tagWants[i][1];
+      }
+      c.el.hidden = !ok;
+      if (ok) { shown++; }
+    });
+    count.textContent = shown + " of " + cards.length + " cases shown";
+  }
+  verdict.addEventListener("change", apply);
+  tagSelects.forEach(function (s) { s.addEventListener("change", apply); });
+  if (text) { text.addEventListener("input", apply); }
+  var reset = document.getElementById("f-reset");
+  if (reset) {
+    reset.addEventListener("click", function () {
+      verdict.value = "";
+      tagSelects.forEach(function (s) { s.value = ""; });
+      if (text) { text.value = ""; }
+      apply();
+    });
+  }
+  apply();
+})();
+"""
+
+
+def _csp() -> str:
+    digest = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
+    return ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+            f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'")
+
+
+def render(report: dict[str, Any], thumbnails: dict[str, str] | None = None) -> str:
+    """One self-contained HTML page for a report: settings, headline, tables, charts and a filterable case gallery.
+
+    ``thumbnails`` maps a case id to a ``data:image/...;base64,`` URI (see :func:`thumbnail`);
+    a case without one gets no picture, and anything but a data URI is ignored. The truth box
+    and the predicted point (pixels of the original image, ``case["size"]``) are drawn over the
+    thumbnail. Nothing on the page refers to a network resource, and every string taken
+    from the report is escaped.
+    """
+    thumbnails = thumbnails or {}
+    suite = _g(report, "suite", "name") or "?"
+    spec = _g(report, "model", "spec") or "?"
+    title = f"guitest report: {suite} · {spec}"
+    started = _g(report, "run", "started")
+    sub = f"model {spec} · {report.get('n_results', '?')} of {report.get('n_selected', '?')} cases" + (f" · {started}" if started else "")
+    body = "".join([
+        f"<header><h1>{_e(title)}</h1><p class=\"sub\">{_e(sub)}</p></header>",
+        _headline(report),
+        _tables(report),
+        _charts(report),
+        _settings(report),
+        _missing(report),
+        _gallery(report, thumbnails),
+        f"<footer>{_e('Written by guitest ' + str(report.get('guitest', '')) + '. This page is self-contained: it loads nothing from the network.')}</footer>",
+    ])
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(_csp())}\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<meta name=\"referrer\" content=\"no-referrer\">"
+        f"<title>{_e(title)}</title><style>{CSS}</style></head>"
+        f"<body><main>{body}</main><script>{JS}</script></body></html>\n"
+    )

@@ -1,0 +1,336 @@
+"""``guitest compare``: the exact McNemar test against independent values, verdicts and exit statuses.
+
+Reports are built by hand here (a small aggregator below, independent of guitest.metrics),
+so each scenario's discordant pairs b and c are known exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guitest.compare import BETTER, SAME, WORSE, compare, format_text, main, mcnemar_exact, mcnemar_p
+
+VERDICTS = ("hit", "miss", "unparsed", "refused", "truncated", "error")
+
+# (b, c, p): exact two-sided McNemar p-values.
+# Hand-computed, p = 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c), capped at 1:
+#   b=0, c=5:  2 * 1 / 32 = 0.0625
+#   b=1, c=9:  2 * (1 + 10) / 1024 = 0.021484375
+#   b=5, c=5:  capped at 1
+#   b=3, c=10: 2 * (1 + 13 + 78 + 286) / 8192 = 0.09228515625
+#   b=2, c=8:  2 * (1 + 10 + 45) / 1024 = 0.109375
+#   b=0, c=1:  2 * 1 / 2 = 1
+# The rest from scipy.stats.binomtest(min(b, c), b + c, 0.5).pvalue (scipy 1.17.1), frozen here.
+HAND = [(0, 5, 0.0625), (1, 9, 0.021484375), (5, 5, 1.0), (3, 10, 0.09228515625), (2, 8, 0.109375), (0, 1, 1.0), (0, 0, 1.0)]
+SCIPY = [
+    (4, 14, 0.0308837890625),
+    (12, 4, 0.076812744140625),
+    (25, 40, 0.08168153394154003),
+    (40, 60, 0.05688793364098089),
+    (120, 160, 0.019606727290281328),
+    (100, 300, 2.591886906972111e-24),
+    (500, 560, 0.06990955946026937),
+    (700, 900, 6.319484959450105e-07),
+]
+
+
+@pytest.mark.parametrize("b, c, expected", HAND)
+def test_mcnemar_hand_computed(b: int, c: int, expected: float) -> None:
+    assert mcnemar_p(b, c) == expected
+    assert mcnemar_p(c, b) == expected
+
+
+def test_mcnemar_exact_fractions() -> None:
+    assert mcnemar_exact(1, 9) == Fraction(22, 1024)
+    assert mcnemar_exact(0, 5) == Fraction(1, 16)
+    assert mcnemar_exact(0, 0) == 1
+    assert mcnemar_exact(7, 7) == 1
+
+
+@pytest.mark.parametrize("b, c, expected", SCIPY)
+def test_mcnemar_against_scipy_table(b: int, c: int, expected: float) -> None:
+    # scipy sums floats; ours is the exact fraction rounded once, so allow scipy's rounding.
+    assert mcnemar_p(b, c) == pytest.approx(expected, rel=1e-13, abs=0)
+
+
+def test_mcnemar_large_n_is_exact() -> None:
+    # Far below the smallest float: the fraction stays exact and positive.
+    p = mcnemar_exact(1, 1500)
+    assert p == Fraction(2 * (1 + 1501), 2**1501)
+    assert p > 0 and mcnemar_p(1, 1500) == 0.0
+    # An independent direct sum for a large balanced case.
+    b, c = 900, 1000
+    n = b + c
+    direct = Fraction(2 * sum(math.comb(n, i) for i in range(min(b, c) + 1)), 2**n)
+    assert mcnemar_exact(b, c) == min(Fraction(1), direct)
+
+
+def test_mcnemar_against_live_scipy() -> None:
+    stats = pytest.importorskip("scipy.stats", reason="scipy not installed: the frozen table above still checks the values")
+    rng = random.Random(7)
+    for _ in range(40):
+        b, c = rng.randint(0, 300), rng.randint(0, 300)
+        expected = stats.binomtest(min(b, c), b + c, 0.5).pvalue if b + c else 1.0
+        assert mcnemar_p(b, c) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+def test_mcnemar_rejects_negative() -> None:
+    with pytest.raises(ValueError):
+        mcnemar_exact(-1, 3)
+
+
+# -- hand-built reports ---------------------------------------------------------------------------
+
+
+def _counts(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    table = {v: sum(c["verdict"] == v for c in cases) for v in VERDICTS}
+    scored = len(cases) - table["error"]
+    return {"n": len(cases), **table, "accuracy": round(table["hit"] / scored, 6) if scored else None, "ci95": [0.0, 1.0]}
+
+
+def make_report(verdicts: dict[str, str], tags: dict[str, dict[str, str]] | None = None, suite: str = "toy") -> dict[str, Any]:
+    """A report with the given case verdicts; tags per case id (default: ui_type by the id's prefix)."""
+    tags = tags or {}
+    cases = []
+    for cid in sorted(verdicts):
+        case_tags = tags.get(cid, {"ui_type": cid.split("-")[0]})
+        case = {"id": cid, "verdict": verdicts[cid], "tags": case_tags, "prediction": None, "response": "Answer: [0.5, 0.5]"}
+        if verdicts[cid] == "error":
+            case["error"] = "timeout"
+        cases.append(case)
+    names = sorted({k for c in cases for k in c["tags"]})
+    breakdown = {}
+    for name in names:
+        values = sorted({c["tags"][name] for c in cases if name in c["tags"]})
+        breakdown[name] = {v: _counts([c for c in cases if c["tags"].get(name) == v]) for v in values}
+    overall = _counts(cases)
+    return {
+        "guitest": "0.1.0",
+        "suite": {"name": suite, "path": f"suites/{suite}/suite.yaml", "format": "screenspot", "task": "grounding"},
+        "model": {"spec": "replay:x.jsonl", "adapter": "Replay", "space": "normalized", "settings": {}},
+        "n_selected": len(cases), "n_results": len(cases), "complete": True, "missing": [],
+        "headline": {"average": "micro", "over": None, "accuracy": overall["accuracy"], "micro": overall["accuracy"], "macro": None, "what": "hits"},
+        "overall": overall, "breakdown": breakdown, "macro": {}, "notes": {}, "gate": {}, "cases": cases, "run": {},
+    }
+
+
+def pairs(prefix: str, both: int = 0, b: int = 0, c: int = 0, neither: int = 0, start: int = 0) -> tuple[dict[str, str], dict[str, str]]:
+    """Old and new verdicts with exactly these paired counts (ids prefix-0, prefix-1, ...)."""
+    old: dict[str, str] = {}
+    new: dict[str, str] = {}
+    i = start
+    for count, o, n in ((both, "hit", "hit"), (b, "hit", "miss"), (c, "miss", "hit"), (neither, "miss", "unparsed")):
+        for _ in range(count):
+            old[f"{prefix}-{i:04d}"], new[f"{prefix}-{i:04d}"] = o, n
+            i += 1
+    return old, new
+
+
+def write(tmp_path: Path, name: str, report: Any) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(report), "utf-8")
+    return str(path)
+
+
+def run_main(tmp_path: Path, old: Any, new: Any, *extra: str) -> int:
+    return main([write(tmp_path, "old.json", old), write(tmp_path, "new.json", new), *extra])
+
+
+def row(result: dict[str, Any], category: str, value: str = "") -> dict[str, Any]:
+    return next(r for r in result["rows"] if r["category"] == category and r["value"] == value)
+
+
+# -- scenarios ------------------------------------------------------------------------------------
+
+
+def test_regression_fails_only_with_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = pairs("text", both=30, b=10, c=0, neither=10)
+    result = compare(make_report(old), make_report(new))
+    overall = row(result, "overall")
+    assert (overall["paired"]["b"], overall["paired"]["c"], overall["paired"]["n"]) == (10, 0, 50)
+    assert overall["paired"]["p_value"] == 2 / 1024
+    assert overall["verdict"] == WORSE
+    assert overall["old"]["accuracy"] == 0.8 and overall["new"]["accuracy"] == 0.6 and overall["delta"] == pytest.approx(-0.2)
+    assert result["regressions"] == ["overall", "ui_type=text"]
+    assert run_main(tmp_path, make_report(old), make_report(new)) == 0
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression") == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION: overall, ui_type=text" in out
+    assert "WORSE" in out
+
+
+def test_improvement_is_not_a_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = pairs("icon", both=20, b=1, c=12, neither=17)
+    result = compare(make_report(old), make_report(new))
+    assert row(result, "overall")["verdict"] == BETTER
+    assert row(result, "overall")["paired"]["p_value"] == pytest.approx(float(mcnemar_exact(1, 12)))
+    assert result["improvements"] == ["overall", "ui_type=icon"] and result["regressions"] == []
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression") == 0
+    assert "improved: overall, ui_type=icon" in capsys.readouterr().out
+
+
+def test_no_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = pairs("text", both=25, b=3, c=2, neither=20)
+    result = compare(make_report(old), make_report(new))
+    assert {r["verdict"] for r in result["rows"]} == {SAME}
+    assert row(result, "overall")["paired"]["p_value"] == 1.0
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression") == 0
+    assert "no detectable change" in capsys.readouterr().out
+
+
+def test_identical_reports(tmp_path: Path) -> None:
+    old, _ = pairs("text", both=5, neither=5)
+    report = make_report(old)
+    result = compare(report, report)
+    assert row(result, "overall")["paired"]["p_value"] == 1.0 and row(result, "overall")["delta"] == 0
+    assert run_main(tmp_path, report, report, "--fail-on-regression") == 0
+
+
+def test_min_drop(tmp_path: Path) -> None:
+    # 10 lost, 0 gained among 200 paired cases: p ~ 0.002, a drop of exactly 5 points.
+    old, new = pairs("text", both=100, b=10, c=0, neither=90)
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression", "--min-drop", "0.06") == 0
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression", "--min-drop", "0.05") == 1  # >=, exactly
+    result = compare(make_report(old), make_report(new), min_drop=0.06)
+    assert row(result, "overall")["verdict"] == SAME and row(result, "overall")["paired"]["delta"] == -0.05
+
+
+def test_alpha(tmp_path: Path) -> None:
+    old, new = pairs("text", both=10, b=9, c=1)  # p = 0.021484375
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression") == 1
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression", "--alpha", "0.01") == 0
+    # p < alpha is strict: alpha equal to the p-value is not significant.
+    assert compare(make_report(old), make_report(new), alpha=0.021484375)["regressions"] == []
+
+
+def test_regression_in_one_category_only(tmp_path: Path) -> None:
+    text_old, text_new = pairs("text", both=30, b=0, c=8, neither=12)
+    icon_old, icon_new = pairs("icon", both=30, b=10, c=0, neither=10)
+    old, new = make_report(text_old | icon_old), make_report(text_new | icon_new)
+    result = compare(old, new)
+    assert row(result, "overall")["verdict"] == SAME  # b=10, c=8
+    assert row(result, "ui_type", "icon")["verdict"] == WORSE
+    assert row(result, "ui_type", "text")["verdict"] == BETTER
+    assert result["regressions"] == ["ui_type=icon"]
+    assert run_main(tmp_path, old, new, "--fail-on-regression") == 1
+
+
+def test_cases_in_one_run_only_are_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = pairs("text", both=10, neither=5)
+    old["text-gone"] = "hit"
+    new["text-added"] = "miss"
+    new["icon-added"] = "hit"
+    result = compare(make_report(old), make_report(new))
+    assert result["only_in_old"] == ["text-gone"]
+    assert result["only_in_new"] == ["icon-added", "text-added"]
+    assert result["shared"] == 15 and row(result, "overall")["paired"]["n"] == 15
+    # The category that exists only in the new run still gets a row.
+    icon = row(result, "ui_type", "icon")
+    assert icon["old"] is None and icon["new"]["accuracy"] == 1.0 and icon["paired"]["n"] == 0 and icon["verdict"] == SAME
+    assert run_main(tmp_path, make_report(old), make_report(new)) == 0
+    out = capsys.readouterr().out
+    assert "only in old (1): text-gone" in out
+    assert "only in new (2): icon-added, text-added" in out
+
+
+def test_errors_are_left_out_of_the_paired_test() -> None:
+    old, new = pairs("text", both=10, b=0, c=0, neither=0)
+    for i in range(8):  # old hit, new error: not a regression, an error
+        old[f"text-e{i}"], new[f"text-e{i}"] = "hit", "error"
+    result = compare(make_report(old), make_report(new))
+    overall = row(result, "overall")
+    assert overall["paired"]["n"] == 10 and overall["paired"]["b"] == 0
+    assert result["excluded"]["error_in_new"] == [f"text-e{i}" for i in range(8)]
+    assert result["regressions"] == []
+
+
+def test_combined_breakdown_is_grouped_like_guitest() -> None:
+    tags = {}
+    old_v, new_v = {}, {}
+    for i in range(12):
+        cid = f"c{i:02d}"
+        tags[cid] = {"split": "web" if i < 6 else "mobile", "data_type": "icon" if i % 2 else "text"}
+        old_v[cid], new_v[cid] = "hit", ("miss" if tags[cid] == {"split": "web", "data_type": "icon"} else "hit")
+    old, new = make_report(old_v, tags), make_report(new_v, tags)
+    for report in (old, new):
+        report["breakdown"]["split/data_type"] = {
+            f"{s}/{d}": _counts([c for c in report["cases"] if c["tags"] == {"split": s, "data_type": d}])
+            for s in ("mobile", "web") for d in ("icon", "text")
+        }
+    result = compare(old, new)
+    assert row(result, "split/data_type", "web/icon")["paired"]["b"] == 3
+    assert row(result, "split/data_type", "web/text")["paired"]["n"] == 3
+
+
+def test_json_output(tmp_path: Path) -> None:
+    old, new = pairs("text", both=5, b=6, c=0)
+    out = tmp_path / "out" / "cmp.json"
+    assert run_main(tmp_path, make_report(old), make_report(new), "--json", str(out)) == 0
+    data = json.loads(out.read_text("utf-8"))
+    assert data["regressions"] == ["overall", "ui_type=text"]
+    assert data["rows"][0]["paired"]["b"] == 6
+    assert data["old"]["path"].endswith("old.json")
+
+
+def test_format_text_is_aligned() -> None:
+    old, new = pairs("text", both=30, b=10, c=0, neither=10)
+    text = format_text(compare(make_report(old), make_report(new)))
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("category"))
+    rule = lines[header + 1]
+    assert set(rule.replace(" ", "")) == {"-"}
+    # Every table row ends its 'p' column at the same place as the header's 'p'.
+    p_end = lines[header].index(" p ") + 2
+    for line in lines[header + 2: header + 4]:
+        assert line[p_end - 1] != " " and line[p_end] == " "
+
+
+def test_different_suites_warn() -> None:
+    old, new = pairs("text", both=3)
+    result = compare(make_report(old, suite="a"), make_report(new, suite="b"))
+    assert any("different suites" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no such file"),
+        ("{not json", "not JSON"),
+        ("[1, 2]", "not a guitest report"),
+        ('{"overall": {"accuracy": 0.5}, "breakdown": {}}', "'cases' missing"),
+        ('{"overall": {"accuracy": 2}, "breakdown": {}, "cases": []}', "overall.accuracy"),
+        ('{"overall": {"accuracy": 0.5}, "breakdown": {}, "cases": [{"id": "a"}]}', "cases[0]"),
+    ],
+)
+def test_invalid_input_exits_2_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str) -> None:
+    good = write(tmp_path, "good.json", make_report(pairs("text", both=2)[0]))
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        bad.write_text(content, "utf-8")
+    assert main([good, str(bad)]) == 2
+    assert main([str(bad), good, "--fail-on-regression"]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and message in err
+
+
+def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
+    good = write(tmp_path, "good.json", make_report(pairs("text", both=2)[0]))
+    for args in (["--alpha", "0"], ["--alpha", "1.5"], ["--min-drop", "-0.1"], ["--min-drop", "x"]):
+        with pytest.raises(SystemExit) as exc:
+            main([good, good, *args])
+        assert exc.value.code == 2
+
+
+def test_json_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = pairs("text", both=5, b=1, c=1)
+    assert run_main(tmp_path, make_report(old), make_report(new), "--json", "-") == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["paired"] == 7
+    assert "no detectable change" in captured.err
