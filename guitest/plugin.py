@@ -22,7 +22,7 @@ from .case import run_case
 from .datapath import locate, resolve_root
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
-from .models import SPECS, load_model
+from .models import SPECS, choose_profile, load_model
 from .images import thumbnail
 from .models.base import Blind, Model, Settings
 from .runner import Prefetcher
@@ -62,6 +62,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
     add("--gate-metric", choices=("accuracy", "pass@k"), default=None, help="what the gate thresholds apply to: accuracy (avg@k with --repeats; the default) or pass@k")
     add("--gate-exit-code", metavar="N", type=int, default=gate_mod.DEFAULT_EXIT_CODE, help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
+
+
+class GuitestHookSpecs:
+    """Hooks guitest calls; implement them in a conftest.py or a plugin."""
+
+    @pytest.hookspec(firstresult=True)
+    def pytest_guitest_make_model(self, spec: str, settings: Settings, profile: Any, profile_reason: str) -> Model | None:
+        """Return a guitest Model for ``--model=spec``, or None to leave it to guitest.
+
+        The conftest-level way to plug in a custom adapter (docs/adapters.md).
+        """
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(GuitestHookSpecs)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -175,7 +190,11 @@ class GuitestState:
         self.model: Model | None = None
         if opt.model:
             try:
-                self.model = load_model(opt.model, self.settings, profile=opt.model_profile, backoff=opt.retry_backoff)
+                profile, reason = choose_profile(opt.model, opt.model_profile)
+                custom = config.hook.pytest_guitest_make_model(spec=opt.model, settings=self.settings, profile=profile, profile_reason=reason)
+                if custom is not None and not isinstance(custom, Model):
+                    raise GuitestError(f"pytest_guitest_make_model returned {type(custom).__name__}, not a guitest.models.base.Model")
+                self.model = custom or load_model(opt.model, self.settings, profile=opt.model_profile, backoff=opt.retry_backoff)
             except GuitestError as exc:
                 raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
         self.want_thumbnails = bool(self.model is not None and (opt.report_html or not isinstance(self.model, Blind)))
