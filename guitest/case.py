@@ -16,7 +16,8 @@ from PIL import Image
 from .errors import GuitestError
 from .geometry import clip, is_proper
 from .images import open_image
-from .models.base import Case, Model, Prompt, SentImage
+from .cache import ResponseCache, image_digest
+from .models.base import Case, Model, Prompt, Reply, SentImage
 from .sample import Sample
 from .tasks import grounding
 from .verdict import ERROR, HIT, PARTIAL, case_result
@@ -29,6 +30,7 @@ def run_case(
     repeats: int = 1,
     strategy: str = "avg",
     thumbnail: Callable[[str, Image.Image], str] | None = None,
+    cache: ResponseCache | None = None,
 ) -> dict[str, Any]:
     """Run one grounding case and return its result (see :func:`guitest.verdict.case_result`).
 
@@ -36,6 +38,8 @@ def run_case(
     and sent-prepared once): every attempt is recorded under ``attempts``; with the
     ``pass`` strategy the attempts stop at the first hit. ``thumbnail(path, image)``, when
     given, makes the picture of the screenshot the HTML report shows (result key ``thumbnail``).
+    With ``cache``, replies are looked up before and stored after each model call (result
+    key ``cached``: how many attempts the cache answered).
     """
     notes = list(sample.notes)
     try:
@@ -68,21 +72,49 @@ def run_case(
             except OSError:
                 pass  # a picture for the report only: never a reason to fail the case
     common["sent_size"] = list(sent.size)
+    use_cache = cache is not None and cache.mode != "off" and model.cacheable
+    digest = image_digest(sent.data, sample.image, sent.size) if use_cache else None
     attempts = []
     for index in range(max(repeats, 1)):
-        attempt = _attempt(replace(case, attempt=index), prompt, sent, model, notes)
+        attempt = _attempt(replace(case, attempt=index), prompt, sent, model, notes, cache if use_cache else None, digest)
         attempts.append(attempt)
         if strategy == "pass" and attempt["verdict"] == HIT:
             break
+    cached = sum(bool(a.pop("cached", False)) for a in attempts)
+    if cached:
+        common["cached"] = cached
     if repeats <= 1:
         return case_result(sample.id, attempts[0].pop("verdict"), sample.tags, **attempts[0], **common)
     return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
 
 
-def _attempt(case: Case, prompt: Prompt, sent: SentImage, model: Model, notes: list[str]) -> dict[str, Any]:
-    """One model call and its verdict: ``{verdict, prediction, response, finish_reason[, error]}``."""
+def _attempt(
+    case: Case, prompt: Prompt, sent: SentImage, model: Model, notes: list[str], cache: ResponseCache | None = None, digest: str | None = None
+) -> dict[str, Any]:
+    """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error][, cached]}``."""
+    key = stored = None
+    if cache is not None:
+        key = cache.key(
+            {
+                "model": model.name,
+                "adapter": type(model).__name__,
+                "profile": model.profile.name,
+                "system": prompt.system,
+                "user": prompt.user,
+                "image": digest,
+                "sent_size": list(sent.size),
+                "settings": model.generation_settings(),
+                "attempt": case.attempt,
+            }
+        )
+        stored = cache.get(key)
     try:
-        reply = model.generate(prompt, sent, case)
+        if stored is not None:
+            reply = Reply(text=stored[0], finish_reason=stored[1])
+        else:
+            reply = model.generate(prompt, sent, case)
+            if key is not None:
+                cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
         text = model.postprocess(reply, case)
     except GuitestError as exc:
         return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
@@ -93,7 +125,10 @@ def _attempt(case: Case, prompt: Prompt, sent: SentImage, model: Model, notes: l
         notes.append(f"auto_space={prediction['space']}")
     if prediction and prediction.get("outside_image"):
         notes.append("outside_image")
-    return {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
+    out = {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
+    if stored is not None:
+        out["cached"] = True
+    return out
 
 
 def case_verdict(attempts: list[dict[str, Any]]) -> str:

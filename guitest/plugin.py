@@ -18,6 +18,7 @@ from . import __version__, html_report
 from . import compare as compare_mod
 from . import gate as gate_mod
 from . import report as report_mod
+from .cache import FILENAME, MODES, ResponseCache
 from .case import run_case
 from .datapath import locate, resolve_root
 from .errors import GuitestError, SuiteError
@@ -57,6 +58,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--report-html", metavar="PATH", default=None, help="also write the HTML report here ('{suite}' is replaced too); asks for screenshot thumbnails even for models that never decode images")
     add("--baseline", metavar="OLD.json", default=None, help="compare with an earlier JSON report at the end (exact McNemar per category) and fail the gate on a significant regression")
     add("--baseline-min-drop", metavar="X", type=float, default=0.0, help="with --baseline: only a drop of at least X (0..1) counts as a regression")
+    add("--cache", choices=MODES, default="on", help="the response cache: on (read and write; default), off, read (never write), write (never read), refresh (call the model and overwrite)")
+    add("--cache-dir", metavar="DIR", default=None, help=f"folder of the response cache ({FILENAME}); default: the report folder")
     add("--repeats", metavar="K", type=int, default=1, help="ask the model K times per case (each attempt its own call); reports avg@k, pass@k, spread and flakiness")
     add("--attempt-strategy", choices=("avg", "pass"), default="avg", help="with --repeats: 'avg' runs all K attempts, 'pass' stops at the first hit (pass@k)")
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
@@ -133,7 +136,15 @@ class GuitestItem(pytest.Item):
     def job(self) -> dict[str, Any]:
         opt = self.config.option
         state = self.config.stash[STATE]
-        return run_case(self.sample, state.model, self.prompt, opt.repeats, opt.attempt_strategy, state.thumbnail if state.want_thumbnails else None)
+        return run_case(
+            self.sample,
+            state.model,
+            self.prompt,
+            repeats=opt.repeats,
+            strategy=opt.attempt_strategy,
+            thumbnail=state.thumbnail if state.want_thumbnails else None,
+            cache=state.cache,
+        )
 
     def runtest(self) -> None:
         self.result = self.config.stash[STATE].result_for(self)
@@ -200,6 +211,8 @@ class GuitestState:
         self.want_thumbnails = bool(self.model is not None and (opt.report_html or not isinstance(self.model, Blind)))
         self._thumbnails: dict[str, str] = {}
         self._thumb_lock = threading.Lock()
+        self._cache: ResponseCache | None = None
+        self._cache_lock = threading.Lock()
         self._prefetcher: Prefetcher | None = None
         self._index: dict[str, int] = {}
         self._session: pytest.Session | None = None
@@ -262,6 +275,21 @@ class GuitestState:
                 self.selected.setdefault(key, []).append(nodeid)
 
     # -- running -------------------------------------------------------------------------------
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        """This process's response cache (opened on first use), or None when it is off or the model costs nothing."""
+        opt = self.config.option
+        if opt.cache == "off" or self.model is None or not self.model.cacheable:
+            return None
+        with self._cache_lock:
+            if self._cache is None:
+                self._cache = ResponseCache(Path(opt.cache_dir) if opt.cache_dir else self._report_dir(), opt.cache)
+            return self._cache
+
+    def _report_dir(self) -> Path:
+        opt = self.config.option
+        return Path(opt.report_dir) if opt.report_dir else Path(self.config.rootpath, "reports")
 
     def thumbnail(self, path: str, image: Any) -> str:
         """The report's picture of a screenshot, made once per image file in this worker."""
@@ -389,6 +417,10 @@ class GuitestState:
                 "workers": getattr(self.config.option, "numprocesses", None) or 0,
                 "pytest_args": [a for a in self.config.invocation_params.args if "key" not in a.lower()],
                 "merged_into_report_of": merged_from,
+                "cache": {
+                    "mode": self.config.option.cache if self.model.cacheable else "not used (this model costs nothing)",  # type: ignore[union-attr]
+                    "attempts_answered_from_cache": sum(r.get("cached", 0) for r in results),
+                },
             },
         )
         failures, notes = gate_mod.check(limits, report)
@@ -416,7 +448,7 @@ class GuitestState:
     def _report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:
         """Where the JSON, Markdown and HTML reports of suite ``name`` go: the report folder, then the exact paths asked for."""
         opt = self.config.option
-        report_dir = Path(opt.report_dir) if opt.report_dir else Path(self.config.rootpath, "reports")
+        report_dir = self._report_dir()
         json_paths = [report_dir / f"{name}.json"]
         md_paths = [report_dir / f"{name}.md"]
         html_paths = [report_dir / f"{name}.html"]
@@ -451,7 +483,11 @@ class GuitestState:
         for key, report in self.reports.items():
             tr = terminalreporter
             tr.write_sep("=", f"guitest: {report['suite']['name']} ({key})")
-            tr.write_line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")
+            cached = report["run"].get("cache", {}).get("attempts_answered_from_cache", 0)
+            tr.write_line(
+                f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases"
+                + (f" ({cached} answered from the response cache)" if cached else "")
+            )
             for line in report_mod.text_table(report):
                 tr.write_line(line)
             if not report["complete"]:
@@ -480,6 +516,8 @@ class GuitestState:
     def close(self) -> None:
         if self._prefetcher is not None:
             self._prefetcher.close()
+        if self._cache is not None:
+            self._cache.close()
         if self.model is not None:
             self.model.close()
 

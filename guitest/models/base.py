@@ -82,7 +82,12 @@ class Case:
 
 
 class Model:
-    """Base adapter; ``profile`` holds the conventions of the model family."""
+    """Base adapter; ``profile`` holds the conventions of the model family.
+
+    ``cacheable``: its replies go through the response cache (False for models that cost nothing).
+    """
+
+    cacheable = True
 
     def __init__(self, name: str, settings: Settings, profile: Profile | None = None, profile_reason: str = "") -> None:
         self.name = name
@@ -128,6 +133,11 @@ class Model:
         """The reply text the answer parser reads."""
         return reply.text
 
+    def generation_settings(self) -> dict[str, Any]:
+        """The settings a reply depends on (part of the response cache's key)."""
+        s = self.settings
+        return {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed, "max_image_bytes": s.max_image_bytes}
+
     def describe(self) -> dict[str, Any]:
         """What the report records about this model: name, class, profile (and why), settings."""
         return {
@@ -144,7 +154,9 @@ class Model:
 
 
 class Blind(Model):
-    """A model that never looks at pixels (baselines, replayed replies): the image is not decoded."""
+    """A model that never looks at pixels (baselines, replayed replies): the image is not decoded, nothing is cached."""
+
+    cacheable = False
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
         return SentImage(image=None, size=case.sent_size)

@@ -1,0 +1,73 @@
+"""The response cache: a second identical run is answered from it, byte for byte the same report, serial and -n 2."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+import fakeserver
+from builders import center_norm, n_rows, write_suite
+from guitest.cache import FILENAME
+
+
+def run(pytester: pytest.Pytester, base_url: str, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "suites/tiny", "--model=openai:agent", f"--base-url={base_url}", "--retries=0", "--timeout=2", "-p", "no:cacheprovider", *extra
+    )
+
+
+def report(pytester: pytest.Pytester) -> dict:
+    data = json.loads((pytester.path / "reports" / "tiny.json").read_text())
+    return data
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_second_run_is_answered_from_the_cache(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    x, y = center_norm("desktop", 0)
+    script = {"open the file menu": [{"content": f"Answer: [{x}, {y}]"}]}
+    with fakeserver.serve(tmp_path, script=script) as server:
+        first = run(pytester, server.base_url, *mode)
+        calls = len(server.requests())
+        url = server.base_url
+    assert first.ret == 0, first.stdout.str()
+    assert calls == n_rows()
+    one = report(pytester)
+    assert one["run"]["cache"]["attempts_answered_from_cache"] == 0
+    with sqlite3.connect(pytester.path / "reports" / FILENAME) as db:
+        assert db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == n_rows()
+    # the endpoint is gone: every case must come from the cache, and the report is the same
+    second = run(pytester, url, *mode)
+    assert second.ret == 0, second.stdout.str()
+    two = report(pytester)
+    assert two["run"]["cache"]["attempts_answered_from_cache"] == n_rows()
+    second.stdout.fnmatch_lines([f"*{n_rows()} answered from the response cache*"])
+    one.pop("run"), two.pop("run")
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+    assert one["overall"]["hit"] == 1
+
+
+def test_cache_modes(pytester: pytest.Pytester, tmp_path) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    with fakeserver.serve(tmp_path) as server:
+        assert run(pytester, server.base_url, "--cache=off").ret == 0
+        assert not (pytester.path / "reports" / FILENAME).exists()
+        assert run(pytester, server.base_url, "--cache=write").ret == 0
+        assert run(pytester, server.base_url, "--cache=write").ret == 0  # write never reads: asks again
+        assert run(pytester, server.base_url, "--cache=refresh").ret == 0  # refresh asks again and overwrites
+        assert len(server.requests()) == 4 * n_rows()
+        assert run(pytester, server.base_url, "--cache=read").ret == 0  # read answers from what is stored
+        assert len(server.requests()) == 4 * n_rows()
+    # another temperature is another key: nothing cached for it, and the endpoint is gone
+    result = run(pytester, server.base_url, "--temperature=0.7")
+    assert result.ret == 1
+    assert report(pytester)["overall"]["error"] == n_rows()
+
+
+def test_baselines_bypass_the_cache(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    assert pytester.runpytest_subprocess("suites/tiny", "--model=oracle", "-p", "no:cacheprovider").ret == 0
+    assert not (pytester.path / "reports" / FILENAME).exists()
+    assert report(pytester)["run"]["cache"]["mode"].startswith("not used")
