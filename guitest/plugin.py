@@ -58,6 +58,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--report-html", metavar="PATH", default=None, help="also write the HTML report here ('{suite}' is replaced too); asks for screenshot thumbnails even for models that never decode images")
     add("--baseline", metavar="OLD.json", default=None, help="compare with an earlier JSON report at the end (exact McNemar per category) and fail the gate on a significant regression")
     add("--baseline-min-drop", metavar="X", type=float, default=0.0, help="with --baseline: only a drop of at least X (0..1) counts as a regression")
+    add("--device", default="cpu", help="hf: models: cpu, cuda, cuda:N, mps or auto (default cpu)")
+    add("--dtype", default="auto", help="hf: models: auto (the checkpoint's own), float32, float16, bfloat16")
+    add("--batch-size", metavar="N", type=int, default=1, help="hf: models: generate up to N cases in one batch per worker (needs --concurrency >= N)")
     add("--cache", choices=MODES, default="on", help="the response cache: on (read and write; default), off, read (never write), write (never read), refresh (call the model and overwrite)")
     add("--cache-dir", metavar="DIR", default=None, help=f"folder of the response cache ({FILENAME}); default: the report folder")
     add("--repeats", metavar="K", type=int, default=1, help="ask the model K times per case (each attempt its own call); reports avg@k, pass@k, spread and flakiness")
@@ -187,6 +190,9 @@ class GuitestState:
             min_pixels=opt.min_pixels,
             max_pixels=opt.max_pixels,
             max_image_bytes=opt.max_image_bytes,
+            device=opt.device,
+            dtype=opt.dtype,
+            batch_size=opt.batch_size,
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")

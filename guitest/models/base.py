@@ -33,6 +33,9 @@ class Settings:
     min_pixels: int | None = None
     max_pixels: int | None = None
     max_image_bytes: int | None = None
+    device: str = "cpu"
+    dtype: str = "auto"
+    batch_size: int = 1
 
     def public(self) -> dict[str, Any]:
         """The settings as plain builtins, safe to print and store (credentials in the URL removed)."""
