@@ -73,6 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_arguments(c)
     c.set_defaults(func=compare.run)
+    from . import fetch
+
+    d = sub.add_parser("data", help="download and verify benchmark data")
+    data_sub = d.add_subparsers(dest="data_command", required=True)
+    f = data_sub.add_parser(
+        "fetch",
+        help="download a suite's public data from the Hugging Face Hub, then verify it",
+        description="Download NAME's public data into the data root (--data-root, $GUITEST_DATA, default), "
+        "unpack it, and verify the sample count and that every image exists. A verified copy is left alone "
+        "unless --force. Exit 0 when verified, 2 otherwise.",
+    )
+    fetch.add_arguments(f)
+    f.set_defaults(func=fetch.run)
     return parser
 
 
