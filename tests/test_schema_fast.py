@@ -1,0 +1,42 @@
+"""The compiled fast path agrees with jsonschema on every row it is shown (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from guitest.schema import fast_check, validator
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5000), st.floats(allow_nan=False, allow_infinity=True), st.text(max_size=8))
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=12)
+FIELDS = ["img_filename", "bbox", "instruction", "data_type", "data_source", "id", "application", "platform", "img_size", "ui_type", "group", "instruction_cn"]
+near_valid = st.fixed_dictionaries(
+    {},
+    optional={
+        "img_filename": st.one_of(st.text(max_size=5), scalars),
+        "bbox": st.one_of(st.lists(st.one_of(st.integers(-2, 50), st.floats(-1, 50), st.booleans(), st.text(max_size=2)), min_size=0, max_size=5), scalars),
+        "instruction": st.one_of(st.sampled_from(["", " ", "click it", "\t"]), scalars),
+        "data_type": st.one_of(st.sampled_from(["text", "icon", "Text"]), scalars),
+        "data_source": st.one_of(st.text(max_size=3), scalars),
+        "id": st.one_of(st.text(max_size=3), scalars),
+        "application": st.one_of(st.text(max_size=3), scalars),
+        "platform": st.one_of(st.text(max_size=3), scalars),
+        "img_size": st.one_of(st.lists(st.one_of(st.integers(-1, 9), st.floats(0, 9)), max_size=3), scalars),
+        "ui_type": st.one_of(st.sampled_from(["text", "icon"]), scalars),
+        "group": st.one_of(st.text(max_size=3), scalars),
+        "instruction_cn": st.one_of(st.none(), st.text(max_size=3), st.integers()),
+    },
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(row=st.one_of(near_valid, values), name=st.sampled_from(["formats/screenspot", "formats/screenspot_pro", "suite"]))
+def test_fast_check_agrees_with_jsonschema(row, name) -> None:
+    assert fast_check(name)(row) == validator(name).is_valid(row)
+
+
+def test_fast_check_accepts_a_real_row_and_rejects_a_broken_one() -> None:
+    row = {"img_filename": "a.png", "bbox": [1, 2, 3, 4], "instruction": "x", "data_type": "icon", "data_source": "ios"}
+    assert fast_check("formats/screenspot")(row)
+    assert not fast_check("formats/screenspot")({**row, "bbox": [1, 2, 0, 4]})  # w must be > 0
+    assert fast_check("formats/screenspot") is not validator("formats/screenspot").is_valid  # really compiled
