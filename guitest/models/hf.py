@@ -176,15 +176,19 @@ class HFModel(Model):
             self.processor_note = f"fixed resolution ({type(images).__name__}): the processor resizes the sent image" + (f" to {fixed}" if fixed else "")
         self.processor = processor
 
-    def _image_only_processor(self, why: str) -> Any:
-        """The model's processor class without its video processor: image processor (PIL backend without torchvision) + tokenizer + chat template."""
-        where = f"--model={self.name}"
+    def _config(self, where: str) -> Any:
+        """The model folder's config, or a ModelError saying what is wrong with the folder."""
         try:
-            config = transformers.AutoConfig.from_pretrained(self.path)
+            return transformers.AutoConfig.from_pretrained(self.path)
         except OSError as exc:
             raise ModelError(_not_found(where, self.path, exc)) from None
         except (ValueError, KeyError) as exc:
             raise ModelError(_unsupported(where, self.path, exc)) from None
+
+    def _image_only_processor(self, why: str) -> Any:
+        """The model's processor class without its video processor: image processor (PIL backend without torchvision) + tokenizer + chat template."""
+        where = f"--model={self.name}"
+        config = self._config(where)
         if getattr(config, "vision_config", None) is None:
             raise ModelError(
                 f"{where}: unsupported architecture {_architecture(self.path) or getattr(config, 'model_type', '?')}: "
@@ -212,12 +216,7 @@ class HFModel(Model):
 
     def _load_model(self) -> None:
         where = f"--model={self.name}"
-        try:
-            config = transformers.AutoConfig.from_pretrained(self.path)
-        except OSError as exc:
-            raise ModelError(_not_found(where, self.path, exc)) from None
-        except (ValueError, KeyError) as exc:
-            raise ModelError(_unsupported(where, self.path, exc)) from None
+        config = self._config(where)
         self.architecture = (getattr(config, "architectures", None) or [type(config).__name__])[0]
         kwargs: dict[str, Any] = {"dtype" if TRANSFORMERS_MAJOR >= 5 else "torch_dtype": DTYPES.get(self.dtype_name, "auto")}
         if self.device != "cpu" and importlib.util.find_spec("accelerate") is not None:
