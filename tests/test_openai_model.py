@@ -6,6 +6,7 @@ and drives its faults with a script. Timeouts and backoffs are kept small so the
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
@@ -376,3 +377,27 @@ def test_bad_script_fails_with_server_stderr(tmp_path):
     with pytest.raises(RuntimeError, match="script must be a JSON object"):
         with fakeserver.serve(tmp_path, script={"*": "not a list"}):
             pass
+
+
+def test_screenshot_at_its_own_size_is_sent_as_its_file(tmp_path, case, monkeypatch):
+    from guitest.images import open_image
+
+    path = tmp_path / "shot.png"
+    Image.new("RGB", IMAGE_SIZE, "white").save(path)
+    model = make("http://127.0.0.1:9/v1")
+    with open_image(str(path)) as image:
+        loads = []
+        monkeypatch.setattr(image, "load", lambda: loads.append(1))
+        sent = model.preprocess(image, case)
+        assert sent.data == path.read_bytes() and sent.mime == "image/png" and sent.image is None
+        assert loads == []  # never decoded
+    # a resize decodes and encodes once instead
+    with open_image(str(path)) as image:
+        sent = model.preprocess(image, dataclasses.replace(case, sent_size=(32, 24)))
+        assert sent.size == (32, 24) and sent.data != path.read_bytes() and sent.image is not None
+    model.close()
+    # so does a file over --max-image-bytes
+    small = OpenAIChat(f"openai:{MODEL}", Settings(base_url="http://127.0.0.1:9/v1", max_image_bytes=10, api_key_env=KEY_ENV), MODEL)
+    with open_image(str(path)) as image:
+        assert small.preprocess(image, case).mime == "image/jpeg"
+    small.close()

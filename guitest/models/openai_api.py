@@ -18,7 +18,7 @@ import openai
 from ..errors import ModelError
 from PIL import Image
 
-from ..images import data_uri, encode
+from ..images import as_file, data_uri, encode
 from ..profiles import Profile
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
 
@@ -60,7 +60,12 @@ class OpenAIChat(Model):
         return info
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
-        """Decode, resize and encode once; over --max-image-bytes, re-encode as JPEG, then downscale."""
+        """The screenshot file itself when it is sent at its own size as PNG or JPEG (no decode, no encode);
+        else decode, resize and encode once; over --max-image-bytes, re-encode as JPEG, then downscale."""
+        passthrough = as_file(image, case.sent_size, self.settings.max_image_bytes)
+        if passthrough is not None:
+            data, mime = passthrough
+            return SentImage(image=None, size=image.size, data=data, mime=mime)
         sent = super().preprocess(image, case)
         assert sent.image is not None
         data, mime, final = encode(sent.image, self.settings.max_image_bytes)
