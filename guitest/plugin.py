@@ -27,6 +27,7 @@ from .models import SPECS, choose_profile, load_model
 from .images import thumbnail
 from .models.base import Blind, Model, Settings
 from .runner import Prefetcher
+from .pysuite import Point, Region, load_samples, region
 from .sample import Sample
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
 from .verdict import ERROR, HIT, STATUS
@@ -102,6 +103,59 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if file_path.name in SUITE_FILENAMES:
         return SuiteFile.from_parent(parent, path=file_path)
     return None
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``@guitest.samples(...)`` test functions: one case per sample, parametrized as ``sample``."""
+    spec = getattr(metafunc.function, "_guitest_samples", None)
+    if spec is None:
+        return
+    if "sample" not in metafunc.fixturenames:
+        pytest.fail(f"{metafunc.definition.nodeid}: @guitest.samples needs a 'sample' argument", pytrace=False)
+    try:
+        samples = load_samples(spec, Path(metafunc.definition.path).parent)
+    except SuiteError as exc:
+        pytest.fail(f"guitest: {exc}", pytrace=False)
+    metafunc.parametrize("sample", [pytest.param(s, id=s.id, marks=pytest.mark.guitest(**s.tags)) for s in samples])
+
+
+class ModelHandle:
+    """The ``guitest_model`` fixture: the run's model, for test functions written in Python."""
+
+    def __init__(self, state: "GuitestState", node: pytest.Item) -> None:
+        self._state = state
+        self._node = node
+
+    @property
+    def adapter(self) -> Model:
+        """The model adapter itself (four stages, see docs/adapters.md)."""
+        assert self._state.model is not None
+        return self._state.model
+
+    def click(self, sample: Sample) -> Point | None:
+        """Ask the model where to click for ``sample``; the point in pixels of the original screenshot, or None
+        when the reply had none. The case's verdict and evidence go into the run's report."""
+        opt = self._state.config.option
+        result = run_case(sample, self.adapter, None, repeats=opt.repeats, strategy=opt.attempt_strategy, cache=self._state.cache)
+        self._node.guitest_result = result  # type: ignore[attr-defined]
+        if result["verdict"] == ERROR:
+            pytest.fail(f"{sample.id}: error: {result.get('error')}", pytrace=False)
+        prediction = result.get("prediction")
+        return Point(*prediction["pixel"]) if prediction else None
+
+    @staticmethod
+    def box(sample: Sample) -> Region:
+        """The sample's truth box; ``point in box`` is a hit, edges included."""
+        return region(sample)
+
+
+@pytest.fixture
+def guitest_model(request: pytest.FixtureRequest) -> ModelHandle:
+    """The model given with --model, for test functions written in Python (one adapter per worker)."""
+    state = request.config.stash[STATE]
+    if state.model is None:
+        pytest.fail(f"no model given: pass --model=SPEC ({SPECS})", pytrace=False)
+    return ModelHandle(state, request.node)
 
 
 class CaseError(Exception):
@@ -264,6 +318,10 @@ class GuitestState:
         self._index = {item.nodeid: n for n, item in enumerate(session.items)}
         if not self.is_worker:
             self._note_selected(item.nodeid for item in items)
+            for item in session.items:
+                callspec = getattr(item, "callspec", None)
+                if callspec is not None and isinstance(callspec.params.get("sample"), Sample):
+                    self.selected.setdefault(item.nodeid.partition("::")[0], []).append(f"{item.nodeid.partition('::')[0]}::{callspec.params['sample'].id}")
         if items and self.model is None and not self.config.option.collectonly and not self.is_worker:
             raise pytest.UsageError(_no_model_message(len(items)))
 
@@ -344,8 +402,9 @@ class GuitestState:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
-        if call.when == "call" and isinstance(item, GuitestItem) and item.result is not None:
-            report.guitest = item.result
+        result = item.result if isinstance(item, GuitestItem) else getattr(item, "guitest_result", None)
+        if call.when == "call" and result is not None:
+            report.guitest = result
         return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> tuple[str, Any, Any] | None:
@@ -366,9 +425,8 @@ class GuitestState:
         result = getattr(report, "guitest", None)
         if self.is_worker or report.when != "call" or not result:
             return
-        key = _suite_key(report.nodeid)
-        if key is not None:
-            self.results.setdefault(key, []).append(result)
+        key = _suite_key(report.nodeid) or report.nodeid.partition("::")[0]  # a suite file, or a Python test module
+        self.results.setdefault(key, []).append(result)
 
     # -- the end -------------------------------------------------------------------------------
 
@@ -393,7 +451,10 @@ class GuitestState:
     def _build(self, key: str) -> dict[str, Any]:
         results = self.results.get(key, [])
         selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, [])]
-        suite = _load_suite_quietly(Path(self.config.rootpath, key))
+        python_suite = key.endswith(".py")
+        if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
+            selected = sorted(set(selected) | {r["id"] for r in results})
+        suite = None if python_suite else _load_suite_quietly(Path(self.config.rootpath, key))
         model = self.model.describe()  # type: ignore[union-attr]
         merged_from = None
         if self.config.getoption("lf", False):
@@ -405,12 +466,12 @@ class GuitestState:
         missing = sorted(i for i in selected if i not in got)
         limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy, self.config.option.gate_metric)
         report = report_mod.build(
-            suite={"name": suite.name if suite else Path(key).parent.name, "path": key, "format": suite.format if suite else "", "task": suite.task if suite else ""},
+            suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding"},
             model=model,
             results=results,
             n_selected=len(selected),
             missing=missing,
-            tags=list(suite.tags) if suite else [],
+            tags=list(suite.tags) if suite else sorted({t for r in results for t in r.get("tags", {})}),
             cross=[list(c) for c in suite.cross] if suite else [],
             average=suite.average if suite else "micro",
             macro_over=suite.macro_over if suite else None,
