@@ -268,3 +268,22 @@ def test_through_the_plugin(pytester: pytest.Pytester, screenshot: Path) -> None
 
 def xywh(box: tuple[float, float, float, float]) -> list[float]:
     return [box[0], box[1], box[2] - box[0], box[3] - box[1]]
+
+
+def test_second_identical_run_is_answered_from_the_cache(pytester: pytest.Pytester) -> None:
+    import json
+
+    from builders import n_rows, write_suite
+
+    write_suite(pytester.path / "suites" / "tiny")
+    reports = []
+    for _ in range(2):
+        result = pytester.runpytest_subprocess("suites/tiny", "--model=ocr", "-p", "no:cacheprovider")
+        assert result.ret == 0, result.stdout.str()
+        report = json.loads((pytester.path / "reports" / "tiny.json").read_text())
+        reports.append(report)
+    assert reports[0]["run"]["cache"]["attempts_answered_from_cache"] == 0
+    assert reports[1]["run"]["cache"]["attempts_answered_from_cache"] == n_rows()
+    first, second = (dict(r) for r in reports)
+    first.pop("run"), second.pop("run")
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)

@@ -290,9 +290,18 @@ class OCRModel(Model):
     """
 
     threshold = THRESHOLD
-    # Deterministic and local: a response cache would only keep stale answers after a change of
-    # this module or of the OCR package (the per-screenshot OCR cache above is in memory only).
-    cacheable = False
+    # Cached like any model (a re-run of the demo is free); the key carries the OCR package's
+    # version and this matcher's, so a change of either never serves a stale answer.
+    MATCHER_VERSION = 1
+
+    def generation_settings(self) -> dict[str, Any]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            engine = version("rapidocr-onnxruntime")
+        except PackageNotFoundError:
+            engine = "unknown"
+        return {**super().generation_settings(), "threshold": self.threshold, "engine": engine, "matcher": self.MATCHER_VERSION}
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         if image.image is None:
