@@ -43,4 +43,14 @@ def numbers(text: str) -> list[float]:
     return [float(n) for n in re.findall(NUM, text)]
 
 
+def numbers_in(regex: "re.Pattern[str]", region: str, group: int) -> list[Found]:
+    """A point (or box centre) from the numbers in ``group`` of every match of ``regex``, in order."""
+    out = []
+    for match in regex.finditer(region):
+        found = from_numbers(numbers(match.group(group)))
+        if found is not None:
+            out.append(found)
+    return out
+
+
 STYLES = ("pair", "toolcall", "qwen_box", "uitars", "pyautogui", "tags")

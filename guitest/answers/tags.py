@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import re
 
-from . import Found, from_numbers, numbers
+from . import Found, numbers_in
 
 TAG = re.compile(r"<(point|bbox|click|coordinate|points)\b[^>]*>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
 
 
 def find(region: str) -> list[Found]:
-    out = []
-    for match in TAG.finditer(region):
-        found = from_numbers(numbers(match.group(2)))
-        if found is not None:
-            out.append(found)
-    return out
+    return numbers_in(TAG, region, 2)

@@ -7,15 +7,10 @@ from __future__ import annotations
 
 import re
 
-from . import Found, from_numbers, numbers
+from . import Found, numbers_in
 
 ARG = re.compile(r"\b(?:start_box|point|start_point|box)\s*=\s*(['\"])(.*?)\1", re.DOTALL)
 
 
 def find(region: str) -> list[Found]:
-    out = []
-    for match in ARG.finditer(region):
-        found = from_numbers(numbers(match.group(2)))
-        if found is not None:
-            out.append(found)
-    return out
+    return numbers_in(ARG, region, 2)
