@@ -136,7 +136,9 @@ class ModelHandle:
         """Ask the model where to click for ``sample``; the point in pixels of the original screenshot, or None
         when the reply had none. The case's verdict and evidence go into the run's report."""
         opt = self._state.config.option
-        result = run_case(sample, self.adapter, None, repeats=opt.repeats, strategy=opt.attempt_strategy, cache=self._state.cache)
+        state = self._state
+        thumbnail = state.thumbnail if state.want_thumbnails else None
+        result = run_case(sample, self.adapter, None, repeats=opt.repeats, strategy=opt.attempt_strategy, thumbnail=thumbnail, cache=state.cache)
         self._node.guitest_result = result  # type: ignore[attr-defined]
         if result["verdict"] == ERROR:
             pytest.fail(f"{sample.id}: error: {result.get('error')}", pytrace=False)
