@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .answers import STYLES, Found
+from .profiles import PROFILES
 
 ANSWER = re.compile(r"\b(?:final\s+)?answer\b\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 THINK = re.compile(r"<think>.*?(?:</think>|$)", re.IGNORECASE | re.DOTALL)
@@ -69,12 +70,9 @@ def parse_answer(text: str, styles: Sequence[tuple[str, str]]) -> ParsedPoint | 
     return None
 
 
-GENERIC_STYLES = (("pair", "normalized"), ("toolcall", "normalized"), ("tags", "normalized"))
-
-
 def parse_point(text: str) -> ParsedPoint | None:
-    """The point of a reply in the default prompt's convention (normalized ``Answer: [x, y]``)."""
-    return parse_answer(text, GENERIC_STYLES)
+    """The point of a reply read as the ``generic`` profile reads it (normalized ``Answer: [x, y]``)."""
+    return parse_answer(text, PROFILES["generic"].styles)
 
 
 def is_refusal(text: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..geometry import Box, contains, guess_space, to_original_pixels
 from ..parsing import is_refusal, parse_answer
-from ..profiles import GENERIC_PROMPT, Profile
+from ..profiles import Profile
 from ..verdict import HIT, MISS, REFUSED, TRUNCATED, UNPARSED
 
 
@@ -54,5 +54,3 @@ def judge(
     if expect_refusal:
         return MISS, prediction
     return (HIT if contains(truth, (px, py)) else MISS), prediction
-
-DEFAULT_PROMPT = GENERIC_PROMPT
