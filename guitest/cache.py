@@ -31,10 +31,22 @@ class ResponseCache:
         self.mode = mode
         self.path = Path(folder) / FILENAME
         self._local = threading.local()
+        self.write_errors = 0
         if mode != "off":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
-                db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, finish_reason TEXT, model TEXT, created REAL)")
+            # Several xdist workers may create the file at the same moment: switching to WAL and
+            # creating the table can meet a lock that the busy timeout does not cover, so retry.
+            for attempt in range(20):
+                try:
+                    self._connect().execute(
+                        "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, finish_reason TEXT, model TEXT, created REAL)"
+                    )
+                    break
+                except sqlite3.OperationalError:
+                    self.close()
+                    if attempt == 19:
+                        raise
+                    time.sleep(0.05 * (attempt + 1))
 
     @property
     def reads(self) -> bool:
@@ -62,17 +74,23 @@ class ResponseCache:
         """``(text, finish_reason)`` stored under ``key``, or None (also when this mode does not read)."""
         if not self.reads:
             return None
-        row = self._connect().execute("SELECT text, finish_reason FROM replies WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self._connect().execute("SELECT text, finish_reason FROM replies WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None  # a cache that cannot be read is a miss, never a failed case
         return (row[0], row[1]) if row else None
 
     def put(self, key: str, text: str, finish_reason: str | None, model: str) -> None:
         """Store a reply (committed at once) when this mode writes."""
         if not self.writes:
             return
-        self._connect().execute(
-            "INSERT OR REPLACE INTO replies (key, text, finish_reason, model, created) VALUES (?, ?, ?, ?, ?)",
-            (key, text, finish_reason, model, time.time()),
-        )
+        try:
+            self._connect().execute(
+                "INSERT OR REPLACE INTO replies (key, text, finish_reason, model, created) VALUES (?, ?, ?, ?, ?)",
+                (key, text, finish_reason, model, time.time()),
+            )
+        except sqlite3.Error:
+            self.write_errors += 1  # the reply is still scored; it will only be asked again next run
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

@@ -71,3 +71,32 @@ def test_baselines_bypass_the_cache(pytester: pytest.Pytester) -> None:
     assert pytester.runpytest_subprocess("suites/tiny", "--model=oracle", "-p", "no:cacheprovider").ret == 0
     assert not (pytester.path / "reports" / FILENAME).exists()
     assert report(pytester)["run"]["cache"]["mode"].startswith("not used")
+
+
+def _hammer(folder: str) -> None:
+    from pathlib import Path
+
+    from guitest.cache import ResponseCache
+
+    cache = ResponseCache(Path(folder), "on")
+    for i in range(30):
+        cache.put(f"k{i}", "text", "stop", "m")
+        assert cache.get(f"k{i}") == ("text", "stop")
+    cache.close()
+
+
+def test_workers_creating_the_cache_at_once(tmp_path) -> None:
+    """xdist workers open a fresh cache file at the same moment: none of them may fail."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    for trial in range(6):
+        folder = tmp_path / str(trial)
+        procs = [ctx.Process(target=_hammer, args=(str(folder),)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+        with sqlite3.connect(folder / FILENAME) as db:
+            assert db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == 30
