@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from .errors import GuitestError
 from .metrics import group_key
+from .report import align_table
 
 HIT, ERROR = "hit", "error"
 BETTER, WORSE, SAME = "better", "worse", "no detectable change"
@@ -313,11 +314,7 @@ def format_text(result: dict[str, Any]) -> str:
         new_acc = r["new"]["accuracy"] if r["new"] else None
         verdict = r["verdict"].upper() if r["verdict"] in (WORSE, BETTER) else r["verdict"]
         cells.append((r["category"], r["value"], _pct(old_acc), _pct(new_acc), _pts(r["delta"]), str(p["n"]), str(p["b"]), str(p["c"]), _p(p["p_value"]), verdict))
-    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
-    for k, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if j in (0, 1, 9) else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines += align_table(cells, left=(0, 1, 9))
     lines += [
         "",
         "delta: new - old accuracy in points (each report's own); paired: cases scored in both runs (errors left out);",

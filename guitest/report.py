@@ -93,15 +93,20 @@ def _cells(name: str, value: str, row: dict[str, Any]) -> tuple[str, ...]:
     return (name, value, str(row["n"]), str(row["hit"]), _pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), str(row["error"]))
 
 
-def text_table(report: dict[str, Any]) -> list[str]:
-    """The overall and per-category table as aligned plain-text lines."""
-    cells = [HEADER] + [_cells(*r) for r in table_rows(report)]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
+def align_table(cells: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) -> list[str]:
+    """Plain-text lines of a table whose first row is the header: columns in ``left`` left-aligned, the rest right-aligned."""
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     lines = []
     for i, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
+        lines.append("  ".join(c.ljust(w) if j in left else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def text_table(report: dict[str, Any]) -> list[str]:
+    """The overall and per-category table as aligned plain-text lines."""
+    lines = align_table([HEADER] + [_cells(*r) for r in table_rows(report)])
     lines += repeat_lines(report)
     lines.append(headline_line(report))
     macro = {k: v for k, v in report["macro"].items() if v is not None}
@@ -125,13 +130,8 @@ def repeat_lines(report: dict[str, Any]) -> list[str]:
             continue
         std = rep["std_across_runs"]
         cells.append((name, value, str(rep["cases"]), _pct(row["accuracy"]), _pct(rep.get(f"pass@{rep['k']}")), "-" if std is None else f"{100 * std:.1f}", _pct(rep["flaky"])))
-    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
-    out = [f"repeats: {k} attempts per case; accuracy above is avg@{k}, its interval over cases; pass@k {report['overall']['repeats']['pass_estimator']}"]
-    for i, row in enumerate(cells):
-        out.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if i == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return out
+    intro = f"repeats: {k} attempts per case; accuracy above is avg@{k}, its interval over cases; pass@k {report['overall']['repeats']['pass_estimator']}"
+    return [intro] + align_table(cells)
 
 
 def headline_line(report: dict[str, Any]) -> str:
