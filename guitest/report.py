@@ -135,11 +135,11 @@ def repeat_lines(report: dict[str, Any]) -> list[str]:
 
 
 def headline_line(report: dict[str, Any]) -> str:
-    """One line: the paper's average first, the other beside it, each named."""
+    """One line: the suite's declared headline average first, the other beside it, each named."""
     h = report["headline"]
     if h["average"] == "macro":
-        return f"headline: {_pct(h['accuracy'])}% macro over {h['over']} (the paper's average); micro {_pct(h['micro'])}%"
-    return f"headline: {_pct(h['accuracy'])}% micro (the paper's average)" + (f"; macro over {h['over']} {_pct(h['macro'])}%" if h.get("over") else "")
+        return f"headline: {_pct(h['accuracy'])}% macro over {h['over']} (the suite's declared headline); micro {_pct(h['micro'])}%"
+    return f"headline: {_pct(h['accuracy'])}% micro (the suite's declared headline)" + (f"; macro over {h['over']} {_pct(h['macro'])}%" if h.get("over") else "")
 
 
 def markdown(report: dict[str, Any]) -> str:
