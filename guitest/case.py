@@ -125,6 +125,8 @@ def _attempt(
         notes.append(f"auto_space={prediction['space']}")
     if prediction and prediction.get("outside_image"):
         notes.append("outside_image")
+    if prediction and prediction["space"] != "normalized" and max(abs(v) for v in prediction["raw"]) <= 1:
+        notes.append("coordinates_look_normalized")  # a profile/model mismatch would score ~0 silently: say so
     out = {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
     if stored is not None:
         out["cached"] = True

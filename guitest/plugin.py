@@ -567,6 +567,14 @@ class GuitestState:
                     red=True,
                     bold=True,
                 )
+            suspicious = report["notes"].get("coordinates_look_normalized", 0)
+            if suspicious:
+                tr.write_line(
+                    f"warning: {suspicious} answer(s) gave coordinates within [0, 1] although profile {report['model']['profile']['name']} "
+                    f"reads {report['model']['space']} coordinates: if the model answers normalized points, pass --model-profile "
+                    "(e.g. generic) so they are not scored as pixels near the top-left corner",
+                    yellow=True,
+                )
             gate = report["gate"]
             for note in gate["notes"]:
                 tr.write_line(f"gate note: {note}", yellow=True)

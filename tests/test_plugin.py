@@ -259,3 +259,13 @@ def test_html_report_junit_properties_and_baseline_gate(pytester: pytest.Pyteste
     # the same model as the baseline: nothing to report
     assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={base}", *mode).ret == 0
     assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={tmp_path / 'nope.json'}").ret == 4
+
+
+def test_normalized_answers_under_a_pixel_profile_are_flagged(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    x, y = center_norm("desktop", 0)
+    (pytester.path / "replies.jsonl").write_text(json.dumps({"id": "desktop-windows-text-0", "response": f"({x:.3f}, {y:.3f})"}) + "\n")
+    result = run(pytester, "suites/tiny", "--model=replay:replies.jsonl", "--model-profile=qwen2.5-vl", "-k", "desktop-windows-text-0")
+    report = report_of(pytester)
+    assert report["cases"][0]["verdict"] == "miss" and report["notes"]["coordinates_look_normalized"] == 1
+    assert any("warning: 1 answer(s) gave coordinates within [0, 1] although profile qwen2.5-vl reads pixel_sent" in line for line in result.stdout.lines)
