@@ -14,12 +14,11 @@ from typing import Any, Callable
 from PIL import Image
 
 from .errors import GuitestError
-from .geometry import clip, is_proper
 from .images import open_image
 from .cache import ResponseCache, image_digest
 from .models.base import Case, Model, Prompt, Reply, SentImage
 from .sample import Sample
-from .tasks import grounding
+from .tasks import Task, grounding
 from .verdict import ERROR, HIT, PARTIAL, case_result
 
 
@@ -31,8 +30,9 @@ def run_case(
     strategy: str = "avg",
     thumbnail: Callable[[str, Image.Image], str] | None = None,
     cache: ResponseCache | None = None,
+    task: Task | None = None,
 ) -> dict[str, Any]:
-    """Run one grounding case and return its result (see :func:`guitest.verdict.case_result`).
+    """Run one case of ``task`` (grounding when None) and return its result (see :func:`guitest.verdict.case_result`).
 
     With ``repeats`` > 1 the model is asked that many times (the image is still decoded
     and sent-prepared once): every attempt is recorded under ``attempts``; with the
@@ -41,7 +41,11 @@ def run_case(
     With ``cache``, replies are looked up before and stored after each model call (result
     key ``cached``: how many attempts the cache answered).
     """
+    task = task or grounding.TASK()
     notes = list(sample.notes)
+    if not sample.image:  # a case with no screenshot of its own (a trajectory whose images the task opens)
+        size = tuple(sample.size or (0, 0))
+        return _run_opened(sample, model, None, size, notes, prompt_template, repeats, strategy, None, cache, task)  # type: ignore[arg-type]
     try:
         image = open_image(sample.image)
     except FileNotFoundError:
@@ -49,31 +53,47 @@ def run_case(
     except OSError as exc:
         return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", notes=notes, instruction=sample.instruction)
     with image:
-        size = image.size
-        if sample.size is not None and tuple(sample.size) != size:
+        if sample.size is not None and tuple(sample.size) != image.size:
             notes.append("image_size_mismatch")
-        truth, clipped = clip(sample.box, size)
-        if clipped:
-            notes.append("bbox_clipped")
-        common = {"notes": notes, "instruction": sample.instruction, "truth": [round(v, 2) for v in truth], "size": list(size), "image": os.path.basename(sample.image)}
-        if not is_proper(truth):
-            return case_result(sample.id, ERROR, sample.tags, error=f"truth box {list(sample.box)} lies outside the {size[0]}x{size[1]} image", **common)
+        return _run_opened(sample, model, image, image.size, notes, prompt_template, repeats, strategy, thumbnail, cache, task)
+
+
+def _run_opened(
+    sample: Sample,
+    model: Model,
+    image: Image.Image | None,
+    size: tuple[int, int],
+    notes: list[str],
+    prompt_template: str | None,
+    repeats: int,
+    strategy: str,
+    thumbnail: Callable[[str, Image.Image], str] | None,
+    cache: ResponseCache | None,
+    task: Task,
+) -> dict[str, Any]:
+    """The rest of :func:`run_case` once the screenshot is open (``image`` None for a case without one)."""
+    truth, fixed, problem = task.truth(sample, size)
+    notes.extend(fixed)
+    common: dict[str, Any] = {"notes": notes, "instruction": sample.instruction, "truth": _shown(truth), "size": list(size), "image": os.path.basename(sample.image)}
+    if problem is not None:
+        return case_result(sample.id, ERROR, sample.tags, error=problem, **common)
+    try:
+        case = Case(sample=sample, original_size=size, truth=truth, sent_size=model.plan_size(size) if image is not None else size, task=task)
+        prompt, sent = task.inputs(model, case, image, prompt_template)
+    except OSError as exc:
+        return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {exc}", **common)
+    except GuitestError as exc:
+        return case_result(sample.id, ERROR, sample.tags, error=str(exc), **common)
+    except Exception as exc:  # an adapter's bug must not stop the other cases
+        return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", **common)
+    if thumbnail is not None and image is not None:
         try:
-            case = Case(sample=sample, original_size=size, truth=truth, sent_size=model.plan_size(size))
-            prompt = model.build_prompt(case, prompt_template)
-            sent = model.preprocess(image, case)
-        except OSError as exc:
-            return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {sample.image}: {exc}", **common)
-        except Exception as exc:  # an adapter's bug must not stop the other cases
-            return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", **common)
-        if thumbnail is not None:
-            try:
-                common["thumbnail"] = thumbnail(sample.image, image)
-            except OSError:
-                pass  # a picture for the report only: never a reason to fail the case
+            common["thumbnail"] = thumbnail(sample.image, image)
+        except OSError:
+            pass  # a picture for the report only: never a reason to fail the case
     common["sent_size"] = list(sent.size)
     use_cache = cache is not None and cache.mode != "off" and model.cacheable
-    digest = image_digest(sent.data, sample.image, sent.size) if use_cache else None
+    digest = _digest(sample, sent, prompt) if use_cache else None
     attempts = []
     for index in range(max(repeats, 1)):
         attempt = _attempt(replace(case, attempt=index), prompt, sent, model, notes, cache if use_cache else None, digest)
@@ -86,6 +106,21 @@ def run_case(
     if repeats <= 1:
         return case_result(sample.id, attempts[0].pop("verdict"), sample.tags, **attempts[0], **common)
     return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
+
+
+def _shown(truth: Any) -> Any:
+    """The truth as the report shows it: a box rounded to 0.01 px, anything else as the task gave it."""
+    if isinstance(truth, tuple) and len(truth) == 4 and all(isinstance(v, (int, float)) for v in truth):
+        return [round(v, 2) for v in truth]
+    return truth
+
+
+def _digest(sample: Sample, sent: SentImage, prompt: Prompt) -> str:
+    """The cache key's image part: the digest of the image sent, and of every further image of the prompt."""
+    digest = image_digest(sent.data, sample.image, sent.size)
+    if prompt.images:
+        digest += ":" + ":".join(image_digest(i.data, f"{sample.image}#{n}", i.size) for n, i in enumerate(prompt.images))
+    return digest
 
 
 def _attempt(
@@ -115,18 +150,24 @@ def _attempt(
             reply = model.generate(prompt, sent, case)
             if key is not None:
                 cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
-        text = model.postprocess(reply, case)
+        text = model.parse_response(model.postprocess(reply, case), case)
     except GuitestError as exc:
         return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
     except Exception as exc:  # an adapter's bug must not stop the other cases
         return {"verdict": ERROR, "prediction": None, "response": None, "error": f"{type(exc).__name__}: {exc}"}
-    verdict, prediction = grounding.judge(text, reply.finish_reason, case.truth, model.profile, sent.size, case.original_size, case.sample.expect_refusal)
+    task = case.task or grounding.TASK()
+    try:
+        verdict, prediction = task.judge(text, reply.finish_reason, case, model.profile, sent.size)
+    except Exception as exc:  # a judge must never raise; if it does, the case says so instead of the run dying
+        return {"verdict": ERROR, "prediction": None, "response": reply.text, "error": f"guitest bug: the {task.name} judge raised {type(exc).__name__}: {exc}"}
     if prediction and prediction.get("space_guessed"):
         notes.append(f"auto_space={prediction['space']}")
     if prediction and prediction.get("outside_image"):
         notes.append("outside_image")
-    if prediction and prediction["space"] != "normalized" and max(abs(v) for v in prediction["raw"]) <= 1:
+    if prediction and "raw" in prediction and prediction.get("space") not in (None, "normalized") and max(abs(v) for v in prediction["raw"]) <= 1:
         notes.append("coordinates_look_normalized")  # a profile/model mismatch would score ~0 silently: say so
+    for note in (prediction or {}).pop("notes", ()):
+        notes.append(note)
     out = {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
     if stored is not None:
         out["cached"] = True

@@ -17,7 +17,7 @@ import math
 from typing import Any, Iterable, Mapping
 
 
-VERDICT_ORDER = ("hit", "miss", "unparsed", "refused", "truncated", "error", "partial")
+VERDICT_ORDER = ("hit", "miss", "unparsed", "refused", "truncated", "unsure", "error", "partial")
 COUNT_COLUMNS = ("n", "hit", "accuracy", "ci95", "unparsed", "refused", "truncated", "error")
 
 

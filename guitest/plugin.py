@@ -30,6 +30,7 @@ from .runner import Prefetcher
 from .pysuite import Point, Region, load_samples, region
 from .sample import Sample
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
+from .tasks import Task, load_task
 from .verdict import ERROR, HIT, STATUS
 
 INCOMPLETE_EXIT_CODE = 11
@@ -48,6 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     add("--max-tokens", metavar="N", type=int, default=512, help="reply token limit (default 512)")
     add("--seed", type=int, default=None, help="seed for the random baseline and for endpoints that take one")
+    add("--model-config", metavar="FILE", default=None, help="a model config (YAML, schemas/model_config.schema.json): replace any of the stages build_prompt, preprocess, generate, postprocess, parse_response by a module:function, and pass generation settings to them (docs/pipeline.md)")
     add("--model-profile", metavar="NAME", default=None, help="the model family's conventions (prompt, image sizing, answer syntax, coordinate space); default: picked from the model name, see docs/profiles.md")
     add("--min-pixels", metavar="N", type=int, default=None, help="upscale screenshots below N pixels before sending (for smart_resize profiles: its min_pixels)")
     add("--max-pixels", metavar="N", type=int, default=None, help="downscale screenshots above N pixels before sending (for smart_resize profiles: its max_pixels)")
@@ -173,11 +175,12 @@ class SuiteFile(pytest.File):
             suite = load_suite(self.path)
             data_dir = locate(str(suite.folder), suite.data, str(state.data_root), state.data_root_source, str(self.path))
             samples = read_suite_samples(suite, data_dir)
+            task = load_task(suite.task, suite.settings, str(suite.path))
         except SuiteError as exc:
             raise self.CollectError(f"guitest: {exc}") from None
         template = prompt_text(suite)
         for sample in samples:
-            item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template)
+            item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template, task=task)
             item.add_marker(pytest.mark.guitest(**sample.tags))
             item.extra_keyword_matches.update(sample.tags.values())
             yield item
@@ -186,10 +189,11 @@ class SuiteFile(pytest.File):
 class GuitestItem(pytest.Item):
     """One benchmark case."""
 
-    def __init__(self, *, sample: Sample, prompt: str | None, **kwargs: Any) -> None:
+    def __init__(self, *, sample: Sample, prompt: str | None, task: Task, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.sample = sample
         self.prompt = prompt
+        self.task = task
         self.result: dict[str, Any] | None = None
 
     def job(self) -> dict[str, Any]:
@@ -203,6 +207,7 @@ class GuitestItem(pytest.Item):
             strategy=opt.attempt_strategy,
             thumbnail=state.thumbnail if state.want_thumbnails else None,
             cache=state.cache,
+            task=self.task,
         )
 
     def runtest(self) -> None:
@@ -268,6 +273,10 @@ class GuitestState:
                 if custom is not None and not isinstance(custom, Model):
                     raise GuitestError(f"pytest_guitest_make_model returned {type(custom).__name__}, not a guitest.models.base.Model")
                 self.model = custom or load_model(opt.model, self.settings, profile=opt.model_profile, backoff=opt.retry_backoff)
+                if opt.model_config:
+                    from .models.pipeline import apply_config
+
+                    self.model = apply_config(self.model, opt.model_config)
             except GuitestError as exc:
                 raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
         self.want_thumbnails = bool(self.model is not None and (opt.report_html or not isinstance(self.model, Blind)))
@@ -457,6 +466,7 @@ class GuitestState:
         if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
             selected = sorted(set(selected) | {r["id"] for r in results})
         suite = None if python_suite else _load_suite_quietly(Path(self.config.rootpath, key))
+        task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
         model = self.model.describe()  # type: ignore[union-attr]
         merged_from = None
         if self.config.getoption("lf", False):
@@ -468,7 +478,7 @@ class GuitestState:
         missing = sorted(i for i in selected if i not in got)
         limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy, self.config.option.gate_metric)
         report = report_mod.build(
-            suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding"},
+            suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding", "settings": task.settings},
             model=model,
             results=results,
             n_selected=len(selected),
@@ -478,6 +488,7 @@ class GuitestState:
             average=suite.average if suite else "micro",
             macro_over=suite.macro_over if suite else None,
             gate={},
+            task=task,
             run={
                 "data_root": str(self.data_root),
                 "data_root_source": self.data_root_source,

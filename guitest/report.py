@@ -9,6 +9,7 @@ from typing import Any
 
 from . import __version__, schema
 from .metrics import aggregate, headline
+from .tasks import Task, task_named
 
 REPORT_FIELDS = ("id", "verdict", "tags", "instruction", "prediction", "response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes", "attempts")
 
@@ -26,11 +27,15 @@ def build(
     macro_over: str | None = None,
     gate: dict[str, Any],
     run: dict[str, Any],
+    task: Task | None = None,
 ) -> dict[str, Any]:
     """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order."""
     cases = [{k: r[k] for k in REPORT_FIELDS if k in r} for r in sorted(results, key=lambda r: r["id"])]
     agg = aggregate(cases, tags, cross)
     agg["headline"] = headline(agg, average, macro_over)
+    metrics = task.summarize(cases) if task is not None else None
+    if metrics is not None:
+        agg["task_metrics"] = metrics
     return {
         "guitest": __version__,
         "suite": suite,
@@ -87,10 +92,20 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 HEADER = ("category", "value", "n", "hit", "acc%", "95% CI", "unparsed", "refused", "trunc", "error")
 
 
-def _cells(name: str, value: str, row: dict[str, Any]) -> tuple[str, ...]:
+def _header(report: dict[str, Any]) -> tuple[str, ...]:
+    """The table's columns: an ``unsure`` column only where a judge said unsure."""
+    return HEADER[:-1] + ("unsure", "error") if _has_unsure(report) else HEADER
+
+
+def _has_unsure(report: dict[str, Any]) -> bool:
+    return bool(report["overall"].get("unsure"))
+
+
+def _cells(name: str, value: str, row: dict[str, Any], unsure: bool = False) -> tuple[str, ...]:
     lo, hi = row["ci95"]
     ci = "-" if row["accuracy"] is None else f"{100 * lo:.1f}-{100 * hi:.1f}"
-    return (name, value, str(row["n"]), str(row["hit"]), _pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), str(row["error"]))
+    extra = (str(row.get("unsure", 0)),) if unsure else ()
+    return (name, value, str(row["n"]), str(row["hit"]), _pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), *extra, str(row["error"]))
 
 
 def align_table(cells: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) -> list[str]:
@@ -106,8 +121,10 @@ def align_table(cells: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) ->
 
 def text_table(report: dict[str, Any]) -> list[str]:
     """The overall and per-category table as aligned plain-text lines."""
-    lines = align_table([HEADER] + [_cells(*r) for r in table_rows(report)])
+    unsure = _has_unsure(report)
+    lines = align_table([_header(report)] + [_cells(*r, unsure=unsure) for r in table_rows(report)])
     lines += repeat_lines(report)
+    lines += task_lines(report)
     lines.append(headline_line(report))
     macro = {k: v for k, v in report["macro"].items() if v is not None}
     if macro:
@@ -134,6 +151,16 @@ def repeat_lines(report: dict[str, Any]) -> list[str]:
     return [intro] + align_table(cells)
 
 
+def task_lines(report: dict[str, Any]) -> list[str]:
+    """The task's own metrics (P/R/F1, weighted scores, agreement, ...) as its module prints them."""
+    metrics = report.get("task_metrics")
+    if not metrics:
+        return []
+    suite = report.get("suite", {})
+    task = task_named(suite.get("task", ""), suite.get("settings"))
+    return task.summary_lines(metrics) if task is not None else []
+
+
 def headline_line(report: dict[str, Any]) -> str:
     """One line: the suite's declared headline average first, the other beside it, each named."""
     h = report["headline"]
@@ -152,10 +179,13 @@ def markdown(report: dict[str, Any]) -> str:
         f"- results: {report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)"),
         f"- guitest {report['guitest']}, data root `{report['run'].get('data_root', '')}`",
         "",
-        "| " + " | ".join(HEADER) + " |",
-        "|" + "|".join("---" for _ in HEADER) + "|",
+        "| " + " | ".join(_header(report)) + " |",
+        "|" + "|".join("---" for _ in _header(report)) + "|",
     ]
-    out += ["| " + " | ".join(_cells(*r)) + " |" for r in table_rows(report)]
+    out += ["| " + " | ".join(_cells(*r, unsure=_has_unsure(report))) + " |" for r in table_rows(report)]
+    extra = task_lines(report)
+    if extra:
+        out += ["", "```"] + extra + ["```"]
     out.append("")
     out.append(headline_line(report))
     out.append("")

@@ -11,6 +11,11 @@ from typing import Any, Iterator
 import jsonschema
 
 
+def has_schema(name: str) -> bool:
+    """Whether guitest ships ``schemas/<name>.schema.json``."""
+    return resources.files("guitest").joinpath("schemas", f"{name}.schema.json").is_file()
+
+
 @functools.cache
 def validator(name: str) -> jsonschema.protocols.Validator:
     """Return the compiled validator for ``schemas/<name>.schema.json`` (compiled once per process)."""

@@ -11,6 +11,7 @@ import yaml
 
 from . import schema
 from .errors import SuiteError, where
+from .tasks import load_task
 
 SUITE_FILENAMES = ("suite.yaml", "suite.yml")
 
@@ -45,6 +46,7 @@ class Suite:
     macro_over: str | None = None
     gate: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def folder(self) -> Path:
@@ -80,8 +82,10 @@ def load_suite(path: Path) -> Suite:
         macro_over=raw.get("macro_over"),
         gate=raw.get("gate", {}),
         description=raw.get("description", ""),
+        settings=raw.get("settings", {}),
     )
     _check_references(suite)
+    load_task(suite.task, suite.settings, str(path))  # unknown settings fail here, naming the field
     return suite
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR = "hit", "miss", "unparsed", "refused", "truncated", "error"
-VERDICTS = (HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR)
+# A judge that could not decide (trajectory judging): counted as not a hit, reported apart.
+UNSURE = "unsure"
+VERDICTS = (HIT, MISS, UNPARSED, REFUSED, TRUNCATED, UNSURE, ERROR)
 # With --repeats, a case whose attempts hit only some of the time; its attempts carry the verdicts above.
 PARTIAL = "partial"
 CASE_VERDICTS = VERDICTS + (PARTIAL,)
@@ -17,6 +19,7 @@ STATUS = {
     UNPARSED: ("unparsed", "u", "UNPARSED"),
     REFUSED: ("refused", "r", "REFUSED"),
     TRUNCATED: ("truncated", "t", "TRUNCATED"),
+    UNSURE: ("unsure", "?", "UNSURE"),
     PARTIAL: ("partial", "p", "PARTIAL"),
 }
 

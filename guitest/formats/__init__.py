@@ -12,7 +12,7 @@ import glob
 import importlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .. import schema
@@ -22,10 +22,19 @@ from ..geometry import Box, is_proper
 from ..sample import Sample
 from ..suite import Suite
 
+# format name (suite.yaml ``format:``) -> reader module under guitest.formats
 READERS = {
     "screenspot": "screenspot",
     "screenspot_v2": "screenspot",
     "screenspot_pro": "screenspot_pro",
+    "mmbench_gui_l1": "mmbench_gui",
+    "mmbench_gui_l2": "mmbench_gui",
+    "gui_hallubench": "gui_hallubench",
+    "gui_hallubench_hallucination": "gui_hallubench",
+    "screen_annotation": "screen_annotation",
+    "trajectory": "trajectory",
+    "ufo_log": "trajectory",
+    "waa_result": "trajectory",
 }
 
 MAX_PROBLEMS_SHOWN = 20
@@ -33,17 +42,26 @@ MAX_PROBLEMS_SHOWN = 20
 
 @dataclass(frozen=True)
 class Converted:
-    """What a format's converter makes of one valid row."""
+    """What a format's converter makes of one valid row (a row may make several: a list of these).
+
+    ``box`` is the grounding truth in original pixels, or None for tasks without one (their
+    input and truth go in ``data``). ``image_field`` and ``box_field`` name the row's fields
+    in error messages. ``expect_refusal``: the right answer is that the target is not there.
+    """
 
     image: str
     instruction: str
-    box: Box
+    box: Box | None
     fields: dict[str, Any]
     size: tuple[int, int] | None = None
     notes: tuple[str, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+    image_field: str = "img_filename"
+    box_field: str = "bbox"
+    expect_refusal: bool = False
 
 
-Converter = Callable[[dict[str, Any], str], Converted]
+Converter = Callable[[dict[str, Any], str], "Converted | list[Converted]"]
 
 
 def read_suite_samples(suite: Suite, data_dir: str) -> list[Sample]:
@@ -107,46 +125,49 @@ def read_rows(
                 for field, message in schema.iter_problems(f"formats/{schema_name}", row):
                     problem(field or "(row)", message)
                 continue
-            conv = convert(row, images_dir)
-            if not is_proper(conv.box):
-                problem("bbox", f"{list(row['bbox'])} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
-                continue
-            image = inside(images_dir, conv.image)
-            if image is None:
-                problem("img_filename", f"{conv.image!r} resolves outside the image folder {images_dir}; refusing it")
-                continue
-            fields = {**derived, **conv.fields, "row": index}
-            try:
-                case_id = template.format_map(fields)
-            except (KeyError, IndexError, ValueError) as exc:
-                raise SuiteError(
-                    f"{where(str(suite.path), field='id')}: the id template {template!r} names {exc}, "
-                    f"which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
-                ) from None
-            if case_id in seen:
-                problem("id", f"case id {case_id!r} is also the id of {seen[case_id]}; make the suite's id template unique")
-                continue
-            seen[case_id] = where(shown, index)
-            tags = {}
-            for tag in suite.tags:
-                value = fields.get(tag)
-                if value is None:
-                    problem(tag, f"tag '{tag}' has no value in this row (fields: {', '.join(sorted(fields))})")
-                    break
-                tags[tag] = str(value)
-            else:
-                samples.append(
-                    Sample(
-                        id=case_id,
-                        image=image,
-                        instruction=conv.instruction,
-                        box=conv.box,
-                        tags=tags,
-                        source=f"{shown}#{index}",
-                        size=conv.size,
-                        notes=conv.notes,
+            converted = convert(row, images_dir)
+            for conv in converted if isinstance(converted, list) else [converted]:
+                if conv.box is not None and not is_proper(conv.box):
+                    problem(conv.box_field, f"{list(row[conv.box_field]) if conv.box_field in row else None} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
+                    continue
+                image = inside(images_dir, conv.image)
+                if image is None:
+                    problem(conv.image_field, f"{conv.image!r} resolves outside the image folder {images_dir}; refusing it")
+                    continue
+                fields = {**derived, **conv.fields, "row": index}
+                try:
+                    case_id = template.format_map(fields)
+                except (KeyError, IndexError, ValueError) as exc:
+                    raise SuiteError(
+                        f"{where(str(suite.path), field='id')}: the id template {template!r} names {exc}, "
+                        f"which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
+                    ) from None
+                if case_id in seen:
+                    problem("id", f"case id {case_id!r} is also the id of {seen[case_id]}; make the suite's id template unique")
+                    continue
+                seen[case_id] = where(shown, index)
+                tags = {}
+                for tag in suite.tags:
+                    value = fields.get(tag)
+                    if value is None:
+                        problem(tag, f"tag '{tag}' has no value in this row (fields: {', '.join(sorted(fields))})")
+                        break
+                    tags[tag] = str(value)
+                else:
+                    samples.append(
+                        Sample(
+                            id=case_id,
+                            image=image,
+                            instruction=conv.instruction,
+                            box=conv.box,
+                            tags=tags,
+                            source=f"{shown}#{index}",
+                            size=conv.size,
+                            notes=conv.notes,
+                            data=conv.data,
+                            expect_refusal=conv.expect_refusal,
+                        )
                     )
-                )
     if problems:
         head = problems[:MAX_PROBLEMS_SHOWN]
         more = len(problems) - len(head)

@@ -9,13 +9,16 @@ sizing and the answer convention that the default stages use.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
 from ..images import decode_rgb, resized, target_size
 from ..profiles import PROFILES, Profile
 from ..sample import Sample
+
+if TYPE_CHECKING:
+    from ..tasks import Task
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,18 @@ class Settings:
 
 @dataclass(frozen=True)
 class Prompt:
-    """What is said to the model for one case, besides the image."""
+    """What is said to the model for one case, besides the image.
+
+    Most cases send one screenshot and ``user``. A case that sends several images
+    (a trajectory) also gives ``parts``: the user message in order, each a text or the
+    index of an image in ``images`` (already preprocessed); ``user`` then holds the
+    whole text, for adapters and cache keys that read text only.
+    """
 
     user: str
     system: str | None = None
+    parts: tuple[str | int, ...] = ()
+    images: tuple["SentImage", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,13 +86,16 @@ class Reply:
 @dataclass(frozen=True)
 class Case:
     """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size,
-    and which attempt this is (0-based; with --repeats each attempt is its own model call)."""
+    which attempt this is (0-based; with --repeats each attempt is its own model call), and the task
+    (:mod:`guitest.tasks`; None means grounding). ``truth`` is what the task's judge reads: a box
+    in original pixels for grounding."""
 
     sample: Sample
     original_size: tuple[int, int]
-    truth: tuple[float, float, float, float]
+    truth: Any
     sent_size: tuple[int, int]
     attempt: int = 0
+    task: "Task | None" = None
 
 
 class Model:
@@ -114,14 +128,11 @@ class Model:
         )
 
     def build_prompt(self, case: Case, template: str | None) -> Prompt:
-        """The suite's prompt, or the profile's, with ``{instruction}``, ``{width}``, ``{height}`` (of the image sent) filled in."""
+        """The task's prompt for this model's profile (for grounding: the suite's prompt or the profile's,
+        with ``{instruction}``, ``{width}``, ``{height}`` of the image sent filled in)."""
+        from ..tasks import grounding
 
-        def fill(text: str) -> str:
-            width, height = case.sent_size
-            return text.replace("{instruction}", case.sample.instruction).replace("{width}", str(width)).replace("{height}", str(height))
-
-        system = self.profile.system
-        return Prompt(user=fill(template or self.profile.prompt), system=fill(system) if system else None)
+        return (case.task or grounding.TASK()).build_prompt(self.profile, case, template)
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
         """The image to send, from the lazily opened original: decoded once as RGB, resized once to the planned size."""
@@ -133,8 +144,13 @@ class Model:
         raise NotImplementedError
 
     def postprocess(self, reply: Reply, case: Case) -> str:
-        """The reply text the answer parser reads."""
+        """The answer text, from the raw reply (strip a wrapper, decode a format)."""
         return reply.text
+
+    def parse_response(self, answer: str, case: Case) -> str:
+        """The text the task's judge reads, from the answer text: a model with its own output format
+        rewrites it here into the form the task's prompt asked for. Identity by default."""
+        return answer
 
     def generation_settings(self) -> dict[str, Any]:
         """The settings a reply depends on (part of the response cache's key)."""

@@ -10,23 +10,26 @@ from __future__ import annotations
 import hashlib
 import random
 
-from ..geometry import Point, center, from_original_pixels
+from ..errors import ModelError
+from ..geometry import Point
+from ..tasks import grounding
 from .base import Blind, Case, Prompt, Reply, SentImage
 
 
 class _Baseline(Blind):
     def say(self, pixel: Point, case: Case) -> Reply:
         """A reply naming ``pixel`` (in pixels of the original image) in the profile's convention."""
-        space = "normalized" if self.space == "auto" else self.space
-        x, y = from_original_pixels(pixel, space, case.sent_size, case.original_size)
-        return Reply(text=self.profile.answer_text(x, y))
+        return Reply(text=grounding.point_text(pixel, case, self.profile))
 
 
 class Oracle(_Baseline):
-    """Answers the centre of the truth box: the ceiling, and a check of the harness itself."""
+    """Answers right (the centre of the truth box, for grounding): the ceiling, and a check of the harness itself."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
-        return self.say(center(case.truth), case)
+        text = (case.task or grounding.TASK()).oracle_text(case, self.profile)
+        if text is None:
+            raise ModelError(f"the oracle has no right answer for a {case.task.name if case.task else 'grounding'} case")
+        return Reply(text=text)
 
 
 class Center(_Baseline):

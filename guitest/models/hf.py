@@ -267,6 +267,8 @@ class HFModel(Model):
         return smart_resize(w, h, factor, max(min_pixels, factor * factor), max(max_pixels, factor * factor))
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
+        if prompt.parts:
+            raise ModelError(f"--model={self.name}: hf: models answer one screenshot per case; this task sends {len(prompt.images)} images (use an openai: endpoint)")
         if image.image is None:
             raise ModelError("no image to send: preprocess() returned no pixels")
         self.load()

@@ -72,13 +72,12 @@ class OpenAIChat(Model):
         return SentImage(image=final, size=final.size, data=data, mime=mime)
 
     def messages(self, prompt: Prompt, image: SentImage) -> list[dict[str, Any]]:
-        """The chat messages: an optional system message, then the screenshot and the text."""
-        if image.data is None or image.mime is None:
-            raise ModelError("no image to send: preprocess() returned no encoded image")
-        content = [
-            {"type": "image_url", "image_url": {"url": data_uri(image.data, image.mime)}},
-            {"type": "text", "text": prompt.user},
-        ]
+        """The chat messages: an optional system message, then the screenshot and the text
+        (or, for a prompt with ``parts``, its texts and images in order)."""
+        if prompt.parts:
+            content = [_image_part(prompt.images[p]) if isinstance(p, int) else {"type": "text", "text": p} for p in prompt.parts]
+        else:
+            content = [_image_part(image), {"type": "text", "text": prompt.user}]
         out: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}] if prompt.system else []
         out.append({"role": "user", "content": content})
         return out
@@ -152,6 +151,12 @@ class OpenAIChat(Model):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _image_part(image: SentImage) -> dict[str, Any]:
+    if image.data is None or image.mime is None:
+        raise ModelError("no image to send: preprocess() returned no encoded image")
+    return {"type": "image_url", "image_url": {"url": data_uri(image.data, image.mime)}}
 
 
 def _retry_after(headers: Any) -> float | None:

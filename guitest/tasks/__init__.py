@@ -1,1 +1,125 @@
-"""Tasks: what a case asks (prompt) and how its answer is judged (parse and score)."""
+"""Tasks: what a case asks of the model and how its reply is scored, one module per task.
+
+A suite names its task (``task:`` in suite.yaml) and may give it settings (``settings:``,
+validated by ``schemas/tasks/<task>.schema.json`` when the task has one). The flow of a
+case (:func:`guitest.case.run_case`) asks the task for four things:
+
+- ``truth(sample, size)``: the truth in pixels of the image as found (clipped, checked);
+- ``build_prompt(profile, case, template)``: the default prompt (a model may replace it);
+- ``judge(text, finish_reason, case, profile, sent_size)``: the verdict and the prediction;
+- ``summarize(cases)``: task metrics over all results (P/R/F1, weighted scores, ...),
+  stored as ``task_metrics`` in the report, with ``summary_lines(metrics)`` to print them.
+
+Tasks whose cases send more than one image (trajectories) override ``inputs``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .. import schema
+from ..errors import SuiteError, where
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from ..models.base import Case, Model, Prompt, SentImage
+    from ..profiles import Profile
+    from ..sample import Sample
+
+# task name -> module under guitest.tasks defining ``TASK`` (a Task subclass)
+TASKS = {
+    "grounding": "grounding",
+    "choice": "choice",
+    "parsing": "parsing",
+    "hallucination": "hallucination",
+    "judge": "judge",
+}
+
+
+class Task:
+    """The base task: one screenshot per case, its truth taken as is. Subclasses override what differs."""
+
+    name = "task"
+    #: the settings and their defaults; a suite's ``settings:`` overrides them
+    defaults: dict[str, Any] = {}
+
+    def __init__(self, settings: dict[str, Any] | None = None) -> None:
+        self.settings = {**self.defaults, **(settings or {})}
+
+    def truth(self, sample: "Sample", size: tuple[int, int]) -> tuple[Any, list[str], str | None]:
+        """``(truth, notes, error)`` for ``sample`` on an image of ``size``: the truth as the judge reads it,
+        notes on what was fixed, and an error message when the sample cannot be scored."""
+        return sample.box, [], None
+
+    def build_prompt(self, profile: "Profile", case: "Case", template: str | None) -> "Prompt":
+        """The default prompt of a case of this task."""
+        raise NotImplementedError
+
+    def inputs(self, model: "Model", case: "Case", image: "Image.Image | None", template: str | None) -> tuple["Prompt", "SentImage"]:
+        """The prompt and the image sent, through the model's ``build_prompt`` and ``preprocess`` stages.
+
+        ``image`` is the sample's screenshot, opened lazily; None when the sample names none
+        (``Sample.image == ""``), which only tasks that open their own images accept. Raise
+        :class:`~guitest.errors.GuitestError` for a case that cannot be asked (an error outcome).
+        """
+        if image is None:
+            raise SuiteError(f"{case.sample.source}: the sample names no screenshot, which a {self.name} case needs")
+        return model.build_prompt(case, template), model.preprocess(image, case)
+
+    def judge(self, text: str, finish_reason: str | None, case: "Case", profile: "Profile", sent_size: tuple[int, int]) -> tuple[str, dict[str, Any] | None]:
+        """The verdict of a reply and the prediction behind it (None when there is none), in plain builtins.
+
+        Never raises for any reply. A ``notes`` list in the prediction is moved to the case's
+        notes (counted in the report), e.g. ``["truncated_element_dropped"]``.
+        """
+        raise NotImplementedError
+
+    def oracle_text(self, case: "Case", profile: "Profile") -> str | None:
+        """A reply in the profile's syntax that answers ``case`` right (the ``oracle`` baseline), or None when
+        the task has no right answer to give (the baseline then answers the truth box's centre)."""
+        return None
+
+    def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """Task metrics over the report's cases (sorted by id), or None when the task has none beyond accuracy."""
+        return None
+
+    def summary_lines(self, metrics: dict[str, Any]) -> list[str]:
+        """Plain-text lines showing :meth:`summarize`'s metrics in the terminal and the Markdown summary."""
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        """What the report records about the task: its name and settings."""
+        return {"name": self.name, "settings": dict(self.settings)}
+
+
+def load_task(name: str, settings: dict[str, Any] | None = None, suite_path: str = "suite.yaml") -> Task:
+    """The task called ``name`` with a suite's ``settings``; SuiteError naming the field when they are invalid."""
+    module_name = TASKS.get(name)
+    if module_name is None:
+        raise SuiteError(f"{where(suite_path, field='task')}: unknown task {name!r}; known: {', '.join(sorted(TASKS))}")
+    try:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{module_name}":
+            raise
+        raise SuiteError(f"{where(suite_path, field='task')}: task {name!r} is not available in this guitest version") from None
+    settings = settings or {}
+    if schema.has_schema(f"tasks/{name}"):
+        problems = [f"{where(suite_path, field='settings.' + f if f else 'settings')}: {m}" for f, m in schema.iter_problems(f"tasks/{name}", settings)]
+        if problems:
+            raise SuiteError(f"invalid settings for task {name}:\n  " + "\n  ".join(problems))
+    elif settings:
+        raise SuiteError(f"{where(suite_path, field='settings')}: task {name} takes no settings, got {', '.join(sorted(settings))}")
+    task = module.TASK(settings)
+    assert isinstance(task, Task)
+    return task
+
+
+def task_named(name: str, settings: dict[str, Any] | None = None) -> Task | None:
+    """The task of a report (by name, with its recorded settings), or None when it is unknown or its settings no longer load."""
+    try:
+        return load_task(name, settings)
+    except (SuiteError, ImportError):
+        return None

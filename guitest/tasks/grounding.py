@@ -7,10 +7,53 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..geometry import Box, contains, guess_space, to_original_pixels
+from ..geometry import Box, center, clip, contains, from_original_pixels, guess_space, is_proper, to_original_pixels
+from ..models.base import Case, Prompt
 from ..parsing import is_refusal, parse_answer
 from ..profiles import Profile
+from ..sample import Sample
 from ..verdict import HIT, MISS, REFUSED, TRUNCATED, UNPARSED
+from . import Task
+
+
+class Grounding(Task):
+    """Click grounding: a point inside the truth box is a hit (a refusal, where the sample expects one)."""
+
+    name = "grounding"
+
+    def truth(self, sample: Sample, size: tuple[int, int]) -> tuple[Any, list[str], str | None]:
+        if sample.box is None:
+            return None, [], "the sample has no truth box"
+        truth, clipped = clip(sample.box, size)
+        if not is_proper(truth):
+            return truth, [], f"truth box {list(sample.box)} lies outside the {size[0]}x{size[1]} image"
+        return truth, ["bbox_clipped"] if clipped else [], None
+
+    def build_prompt(self, profile: Profile, case: Case, template: str | None) -> Prompt:
+        return fill_prompt(profile, case, template or profile.prompt)
+
+    def judge(self, text: str, finish_reason: str | None, case: Case, profile: Profile, sent_size: tuple[int, int]) -> tuple[str, dict[str, Any] | None]:
+        return judge(text, finish_reason, case.truth, profile, sent_size, case.original_size, case.sample.expect_refusal)
+
+    def oracle_text(self, case: Case, profile: Profile) -> str | None:
+        return point_text(center(case.truth), case, profile)
+
+
+def fill_prompt(profile: Profile, case: Case, user: str) -> Prompt:
+    """A prompt from ``user`` (and the profile's system prompt) with ``{instruction}``, ``{width}``, ``{height}`` of the image sent filled in."""
+
+    def fill(text: str) -> str:
+        width, height = case.sent_size
+        return text.replace("{instruction}", case.sample.instruction).replace("{width}", str(width)).replace("{height}", str(height))
+
+    return Prompt(user=fill(user), system=fill(profile.system) if profile.system else None)
+
+
+def point_text(pixel: tuple[float, float], case: Case, profile: Profile) -> str:
+    """A reply naming ``pixel`` (original pixels) in the profile's own syntax and space."""
+    space = "normalized" if profile.space == "auto" else profile.space
+    x, y = from_original_pixels(pixel, space, case.sent_size, case.original_size)
+    return profile.answer_text(x, y)
 
 
 def judge(
@@ -54,3 +97,6 @@ def judge(
     if expect_refusal:
         return MISS, prediction
     return (HIT if contains(truth, (px, py)) else MISS), prediction
+
+
+TASK = Grounding
