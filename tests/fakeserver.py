@@ -193,6 +193,8 @@ def summarize(body: Any) -> dict[str, Any]:
     mime = None
     size = None
     image = False
+    image_count = 0
+    order: list[str] = []  # the user content in order: "text" and "image" (multi-image prompts)
     messages = body.get("messages") if isinstance(body, dict) else None
     for message in messages if isinstance(messages, list) else []:
         if not isinstance(message, dict):
@@ -207,7 +209,12 @@ def summarize(body: Any) -> dict[str, Any]:
                 continue
             if part.get("type") == "text" and isinstance(part.get("text"), str):
                 mine.append(part["text"])
+                if role == "user":
+                    order.append("text")
             elif part.get("type") == "image_url":
+                image_count += 1
+                if role == "user":
+                    order.append("image")
                 url = part.get("image_url")
                 url = url.get("url") if isinstance(url, dict) else url
                 if isinstance(url, str) and not image:
@@ -231,6 +238,8 @@ def summarize(body: Any) -> dict[str, Any]:
         "image": image,
         "image_mime": mime,
         "image_size": size,
+        "image_count": image_count,
+        "user_order": order,
     }
 
 
