@@ -126,8 +126,50 @@ def _digest(sample: Sample, sent: SentImage, prompt: Prompt) -> str:
 def _attempt(
     case: Case, prompt: Prompt, sent: SentImage, model: Model, notes: list[str], cache: ResponseCache | None = None, digest: str | None = None
 ) -> dict[str, Any]:
-    """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error][, cached]}``."""
-    key = stored = None
+    """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error][, cached]}``.
+
+    When the task asks for a repair (:meth:`guitest.tasks.Task.repair_prompt`: a reply it
+    cannot read, answered once more with a follow-up prompt), the second reply is judged and
+    the first is kept as ``first_response``.
+    """
+    task = case.task or grounding.TASK()
+    first: Reply | None = None
+    try:
+        reply, stored = _ask(case, prompt, sent, model, cache, digest)
+        text = model.parse_response(model.postprocess(reply, case), case)
+        repair = task.repair_prompt(text, reply.finish_reason, prompt, case)
+        if repair is not None:
+            first = reply
+            reply, again = _ask(case, repair, sent, model, cache, digest)
+            stored = stored and again
+            text = model.parse_response(model.postprocess(reply, case), case)
+    except GuitestError as exc:
+        return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": str(exc)}
+    except Exception as exc:  # an adapter's bug must not stop the other cases
+        return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": f"{type(exc).__name__}: {exc}"}
+    try:
+        verdict, prediction = task.judge(text, reply.finish_reason, case, model.profile, sent.size)
+    except Exception as exc:  # a judge must never raise; if it does, the case says so instead of the run dying
+        return {"verdict": ERROR, "prediction": None, "response": reply.text, "error": f"guitest bug: the {task.name} judge raised {type(exc).__name__}: {exc}"}
+    if prediction and prediction.get("space_guessed"):
+        notes.append(f"auto_space={prediction['space']}")
+    if prediction and prediction.get("outside_image"):
+        notes.append("outside_image")
+    if prediction and "raw" in prediction and prediction.get("space") not in (None, "normalized") and max(abs(v) for v in prediction["raw"]) <= 1:
+        notes.append("coordinates_look_normalized")  # a profile/model mismatch would score ~0 silently: say so
+    for note in (prediction or {}).pop("notes", ()):
+        notes.append(note)
+    out: dict[str, Any] = {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
+    if first is not None:
+        out["first_response"] = first.text
+    if stored:
+        out["cached"] = True
+    return out
+
+
+def _ask(case: Case, prompt: Prompt, sent: SentImage, model: Model, cache: ResponseCache | None, digest: str | None) -> tuple[Reply, bool]:
+    """The model's reply to ``prompt``, from the cache when it holds one; and whether it did."""
+    key = None
     if cache is not None:
         key = cache.key(
             {
@@ -143,35 +185,12 @@ def _attempt(
             }
         )
         stored = cache.get(key)
-    try:
         if stored is not None:
-            reply = Reply(text=stored[0], finish_reason=stored[1])
-        else:
-            reply = model.generate(prompt, sent, case)
-            if key is not None:
-                cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
-        text = model.parse_response(model.postprocess(reply, case), case)
-    except GuitestError as exc:
-        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
-    except Exception as exc:  # an adapter's bug must not stop the other cases
-        return {"verdict": ERROR, "prediction": None, "response": None, "error": f"{type(exc).__name__}: {exc}"}
-    task = case.task or grounding.TASK()
-    try:
-        verdict, prediction = task.judge(text, reply.finish_reason, case, model.profile, sent.size)
-    except Exception as exc:  # a judge must never raise; if it does, the case says so instead of the run dying
-        return {"verdict": ERROR, "prediction": None, "response": reply.text, "error": f"guitest bug: the {task.name} judge raised {type(exc).__name__}: {exc}"}
-    if prediction and prediction.get("space_guessed"):
-        notes.append(f"auto_space={prediction['space']}")
-    if prediction and prediction.get("outside_image"):
-        notes.append("outside_image")
-    if prediction and "raw" in prediction and prediction.get("space") not in (None, "normalized") and max(abs(v) for v in prediction["raw"]) <= 1:
-        notes.append("coordinates_look_normalized")  # a profile/model mismatch would score ~0 silently: say so
-    for note in (prediction or {}).pop("notes", ()):
-        notes.append(note)
-    out = {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
-    if stored is not None:
-        out["cached"] = True
-    return out
+            return Reply(text=stored[0], finish_reason=stored[1]), True
+    reply = model.generate(prompt, sent, case)
+    if key is not None:
+        cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
+    return reply, False
 
 
 def case_verdict(attempts: list[dict[str, Any]]) -> str:

@@ -11,7 +11,7 @@ from . import __version__, schema
 from .metrics import aggregate, headline
 from .tasks import Task, task_named
 
-REPORT_FIELDS = ("id", "verdict", "tags", "instruction", "prediction", "response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes", "attempts")
+REPORT_FIELDS = ("id", "verdict", "tags", "instruction", "prediction", "response", "first_response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes", "attempts")
 
 
 def build(

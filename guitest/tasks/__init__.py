@@ -76,6 +76,11 @@ class Task:
         """
         raise NotImplementedError
 
+    def repair_prompt(self, text: str, finish_reason: str | None, prompt: "Prompt", case: "Case") -> "Prompt | None":
+        """A follow-up prompt when ``text`` cannot be read and asking once more is part of the task's protocol
+        (e.g. a judge's invalid JSON), else None. The follow-up reply is judged; the first is kept."""
+        return None
+
     def oracle_text(self, case: "Case", profile: "Profile") -> str | None:
         """A reply in the profile's syntax that answers ``case`` right (the ``oracle`` baseline), or None when
         the task has no right answer to give (the baseline then answers the truth box's centre)."""
