@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 ENV_VAR = "GUITEST_DATA"
+# MMBench-GUI's (and VLMEvalKit's) own data root; its tooling keeps ``MMBench-GUI/`` there
+LMU_ENV_VAR = "LMUData"
 
 
 def default_root() -> Path:
@@ -15,12 +17,14 @@ def default_root() -> Path:
 
 
 def resolve_root(option: str | None) -> tuple[Path, str]:
-    """Return the data root and where it came from: ``--data-root``, then $GUITEST_DATA, then the default."""
+    """Return the data root and where it came from: ``--data-root``, then $GUITEST_DATA, then $LMUData
+    (MMBench-GUI's own variable, so a setup made for its tooling works as it is), then the default."""
     if option:
         return Path(option).expanduser().resolve(), "--data-root"
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env).expanduser().resolve(), f"${ENV_VAR}"
+    for name in (ENV_VAR, LMU_ENV_VAR):
+        env = os.environ.get(name)
+        if env:
+            return Path(env).expanduser().resolve(), f"${name}"
     return default_root().resolve(), "default"
 
 
@@ -59,7 +63,7 @@ def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_pat
         where_root = f"data root {root} (from {root_source})" if data.get("base") != "suite" else f"suite folder {suite_folder}"
         raise SuiteError(
             f"{suite_path}: data folder {folder} does not exist.\n"
-            f"  guitest looked under the {where_root}; the order is --data-root, then ${ENV_VAR}, then {default_root()}.\n"
+            f"  guitest looked under the {where_root}; the order is --data-root, then ${ENV_VAR}, then ${LMU_ENV_VAR}, then {default_root()}.\n"
             f"  To get the data: {howto}\n"
             f"  Then point guitest at the folder that holds '{data['dir']}': pytest ... --data-root=DIR (or export {ENV_VAR}=DIR)."
         )
