@@ -655,6 +655,10 @@ class Bench:
                     self.pytest("openai_n0_c32_cache_off", suites["small"], [*urlm, f"--concurrency={CONC}", "--cache=off"], rep)
                 self.pytest("openai_n2_c32", suites["small"], [*urlm, f"--concurrency={CONC}", "-n", "2"], rep)
                 self.pytest("openai_n2_c16", suites["small"], [*urlm, f"--concurrency={CONC // 2}", "-n", "2"], rep)
+                if "--http-client" in self.options:
+                    self.pytest("stdlib_n0_c32", suites["small"], [*urlm, f"--concurrency={CONC}", "--http-client=stdlib"], rep)
+                    self.pytest("stdlib_n2_c16", suites["small"], [*urlm, f"--concurrency={CONC // 2}", "-n", "2", "--http-client=stdlib"], rep)
+                    self.pytest("stdlib_n2_c32", suites["small"], [*urlm, f"--concurrency={CONC}", "-n", "2", "--http-client=stdlib"], rep)
             if "harness" in only:
                 print("harness: per-case time over ScreenSpot-Pro-sized screenshots, in-process", flush=True)
                 for profile in ("generic", "qwen2.5-vl"):
@@ -786,6 +790,9 @@ def render(res: dict[str, Any]) -> str:
             ("openai_n0_c64", 64, "startup_n0", ref64),
             ("openai_n2_c32", 64, "startup_n2", ref64),
             ("openai_n2_c16", 32, "startup_n2", ref),
+            ("stdlib_n0_c32", 32, "startup_n0", ref),
+            ("stdlib_n2_c16", 32, "startup_n2", ref),
+            ("stdlib_n2_c32", 64, "startup_n2", ref64),
             ("oracle_n0", None, "startup_n0", None),
             ("oracle_n2", None, "startup_n2", None),
         ):

@@ -42,6 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--model", metavar="SPEC", help=f"model under test: {SPECS}")
     add("--base-url", metavar="URL", help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1")
     add("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY); the key is never printed")
+    add("--http-client", choices=("openai", "stdlib"), default="openai", help="openai: models: send requests through the official openai client (default) or guitest's lean standard-library client (about a quarter of the CPU per request; for fast endpoints at high --concurrency, docs/bench.md)")
     add("--timeout", metavar="SECONDS", type=float, default=120.0, help="timeout of one model request (default 120)")
     add("--retries", metavar="N", type=int, default=3, help="retries of a failed model request: 429, 5xx, timeouts, broken replies (default 3)")
     add("--retry-backoff", metavar="SECONDS", type=float, default=0.5, help="first retry delay, doubled on each retry (default 0.5)")
@@ -254,6 +255,7 @@ class GuitestState:
             device=opt.device,
             dtype=opt.dtype,
             batch_size=opt.batch_size,
+            http_client=opt.http_client,
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")

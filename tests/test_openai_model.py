@@ -49,9 +49,19 @@ def case() -> Case:
     return Case(sample=sample, original_size=IMAGE_SIZE, truth=(10.0, 10.0, 20.0, 20.0), sent_size=IMAGE_SIZE)
 
 
+HTTP = {"client": "openai"}
+
+
+@pytest.fixture(autouse=True, params=["openai", "stdlib"])
+def http_client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs through both HTTP clients (--http-client): the same requests, the same readings."""
+    monkeypatch.setitem(HTTP, "client", request.param)
+    return request.param
+
+
 def make(base_url: str, *, timeout: float = 2.0, retries: int = 3, backoff: float = 0.01,
          key_env: str = KEY_ENV) -> OpenAIChat:
-    settings = Settings(base_url=base_url, timeout=timeout, retries=retries, api_key_env=key_env)
+    settings = Settings(base_url=base_url, timeout=timeout, retries=retries, api_key_env=key_env, http_client=HTTP["client"])
     return OpenAIChat(f"openai:{MODEL}", settings, MODEL, backoff=backoff)
 
 

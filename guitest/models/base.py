@@ -39,6 +39,7 @@ class Settings:
     device: str = "cpu"
     dtype: str = "auto"
     batch_size: int = 1
+    http_client: str = "openai"
 
     def public(self) -> dict[str, Any]:
         """The settings as plain builtins, safe to print and store (credentials in the URL removed)."""
