@@ -1,0 +1,254 @@
+"""MMBench-GUI L1 (multiple choice) and L2 (grounding): readers, scores, and whole runs, serial and -n 2."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fakeserver
+from mmbench_gui_data import L1_ROWS, copy_suites, l2_center, l2_rows, write_data
+
+from guitest.datapath import ENV_VAR, LMU_ENV_VAR, locate, resolve_root
+from guitest.errors import SuiteError
+from guitest.formats import read_suite_samples
+from guitest.suite import load_suite
+from guitest.tasks.choice import Choice
+
+MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+
+def samples(tmp_path: Path, level: str, l1: list[Any] | None = None, l2: list[Any] | None = None, settings: dict[str, Any] | None = None):
+    """The samples the shipped suite of ``level`` reads from test-written data."""
+    write_data(tmp_path / "data", l1, l2)
+    folder = copy_suites(tmp_path, settings)
+    suite = load_suite(folder / level / "suite.yaml")
+    data_dir = locate(str(suite.folder), suite.data, str(tmp_path / "data"), "--data-root", str(suite.path))
+    return read_suite_samples(suite, data_dir)
+
+
+# -- readers -------------------------------------------------------------------------------------
+
+
+def test_l1_nested_groups_and_flat_rows_each_make_one_case_per_question(tmp_path: Path) -> None:
+    got = samples(tmp_path, "l1")
+    assert [s.id for s in got] == ["os_windows-easy-0-0", "os_windows-hard-0-1", "os_ios-medium-1-0", "os_android-easy-2-0", "os_android-medium-2-1"]
+    first = got[1]
+    assert first.tags == {"level": "L1", "platform": "os_windows", "app_name": "Paint", "difficulty": "hard"}
+    assert first.instruction == "Where is the colour palette?"
+    assert first.data["options"] == {"A": "top", "B": "bottom", "C": "left side", "D": "right side"} and first.data["answer"] == "C"
+    assert first.size == (200, 100)
+    # image_path is relative to offline_images/<platform>/, unless it already starts with the platform folder
+    assert first.image.endswith("MMBench-GUI/offline_images/os_windows/paint.png")
+    assert got[2].image.endswith("MMBench-GUI/offline_images/os_ios/phone.png")
+
+
+def test_l2_normalized_boxes_become_pixels_of_the_original_image(tmp_path: Path) -> None:
+    got = {s.id: s for s in samples(tmp_path, "l2")}
+    row0 = got["os_windows-basic-text-0"]  # [0.1, 0.2, 0.3, 0.4] of 200 x 100
+    assert row0.box == pytest.approx((20.0, 20.0, 60.0, 40.0))
+    assert got["os_mac-advanced-text-3"].box == pytest.approx((240.0, 120.0, 300.0, 150.0))  # [0.8, 0.8, 1, 1] of 300 x 150
+    assert row0.tags == {"level": "L2", "platform": "os_windows", "app_name": "Paint", "data_type": "text", "grounding_type": "basic"}
+
+
+def test_circular_makes_one_case_per_rotation_with_the_answer_moved(tmp_path: Path) -> None:
+    got = samples(tmp_path, "l1", settings={"circular": True})
+    assert len(got) == 3 + 4 + 2 + 5 + 4  # one case per option of each question
+    rotations = [s for s in got if s.data["question_id"] == "0-1"]
+    assert [s.id for s in rotations] == [f"os_windows-hard-0-1-r{k}" for k in range(4)]
+    assert [s.data["answer"] for s in rotations] == ["C", "B", "A", "D"]
+    assert all(s.data["options"][s.data["answer"]] == "left side" for s in rotations)
+
+
+def _broken(level: str, mutate) -> tuple[list[Any] | None, list[Any] | None]:
+    rows = copy.deepcopy(L1_ROWS if level == "l1" else l2_rows())
+    mutate(rows)
+    return (rows, None) if level == "l1" else (None, rows)
+
+
+@pytest.mark.parametrize(
+    ("level", "mutate", "where", "says"),
+    [
+        ("l1", lambda r: r[0]["groups"][1].update(difficulty="trivial"), "L1_annotations.json, row 0, field 'groups[1].difficulty'", "trivial"),
+        ("l1", lambda r: r[0]["groups"][0].update(answer="D"), "L1_annotations.json, row 0, field 'groups[0].answer'", "not one of the options ['A', 'B', 'C']"),
+        ("l1", lambda r: r[1].pop("question"), "L1_annotations.json, row 1, field 'question'", "required"),
+        ("l1", lambda r: r[2]["groups"][0]["options"].update(G="extra"), "L1_annotations.json, row 2, field 'groups[0].options'", "G"),
+        ("l1", lambda r: r[0].update(platform="windows"), "L1_annotations.json, row 0, field 'platform'", "windows"),
+        ("l2", lambda r: r[3].update(bbox=[0.1, 0.2, 30, 0.4]), "L2_annotations.json, row 3, field 'bbox[2]'", "30"),
+        ("l2", lambda r: r[1].pop("grounding_type"), "L2_annotations.json, row 1, field 'grounding_type'", "required"),
+        ("l2", lambda r: r[0].update(bbox=[0.3, 0.2, 0.1, 0.4]), "L2_annotations.json, row 0, field 'bbox'", "no area"),
+    ],
+)
+def test_a_broken_row_is_named_by_file_row_and_field(tmp_path: Path, level: str, mutate, where: str, says: str) -> None:
+    l1, l2 = _broken(level, mutate)
+    with pytest.raises(SuiteError) as info:
+        samples(tmp_path, level, l1, l2)
+    message = str(info.value)
+    assert where in message and says in message, message
+    assert "nothing was run" in message
+
+
+def test_lmudata_is_the_data_root_after_the_option_and_guitest_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv(LMU_ENV_VAR, str(tmp_path / "lmu"))
+    assert resolve_root(None) == ((tmp_path / "lmu").resolve(), "$LMUData")
+    assert resolve_root(str(tmp_path / "opt"))[1] == "--data-root"
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "gt"))
+    assert resolve_root(None) == ((tmp_path / "gt").resolve(), f"${ENV_VAR}")
+
+
+# -- scores --------------------------------------------------------------------------------------
+
+
+def case(cid: str, verdict: str, n: int, platform: str = "os_ios", difficulty: str = "easy", question: str | None = None, rotation: int = 0) -> dict[str, Any]:
+    truth = {"answer": "A", "n_options": n, "question": question or cid, "rotation": rotation}
+    return {"id": cid, "verdict": verdict, "tags": {"platform": platform, "difficulty": difficulty}, "truth": truth}
+
+
+def test_option_weighted_score_renormalises_per_cell_and_weights_cells_by_samples() -> None:
+    cases = [
+        case("a", "hit", 2), case("b", "miss", 4),  # os_ios/easy: (1/2) / (1/2 + 3/4) = 0.4
+        case("c", "hit", 4, difficulty="hard"), case("d", "unparsed", 4, difficulty="hard"), case("e", "hit", 4, difficulty="hard"),  # 2/3
+        case("f", "error", 2, difficulty="hard"),  # errors are left out
+    ]
+    metrics = Choice({"option_weighted": True}).summarize([c for c in cases if c["verdict"] != "error"] + [cases[-1]])
+    weighted = metrics["option_weighted"]  # type: ignore[index]
+    assert weighted["by"]["platform/difficulty"] == {"os_ios/easy": 0.4, "os_ios/hard": round(2 / 3, 6)}
+    assert weighted["by"]["difficulty"] == {"easy": 0.4, "hard": round(2 / 3, 6)}
+    assert weighted["overall"] == round((0.4 * 2 + 2 / 3 * 3) / 5, 6)  # sample-weighted mean of the cells
+    assert "circular" not in metrics  # type: ignore[operator]
+
+
+def test_circular_counts_a_question_only_when_every_rotation_is_right_and_complete() -> None:
+    cases = [case(f"q1-r{k}", "hit", 3, question="q1", rotation=k) for k in range(3)]
+    cases += [case(f"q2-r{k}", v, 2, question="q2", rotation=k, platform="os_web") for k, v in enumerate(["hit", "miss"])]
+    cases += [case(f"q3-r{k}", v, 2, question="q3", rotation=k) for k, v in enumerate(["hit", "error"])]  # errored: left out
+    cases += [case("q4-r0", "hit", 3, question="q4")]  # two rotations not run (-k): left out
+    circ = Choice({"circular": True}).summarize(cases)["circular"]  # type: ignore[index]
+    assert (circ["questions"], circ["hit"], circ["accuracy"], circ["incomplete"]) == (2, 1, 0.5, 2)
+    assert circ["by"]["platform/difficulty"] == {"os_ios/easy": {"questions": 1, "hit": 1, "accuracy": 1.0}, "os_web/easy": {"questions": 1, "hit": 0, "accuracy": 0.0}}
+
+
+def test_no_task_metrics_without_the_settings() -> None:
+    assert Choice().summarize([case("a", "hit", 2)]) is None
+
+
+# -- whole runs ----------------------------------------------------------------------------------
+
+
+def _report(pytester: pytest.Pytester, name: str) -> dict[str, Any]:
+    return json.loads((pytester.path / "reports" / f"{name}.json").read_text())
+
+
+def _stable(report: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in report.items() if k != "run"}, sort_keys=True)
+
+
+@MODES
+def test_oracle_scores_everything_on_l1_and_l2_and_level_selects(pytester: pytest.Pytester, mode: list[str]) -> None:
+    write_data(pytester.path / "data")
+    copy_suites(pytester.path, {"option_weighted": True, "circular": True})
+    result = pytester.runpytest_subprocess("suites/mmbench_gui", "-m", "guitest(level='L1')", "--model=oracle", "--data-root=data", "-p", "no:cacheprovider", *mode)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*circular accuracy*100.0% of 5 complete question(s), 5 right*", "*18 passed*"])
+    l1 = _report(pytester, "mmbench_gui_l1")
+    assert l1["overall"]["accuracy"] == 1.0 and l1["n_results"] == 18
+    assert l1["task_metrics"]["option_weighted"]["overall"] == 1.0 and l1["task_metrics"]["circular"]["accuracy"] == 1.0
+    assert not (pytester.path / "reports" / "mmbench_gui_l2.json").exists()
+    result = pytester.runpytest_subprocess("suites/mmbench_gui", "-m", "guitest(level='L2')", "--model=oracle", "--data-root=data", "-p", "no:cacheprovider", *mode)
+    assert result.ret == 0, result.stdout.str()
+    l2 = _report(pytester, "mmbench_gui_l2")
+    assert (l2["n_results"], l2["overall"]["accuracy"], l2["headline"]["accuracy"]) == (5, 1.0, 1.0)
+
+
+@MODES
+def test_l1_and_l2_against_an_endpoint(pytester: pytest.Pytester, tmp_path: Path, mode: list[str]) -> None:
+    write_data(pytester.path / "data")
+    copy_suites(pytester.path, {"option_weighted": True, "circular": False})
+
+    def point(index: int, dx: float = 0.0) -> list[dict[str, str]]:
+        x, y = l2_center(index)
+        return [{"content": f"Answer: [{x + dx:.4f}, {y:.4f}]"}]
+
+    script = {
+        # MMBench-GUI's first-match parser reads these two as B and D
+        "Where is the colour palette?": [{"content": "Based on the layout, the choice is C"}],
+        "How many alarms are set?": [{"content": "Deduced from the list of alarms, correct is C"}],
+        "Which application is open?": [{"content": "Answer: B"}],
+        "Which screen is shown?": [{"content": "I am not sure what this is."}],
+        "What does the red button do?": [{"content": "Let me look at each button in turn. Answer", "finish_reason": "length"}],
+        "open the file menu": point(0),
+        "open the apple menu": point(2),
+        "undo the last stroke": point(4, dx=0.3),  # beside the box: a miss
+        "pick the brush tool": point(1),
+        "show the notification centre": point(3),
+    }
+    with fakeserver.serve(tmp_path, script=script) as server:
+        result = pytester.runpytest_subprocess("suites/mmbench_gui", "--model=openai:fake-vl", f"--base-url={server.base_url}", "--data-root=data", "-p", "no:cacheprovider", "--cache=off", *mode)
+        requests = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
+    assert result.ret == 0, result.stdout.str()
+    l1 = _report(pytester, "mmbench_gui_l1")
+    verdicts = {c["id"]: c["verdict"] for c in l1["cases"]}
+    assert verdicts == {
+        "os_windows-hard-0-1": "hit",
+        "os_android-medium-2-1": "hit",
+        "os_windows-easy-0-0": "miss",
+        "os_ios-medium-1-0": "unparsed",
+        "os_android-easy-2-0": "truncated",
+    }
+    assert l1["breakdown"]["platform/difficulty"]["os_windows/hard"]["hit"] == 1
+    weighted = l1["task_metrics"]["option_weighted"]
+    assert weighted["by"]["difficulty"] == {"easy": 0.0, "hard": 1.0, "medium": 0.5} and weighted["overall"] == 0.4
+    result.stdout.fnmatch_lines(["*option-weighted score*40.0%*", "*by difficulty: easy 0.0%, hard 100.0%, medium 50.0%*"])
+    # the prompt showed the question and every option, with the screenshot
+    palette = next(r for r in requests if "Where is the colour palette?" in r["user_text"])
+    assert "A. top\nB. bottom\nC. left side\nD. right side" in palette["user_text"] and palette["image_count"] == 1
+    l2 = _report(pytester, "mmbench_gui_l2")
+    # basic 2 of 3, advanced 2 of 2: the "Average" is their mean, beside the micro accuracy
+    assert l2["breakdown"]["grounding_type"]["basic"]["accuracy"] == round(2 / 3, 6)
+    assert l2["headline"]["average"] == "macro" and l2["headline"]["accuracy"] == round((2 / 3 + 1) / 2, 6) and l2["headline"]["micro"] == 0.8
+    # os_mac has no icon samples: its cells are simply absent, nothing divides by zero
+    cells = l2["breakdown"]["grounding_type/platform/data_type"]
+    assert "basic/os_mac/icon" not in cells and cells["basic/os_mac/text"]["accuracy"] == 1.0
+    result.stdout.fnmatch_lines(["*headline: 83.3% macro over grounding_type*micro 80.0%*"])
+
+
+def test_serial_and_xdist_reports_are_identical(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    write_data(pytester.path / "data")
+    copy_suites(pytester.path, {"option_weighted": True, "circular": True})
+    script = {"Which application is open?": [{"content": "Answer: A"}] * 6, "Where is the colour palette?": [{"content": "Answer: left side"}] * 8}  # two runs' worth
+    outputs = []
+    with fakeserver.serve(tmp_path, script=script) as server:  # one server: the same base URL in both reports
+        for mode in ([], ["-n", "2"]):
+            result = pytester.runpytest_subprocess("suites/mmbench_gui/l1", "--model=openai:fake-vl", f"--base-url={server.base_url}", "--data-root=data", "-p", "no:cacheprovider", "--cache=off", *mode)
+            assert result.ret == 0, result.stdout.str()
+            outputs.append(_stable(_report(pytester, "mmbench_gui_l1")))
+    assert outputs[0] == outputs[1]
+    circ = json.loads(outputs[0])["task_metrics"]["circular"]
+    # "Answer: A" is right in one rotation of three; the quoted text is right in every rotation
+    assert (circ["questions"], circ["hit"]) == (5, 1)
+
+
+def test_a_broken_row_is_a_collection_error_without_traceback(pytester: pytest.Pytester) -> None:
+    rows = copy.deepcopy(L1_ROWS)
+    rows[2]["groups"][1]["answer"] = "F"
+    write_data(pytester.path / "data", l1=rows)
+    copy_suites(pytester.path)
+    result = pytester.runpytest_subprocess("suites/mmbench_gui/l1", "--model=oracle", "--data-root=data", "-p", "no:cacheprovider")
+    assert result.ret == 2
+    out = result.stdout.str()
+    assert "L1_annotations.json, row 2, field 'groups[1].answer': 'F' is not one of the options ['A', 'B', 'C', 'D']" in out
+    assert "Traceback" not in out
+
+
+def test_lmudata_finds_the_data_in_its_published_layout(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_data(pytester.path / "lmu")
+    copy_suites(pytester.path)
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv(LMU_ENV_VAR, str(pytester.path / "lmu"))
+    result = pytester.runpytest_subprocess("suites/mmbench_gui", "--model=oracle", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*data root*lmu (from $LMUData)*", "*10 passed*"])
