@@ -206,13 +206,15 @@ class Judge(Task):
         agent: dict[str, Counter[str]] = {}
         pairs: dict[str, list[tuple[str, str | None]]] = {}
         rule: dict[str, Counter[str]] = {}
-        errors = repaired = 0
+        errors = repair_asked = repaired = 0
         for case in cases:
             prediction = case.get("prediction") or {}
             if case.get("verdict") == ERROR or "decided_by" not in prediction:
                 errors += 1
                 continue
-            repaired += "first_response" in case
+            if "first_response" in case:
+                repair_asked += 1
+                repaired += prediction.get("complete") is not None
             app = str(prediction.get("app") or case.get("tags", {}).get("app") or "unknown")
             complete, label = prediction.get("complete"), prediction.get("label")
             for key in ("(all)", app):
@@ -230,6 +232,7 @@ class Judge(Task):
         out: dict[str, Any] = {
             "agent": {app: _agent_stats(agent[app]) for app in _ordered(agent)},
             "errors": errors,
+            "repair_requests": repair_asked,
             "repaired": repaired,
         }
         if pairs or rule:
@@ -252,8 +255,8 @@ class Judge(Task):
                 kappa = "-" if s["kappa"] is None else f"{s['kappa']:.3f}"
                 cells.append((app, str(s["n"]), str(s["agree"]), _pct(s["agreement"]), _pct(s["precision"]), _pct(s["recall"]), kappa, _pct(s["unsure_rate"]), str(s["no_answer"])))
             lines += align_table(cells, left=(0,))
-        if metrics.get("repaired"):
-            lines.append(f"{metrics['repaired']} repl(ies) read after one repair request")
+        if metrics.get("repair_requests"):
+            lines.append(f"repair requests (the first reply was not the JSON asked for): {metrics['repair_requests']}, readable after it: {metrics['repaired']}")
         return lines
 
 
