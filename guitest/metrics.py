@@ -7,6 +7,7 @@ Integer counts summed over results sorted by case id, so any order of arrival
 from __future__ import annotations
 
 import math
+from collections import Counter
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
@@ -108,33 +109,57 @@ def group_key(result: dict[str, Any], tags: Sequence[str]) -> str | None:
     ``('a/b', 'c')`` and ``('a', 'b/c')`` stay two categories.
     """
     values = [result["tags"].get(t) for t in tags]
-    if any(not isinstance(v, str) for v in values):
-        return None
-    if len(values) == 1:
-        return values[0]
-    return "/".join(v.replace("%", "%25").replace("/", "%2F") for v in values)
+    return _combo_name(values[0] if len(values) == 1 else tuple(values))
 
 
 def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
     """Overall counts, a breakdown per tag and per tag combination, and macro averages."""
     ordered = sorted(results, key=lambda r: r["id"])
+    repeated = any(r.get("attempts") for r in ordered)
+    tag_maps = [r["tags"] for r in ordered]
+    verdicts = [r["verdict"] for r in ordered]
+    values: dict[str, list[Any]] = {}  # tag -> its value per result (in order), computed once for all combinations
     breakdown: dict[str, dict[str, Any]] = {}
     macro: dict[str, float | None] = {}
     for combo in [(t,) for t in tags] + [tuple(c) for c in cross]:
         name = "/".join(combo)
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for result in ordered:
-            key = group_key(result, combo)
-            if key is not None:
-                groups.setdefault(key, []).append(result)
-        breakdown[name] = {value: counts(groups[value]) for value in sorted(groups)}
+        columns = [values.setdefault(t, [m.get(t) for m in tag_maps]) for t in combo]
+        keys = columns[0] if len(combo) == 1 else list(zip(*columns))
+        names = {k: _combo_name(k) for k in set(keys)}  # a few distinct keys: name each once
+        if repeated:
+            groups: dict[str, list[dict[str, Any]]] = {}
+            for key, result in zip(keys, ordered):
+                if names[key] is not None:
+                    groups.setdefault(names[key], []).append(result)
+            breakdown[name] = {value: counts(groups[value]) for value in sorted(groups)}
+        else:
+            tallies: dict[str, Counter[str]] = {}
+            for (key, verdict), n in Counter(zip(keys, verdicts)).items():
+                if names[key] is not None:
+                    tallies.setdefault(names[key], Counter())[verdict] += n
+            breakdown[name] = {value: _counts_of(tallies[value]) for value in sorted(tallies)}
         accs = [row["accuracy"] for row in breakdown[name].values() if row["accuracy"] is not None]
         macro[name] = round(math.fsum(accs) / len(accs), 6) if accs else None
-    notes: dict[str, int] = {}
-    for result in ordered:
-        for note in result.get("notes") or ():
-            notes[note] = notes.get(note, 0) + 1
-    return {"overall": counts(ordered), "breakdown": breakdown, "macro": macro, "notes": dict(sorted(notes.items()))}
+    notes = Counter(note for r in ordered for note in r.get("notes") or ())
+    overall = counts(ordered) if repeated else _counts_of(Counter(verdicts))
+    return {"overall": overall, "breakdown": breakdown, "macro": macro, "notes": dict(sorted(notes.items()))}
+
+
+def _combo_name(key: Any) -> str | None:
+    """:func:`group_key`'s name for one tag value or a tuple of them; None when a value is absent or not text."""
+    if not isinstance(key, tuple):
+        return key if isinstance(key, str) else None
+    if any(not isinstance(v, str) for v in key):
+        return None
+    return "/".join(v.replace("%", "%25").replace("/", "%2F") for v in key)
+
+
+def _counts_of(tally: Counter[str]) -> dict[str, Any]:
+    """:func:`counts` of results without repeats, from their verdict tally."""
+    table = {v: tally.get(v, 0) for v in VERDICTS}
+    n = sum(table.values())
+    scored = n - table[ERROR]
+    return {"n": n, **table, "accuracy": round(table[HIT] / scored, 6) if scored else None, "ci95": wilson(table[HIT], scored)}
 
 
 def headline(agg: dict[str, Any], average: str, macro_over: str | None) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from .tasks import Task, task_named
 
 REPORT_FIELDS = ("id", "verdict", "tags", "instruction", "prediction", "response", "first_response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes", "attempts")
 
+_KEPT = frozenset(REPORT_FIELDS)
+
 
 def build(
     *,
@@ -30,7 +32,7 @@ def build(
     task: Task | None = None,
 ) -> dict[str, Any]:
     """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order."""
-    cases = [{k: r[k] for k in REPORT_FIELDS if k in r} for r in sorted(results, key=lambda r: r["id"])]
+    cases = [_report_fields(r) for r in sorted(results, key=lambda r: r["id"])]
     agg = aggregate(cases, tags, cross)
     agg["headline"] = headline(agg, average, macro_over)
     metrics = task.summarize(cases) if task is not None else None
@@ -49,6 +51,17 @@ def build(
         "cases": cases,
         "run": run,
     }
+
+
+def _report_fields(result: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a result the report keeps (thumbnails and cache counts stay out); the result itself when it has no others."""
+    extra = result.keys() - _KEPT
+    if not extra:
+        return result
+    case = dict(result)
+    for key in extra:
+        del case[key]
+    return case
 
 
 def merge_previous(previous: dict[str, Any], results: list[dict[str, Any]], selected: list[str]) -> tuple[list[dict[str, Any]], list[str]]:

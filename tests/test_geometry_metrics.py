@@ -14,6 +14,8 @@ import statistics
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from guitest.geometry import center, clip, contains, is_proper, normalize, xywh_to_xyxy
 from guitest.metrics import aggregate, counts, wilson
@@ -276,3 +278,28 @@ def test_cross_keys_do_not_collide_when_values_contain_a_slash() -> None:
     rows = [result("1", "hit", p="a/b", q="c"), result("2", "miss", p="a", q="b/c")]
     cross = aggregate(rows, ["p", "q"], [["p", "q"]])["breakdown"]["p/q"]
     assert sum(1 for _ in cross) == 2
+
+
+_TAG_VALUES = st.one_of(st.none(), st.integers(0, 2), st.sampled_from(["a", "b", "a/b", "%", "b%2F"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["hit", "miss", "unparsed", "refused", "truncated", "unsure", "error"]), _TAG_VALUES, _TAG_VALUES), max_size=40))
+def test_aggregate_equals_counting_each_group_directly(rows) -> None:
+    """The tallying fast path of aggregate gives, per group, exactly counts() of that group's results
+    (groups formed here by group_key, one result at a time); tags missing or not text form no group."""
+    from guitest.metrics import group_key
+
+    results = []
+    for n, (verdict, p, q) in enumerate(rows):
+        tags = {k: v for k, v in (("p", p), ("q", q)) if v is not None}
+        results.append({"id": f"c{n:03d}", "verdict": verdict, "tags": tags})
+    agg = aggregate(results, ["p", "q"], [["p", "q"]])
+    for name, combo in (("p", ("p",)), ("q", ("q",)), ("p/q", ("p", "q"))):
+        groups: dict[str, list] = {}
+        for r in results:
+            key = group_key(r, combo)
+            if key is not None:
+                groups.setdefault(key, []).append(r)
+        assert agg["breakdown"][name] == {k: counts(v) for k, v in sorted(groups.items())}
+    assert agg["overall"] == counts(results)
