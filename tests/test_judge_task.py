@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from guitest.case import run_case
+from guitest.errors import SuiteError
 from guitest.models.base import Case, Model, Prompt, Reply, SentImage, Settings
 from guitest.models.baselines import Oracle
 from guitest.tasks import load_task
 from guitest.tasks.judge import parse_reply
 from guitest.verdict import HIT, MISS, UNPARSED, UNSURE
-from test_trajectory_formats import samples_of, suite_file, write_ufo_task, write_waa_run, write_waa_task
+from test_trajectory_formats import inline_shot, samples_of, suite_file, write_ufo_task, write_waa_run, write_waa_task
 
 
 class Scripted(Model):
@@ -260,3 +261,31 @@ def test_judge_metrics_agreement_precision_recall_kappa_unsure() -> None:
     assert load_task("judge").summarize(sorted(cases, key=lambda c: c["id"])) == metrics  # order does not matter
     lines = load_task("judge").summary_lines(metrics)
     assert any(line.startswith("judge evaluation") for line in lines) and any("0.400" in line for line in lines)
+
+
+def test_inline_screenshots_and_tiny_payload_placeholders_in_the_trajectory_format(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [{"id": "t1", "request": "pin the tab", "steps": [{"action": "a", "screenshot": inline_shot("tiny")}, {"action": "b", "screenshot": inline_shot("screen", 3)}],
+             "final_screenshot": inline_shot("screen", 4)}]
+    (data / "runs.json").write_text(json.dumps(rows))
+    [sample] = samples_of(suite_file(tmp_path, "trajectory", "*.json"), data)
+    model = Scripted([reply("yes", "yes")])
+    result = run_case(sample, model, task=load_task("judge"))
+    assert order(model.prompts[0]) == ["text", "text", "image", "text", "text", "image", "text"]
+    assert "Step 1 (no screenshot: it is an empty placeholder)" in texts(model.prompts[0])[1]
+    assert result["prediction"]["sent"]["dropped"] == {"tiny_payload": 1} and result["notes"] == ["screenshot_dropped_tiny_payload"]
+
+
+def test_a_suite_prompt_file_replaces_the_instructions(tmp_path: Path) -> None:
+    sample, task = ufo_sample(tmp_path, ["screen"])
+    model = Scripted([reply("yes", "yes")])
+    run_case(sample, model, "Be strict. The request was: {instruction}. Answer in JSON.", task=task)
+    assert model.prompts[0].system == "Be strict. The request was: make the title bold. Answer in JSON."
+
+
+def test_unknown_or_bad_settings_are_named(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError) as info:
+        load_task("judge", {"screenshots": "some", "max_step_images": -1, "cap": 3}, "suite.yaml")
+    message = str(info.value)
+    assert "field 'settings.screenshots'" in message and "field 'settings.max_step_images'" in message and "'cap' was unexpected" in message
