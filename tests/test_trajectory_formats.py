@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
