@@ -17,6 +17,7 @@ from guitest.errors import SuiteError
 from guitest.formats import read_suite_samples
 from guitest.suite import load_suite
 from guitest.tasks.choice import Choice
+from guitest.tasks.grounding import Grounding
 
 MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
@@ -52,6 +53,15 @@ def test_l2_normalized_boxes_become_pixels_of_the_original_image(tmp_path: Path)
     assert row0.box == pytest.approx((20.0, 20.0, 60.0, 40.0))
     assert got["os_mac-advanced-text-3"].box == pytest.approx((240.0, 120.0, 300.0, 150.0))  # [0.8, 0.8, 1, 1] of 300 x 150
     assert row0.tags == {"level": "L2", "platform": "os_windows", "app_name": "Paint", "data_type": "text", "grounding_type": "basic"}
+
+
+def test_l2_minus_one_is_clipped_to_the_edge_and_counted(tmp_path: Path) -> None:
+    rows = l2_rows()
+    rows[0]["bbox"] = [-1, 0.2, 0.3, 0.4]  # MMBench-GUI reads -1 as 0
+    sample = next(s for s in samples(tmp_path, "l2", l2=rows) if s.id == "os_windows-basic-text-0")
+    assert sample.notes == ("bbox_minus_one",)
+    truth, notes, problem = Grounding().truth(sample, (200, 100))
+    assert (truth, notes, problem) == ((0, 20.0, 60.0, 40.0), ["bbox_clipped"], None)
 
 
 def test_circular_makes_one_case_per_rotation_with_the_answer_moved(tmp_path: Path) -> None:

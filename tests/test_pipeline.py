@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import fakeserver
-from mmbench_gui_data import copy_suites, write_data
+from mmbench_gui_data import copy_suites, l2_rows, write_data
 
 from guitest.errors import ModelError
 from guitest.models import load_model
@@ -263,3 +263,39 @@ def test_stages_replaced_from_python(pytester: pytest.Pytester, tmp_path: Path, 
     assert verdicts["os_windows-hard-0-1"] == "hit" and verdicts["os_ios-medium-1-0"] == "miss"
     assert {r["params"]["max_tokens"] for r in requests} == {33}
     assert report["model"]["pipeline"]["source"] == "python"
+
+
+def doc_block(first_line: str) -> str:
+    """The fenced code block of docs/pipeline.md whose first line is ``first_line``."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "pipeline.md").read_text()
+    blocks = [b.split("\n", 1)[1].rsplit("```", 1)[0] for b in text.split("```")[1::2] if "\n" in b]
+    return next(b for b in blocks if b.startswith(first_line))
+
+
+def loc_tokens(box: list[float]) -> str:
+    x1, y1, x2, y2 = (round(v * 1023) for v in box)
+    return f"<loc{y1:04d}><loc{x1:04d}><loc{y2:04d}><loc{x2:04d}> target"
+
+
+@MODES
+def test_the_documented_example_runs(pytester: pytest.Pytester, tmp_path: Path, mode: list[str]) -> None:
+    write_data(pytester.path / "data")
+    copy_suites(pytester.path)
+    (pytester.path / "my_stages.py").write_text(doc_block("# my_stages.py"))
+    (pytester.path / "my_model.yaml").write_text(doc_block("# my_model.yaml"))
+    rows = {r["instruction"]: r["bbox"] for r in l2_rows()}
+    script = {f"detect {instruction}": [{"content": loc_tokens(box)}] for instruction, box in rows.items()}
+    script["detect undo the last stroke"] = [{"content": "a stroke"}]
+    with fakeserver.serve(tmp_path, script=script) as server:
+        result = pytester.runpytest_subprocess(
+            "suites/mmbench_gui/l2", "--model=openai:my-detector", "--model-profile=generic", "--model-config=my_model.yaml",
+            f"--base-url={server.base_url}", "--data-root=data", "--cache=off", "-p", "no:cacheprovider", *mode,
+        )
+        requests = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
+    assert result.ret == 0, result.stdout.str()
+    report = json.loads((pytester.path / "reports" / "mmbench_gui_l2.json").read_text())
+    verdicts = {c["instruction"]: c["verdict"] for c in report["cases"]}
+    assert verdicts.pop("undo the last stroke") == "unparsed"  # no <loc> tokens: nothing to read
+    assert set(verdicts.values()) == {"hit"}
+    assert sorted(r["user_text"] for r in requests) == sorted(f"detect {i}" for i in rows)
+    assert all(r["params"]["max_tokens"] == 64 and len(r["roles"]) == 1 for r in requests)  # no system prompt
