@@ -18,7 +18,7 @@ from guitest.case import run_case
 from guitest.errors import SuiteError
 from guitest.models.base import Case, Model, Prompt, Reply, SentImage, Settings
 from guitest.models.baselines import Oracle
-from guitest.tasks import load_task
+from guitest.tasks import Task, load_task
 from guitest.tasks.judge import parse_reply
 from guitest.verdict import HIT, MISS, UNPARSED, UNSURE
 from test_trajectory_formats import inline_shot, samples_of, suite_file, write_ufo_task, write_waa_run, write_waa_task
@@ -168,8 +168,11 @@ def waa_sample(tmp_path: Path, func: str, actions: list[Any], result: float | No
 def test_fail_as_last_action_is_decided_by_the_rule_not_the_judge(tmp_path: Path, func: str, result: float | None, verdict: str, complete: str, rule: str) -> None:
     sample, task = waa_sample(tmp_path, func, ["pyautogui.click(3, 4)", "FAIL"], result)
     contrary = reply("no" if complete == "yes" else "yes", "yes")
-    out = run_case(sample, Scripted([contrary]), task=task)
+    model = Scripted([contrary])
+    out = run_case(sample, model, task=task)
     assert out["verdict"] == verdict
+    # the judge's reply is never used; where guitest.case asks Task.decide first, the judge is not even called
+    assert len(model.prompts) == (0 if "decide" in vars(Task) else 1)
     p = out["prediction"]
     assert (p["complete"], p["decided_by"], p["rule"], p["mode"]) == (complete, "rule", rule, "agent" if result is None else "judge")
 
@@ -289,3 +292,13 @@ def test_unknown_or_bad_settings_are_named(tmp_path: Path) -> None:
         load_task("judge", {"screenshots": "some", "max_step_images": -1, "cap": 3}, "suite.yaml")
     message = str(info.value)
     assert "field 'settings.screenshots'" in message and "field 'settings.max_step_images'" in message and "'cap' was unexpected" in message
+
+
+@pytest.mark.parametrize("screenshots", ["all", "head_tail"])
+def test_max_step_images_zero_sends_only_the_final_screenshot(tmp_path: Path, screenshots: str) -> None:
+    sample, task = ufo_sample(tmp_path, ["screen", "screen"], final="black", max_step_images=0, screenshots=screenshots)
+    model = Scripted([reply("unsure", "unsure")])
+    result = run_case(sample, model, task=task)
+    assert model.prompts[0].images == () and result["prediction"]["sent"]["text_only"] is True
+    if screenshots == "all":
+        assert "Step 1 (no screenshot: left out, at most 0 step screenshots are shown)" in texts(model.prompts[0])[1]

@@ -364,6 +364,7 @@ class _View:
         """Up to ``limit`` usable step screenshots: the first one, then the most recent ones."""
         chosen: dict[int, SentImage] = {}
         if limit <= 0:
+            self.why = {i: "over_limit" if s.screenshot else "missing" for i, s in enumerate(steps)}
             return chosen
         first = None
         for index, step in enumerate(steps):
@@ -435,7 +436,7 @@ class _View:
         if isinstance(got, SentImage):
             self.final = True
             return ["The final screen, after the agent's last action:", self._add(got)]
-        if fallback:
+        if fallback and self.max_steps > 0:
             first = self.sent[0] if self.sent else -1  # the steps up to the first sent one were all examined already
             for index in range(len(trajectory.steps) - 1, first, -1):
                 step = trajectory.steps[index]
