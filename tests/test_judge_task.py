@@ -302,3 +302,10 @@ def test_max_step_images_zero_sends_only_the_final_screenshot(tmp_path: Path, sc
     assert model.prompts[0].images == () and result["prediction"]["sent"]["text_only"] is True
     if screenshots == "all":
         assert "Step 1 (no screenshot: left out, at most 0 step screenshots are shown)" in texts(model.prompts[0])[1]
+
+
+def test_evaluate_judge_makes_an_unlabelled_trajectory_an_error(tmp_path: Path) -> None:
+    sample, task = ufo_sample(tmp_path, ["screen"], evaluate="judge")
+    model = Scripted([reply("yes", "yes")])
+    out = run_case(sample, model, task=task)
+    assert out["verdict"] == "error" and "no label" in out["error"] and model.prompts == []

@@ -288,9 +288,12 @@ def _labels(folder: str, shown: str, problems: list[str]) -> dict[str, Any] | No
     labels: dict[str, Any] = {}
     result = os.path.join(folder, "result.txt")
     if os.path.isfile(result):
-        text = open(result, encoding="utf-8", errors="replace").read().strip()
         try:
-            score = float(text)
+            with open(result, encoding="utf-8", errors="replace") as f:
+                text = f.read().strip()
+            score: float | None = float(text)
+        except OSError as exc:
+            text, score = str(exc), None
         except ValueError:
             score = None
         if score is None or not 0 <= score <= 1:

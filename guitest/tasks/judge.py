@@ -115,7 +115,10 @@ class Judge(Task):
         row = sample.data.get("trajectory")
         if not isinstance(row, dict):
             return None, [], "the sample holds no trajectory: a judge suite reads format trajectory, ufo_log or waa_result"
-        return Labels(**row.get("labels", {})).complete(self.settings["label_threshold"]), [], None
+        label = Labels(**row.get("labels", {})).complete(self.settings["label_threshold"])
+        if label is None and self.settings["evaluate"] == "judge":
+            return None, [], "the trajectory has no label, which evaluate: judge needs (result.txt, labels.json or labels in the file)"
+        return label, [], None
 
     def decide(self, case: Case) -> tuple[str, dict[str, Any]] | None:
         """The verdict reached without the judge (the WAA FAIL rule), or None when the judge must decide."""
