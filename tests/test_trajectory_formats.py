@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from builders import SHARED_DATA
 from guitest.errors import SuiteError
 from guitest.formats import read_suite_samples
 from guitest.suite import load_suite
 from guitest.trajectory import Trajectory, open_screenshot
+from guitest.waa import load_tasks, read_task_list
 
 # -- builders ------------------------------------------------------------------------------------
 
@@ -258,3 +260,24 @@ def test_bad_input_is_a_collection_error_without_traceback(pytester: pytest.Pyte
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == 2, output
     assert "logs/t1/response.log, line 1 (column" in output and "Traceback" not in output
+
+
+WAA_SHARED = SHARED_DATA / "windows_agent_arena"
+
+
+@pytest.mark.skipif(not (WAA_SHARED / "examples").is_dir(), reason=f"the shared WAA task files are not at {WAA_SHARED}")
+def test_runs_of_the_real_waa_tasks_get_their_request_and_tags(tmp_path: Path) -> None:
+    listed = read_task_list(str(WAA_SHARED / "test_all.json"))
+    tasks = load_tasks(str(WAA_SHARED / "examples"))
+    chosen = [(app, ids[0]) for app, ids in sorted(listed.items())] + [(app, i) for app, ids in sorted(listed.items()) for i in ids if i.startswith("INF-")][:2]
+    data = tmp_path / "data"
+    for app, task_id in chosen:
+        write_waa_run(data / "results" / "navi" / app / task_id, ["click", "FAIL"], ["screen"] * 3, result=0.0)
+    suite = suite_file(tmp_path, "waa_result", "results/**/traj.jsonl", settings={"waa_tasks": str(WAA_SHARED / "examples")})
+    samples = {s.id: s for s in samples_of(suite, data)}
+    assert len(samples) == len(set(chosen)) == 14
+    for app, task_id in chosen:
+        task, sample = tasks[(app, task_id)], samples[f"{app}-{task_id}"]
+        assert sample.instruction == task.instruction
+        assert sample.tags["evaluator"] == task.evaluator and sample.tags["feasibility"] == ("infeasible" if task.infeasible else "feasible")
+    assert sum(s.tags["feasibility"] == "infeasible" for s in samples.values()) == 2
