@@ -180,9 +180,14 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             raise self.CollectError(f"guitest: {exc}") from None
         template = prompt_text(suite)
+        marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags
         for sample in samples:
             item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template, task=task)
-            item.add_marker(pytest.mark.guitest(**sample.tags))
+            key = tuple(sample.tags.items())
+            mark = marks.get(key)
+            if mark is None:
+                mark = marks[key] = pytest.mark.guitest(**sample.tags)
+            item.add_marker(mark)
             item.extra_keyword_matches.update(sample.tags.values())
             yield item
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,10 +31,26 @@ near_valid = st.fixed_dictionaries(
 )
 
 
+SCHEMAS = Path(__file__).resolve().parents[1] / "guitest" / "schemas"
+ALL = sorted(str(p.relative_to(SCHEMAS)).removesuffix(".schema.json") for p in SCHEMAS.rglob("*.schema.json"))
+
+
 @settings(max_examples=600, deadline=None)
 @given(row=st.one_of(near_valid, values), name=st.sampled_from(["formats/screenspot", "formats/screenspot_pro", "suite"]))
 def test_fast_check_agrees_with_jsonschema(row, name) -> None:
     assert fast_check(name)(row) == validator(name).is_valid(row)
+
+
+@settings(max_examples=300, deadline=None)
+@given(row=st.one_of(near_valid, values), name=st.sampled_from(ALL))
+def test_fast_check_agrees_with_jsonschema_on_every_shipped_schema(row, name) -> None:
+    assert fast_check(name)(row) == validator(name).is_valid(row)
+
+
+def test_the_row_schemas_compile_to_generated_code() -> None:
+    """The annotation schemas use only keywords the generator knows (else the slow jsonschema path serves them)."""
+    for name in ("formats/screenspot", "formats/screenspot_pro"):
+        assert fast_check(name).__code__.co_filename == "<guitest schema predicate>"
 
 
 def test_fast_check_accepts_a_real_row_and_rejects_a_broken_one() -> None:

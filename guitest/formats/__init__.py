@@ -112,7 +112,8 @@ def read_rows(
     is_valid = schema.fast_check(f"formats/{schema_name}")
     problems: list[str] = []
     samples: list[Sample] = []
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, int]] = {}
+    resolved: dict[str, str | None] = {}  # image name -> its path: rows that share a screenshot resolve it once
     for path, rows, derived in files:
         shown = os.path.relpath(path, data_dir)
         for index, row in enumerate(rows):
@@ -130,7 +131,9 @@ def read_rows(
                 if conv.box is not None and not is_proper(conv.box):
                     problem(conv.box_field, f"{list(row[conv.box_field]) if conv.box_field in row else None} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
                     continue
-                image = inside(images_dir, conv.image)
+                image = resolved.get(conv.image, False)
+                if image is False:
+                    image = resolved[conv.image] = inside(images_dir, conv.image)
                 if image is None:
                     problem(conv.image_field, f"{conv.image!r} resolves outside the image folder {images_dir}; refusing it")
                     continue
@@ -143,9 +146,9 @@ def read_rows(
                         f"which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
                     ) from None
                 if case_id in seen:
-                    problem("id", f"case id {case_id!r} is also the id of {seen[case_id]}; make the suite's id template unique")
+                    problem("id", f"case id {case_id!r} is also the id of {where(*seen[case_id])}; make the suite's id template unique")
                     continue
-                seen[case_id] = where(shown, index)
+                seen[case_id] = (shown, index)
                 tags = {}
                 for tag in suite.tags:
                     value = fields.get(tag)
