@@ -281,3 +281,13 @@ def test_runs_of_the_real_waa_tasks_get_their_request_and_tags(tmp_path: Path) -
         assert sample.instruction == task.instruction
         assert sample.tags["evaluator"] == task.evaluator and sample.tags["feasibility"] == ("infeasible" if task.infeasible else "feasible")
     assert sum(s.tags["feasibility"] == "infeasible" for s in samples.values()) == 2
+
+
+def test_osworld_folder_without_initial_screen(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_waa_task(data / "examples", "chrome", "t9", "open the downloads page")
+    run = write_waa_run(data / "results" / "chrome" / "t9", ["pyautogui.hotkey('ctrl', 'j')", "DONE"], ["screen", "screen"], initial=False)
+    [sample] = samples_of(suite_file(tmp_path, "waa_result", "results/*/*/traj.jsonl", settings={"waa_tasks": "examples"}), data)
+    t = Trajectory.from_dict(sample.data["trajectory"])
+    assert t.steps[0].screenshot == "" and t.steps[1].screenshot == str(run / "step_1_20240101@000001.png")
+    assert t.final_screenshot == str(run / "step_2_20240101@000002.png") and not t.last_action_is_fail
