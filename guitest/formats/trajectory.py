@@ -94,7 +94,7 @@ def _convert(row: Row, images_dir: str) -> Converted:
     if not final:
         del trajectory["final_screenshot"]
     infeasible = row.get("infeasible")
-    labels = Labels(**{k: v for k, v in (row.get("labels") or {}).items()})
+    labels = Labels(**(row.get("labels") or {}))
     fields = {
         "id": row["id"],
         "task_id": row["id"],
