@@ -79,6 +79,13 @@ def _run_opened(
         return case_result(sample.id, ERROR, sample.tags, error=problem, **common)
     try:
         case = Case(sample=sample, original_size=size, truth=truth, sent_size=model.plan_size(size) if image is not None else size, task=task)
+        decided = task.decide(case)
+        if decided is not None:  # settled by a rule of the benchmark: the model is not asked
+            verdict, prediction = decided
+            if repeats <= 1:
+                return case_result(sample.id, verdict, sample.tags, prediction=prediction, **common)
+            attempts = [{"verdict": verdict, "prediction": prediction, "response": None} for _ in range(repeats)]
+            return case_result(sample.id, verdict, sample.tags, prediction=prediction, attempts=attempts, **common)
         prompt, sent = task.inputs(model, case, image, prompt_template)
     except OSError as exc:
         return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {exc}", **common)

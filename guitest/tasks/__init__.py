@@ -57,6 +57,11 @@ class Task:
         """The default prompt of a case of this task."""
         raise NotImplementedError
 
+    def decide(self, case: "Case") -> "tuple[str, dict[str, Any]] | None":
+        """``(verdict, prediction)`` when a rule of the benchmark settles the case without asking the model
+        (the WAA rule for a trajectory ending in FAIL), else None (the default: the model is asked)."""
+        return None
+
     def inputs(self, model: "Model", case: "Case", image: "Image.Image | None", template: str | None) -> tuple["Prompt", "SentImage"]:
         """The prompt and the image sent, through the model's ``build_prompt`` and ``preprocess`` stages.
 
