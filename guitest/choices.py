@@ -4,9 +4,10 @@ The rules, in order (DESIGN.md: parse the answer where the prompt asked for it):
 
 1. ``<think>...</think>`` is stripped.
 2. Answer markers (``Answer: C``, ``Final answer: (C)``, ``The answer is C``, ``the choice is C``,
-   ``correct is C``, ``I choose C``, ``\\boxed{C}``, ``答案：C``): the LAST one decides. What follows it
-   is read as a letter, else as an option's text quoted back; a last marker followed by neither
-   (``Answer: not sure``) is no answer, even when an earlier marker named a letter.
+   ``correct is C``, ``I choose C``, ``\\boxed{C}``, ``答案：C``): the LAST one that says something
+   decides. What follows it is read as a letter, else as an option's text quoted back. An explicit
+   ``Answer:`` followed by neither (``Answer: not sure``) is no answer, even when an earlier marker
+   named a letter; a prose marker followed by neither ("the answer is indeed right") is passed over.
 3. Without any marker, weaker cues, the last one winning: ``Option C``, ``**C**``, a line that holds
    only a letter (``C``, ``(C)``, ``C.``), or a line ``C. <the text of option C>``.
 4. Without any of those, an option's text quoted back, when exactly one option's text appears.
@@ -23,8 +24,6 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .parsing import MAX_REPLY, strip_think
-
-LETTERS = "ABCDEF"
 
 # A letter token: optional brackets/bold/quotes around one letter, not glued to a word ("e.g." is not E).
 _TOKEN = re.compile(r"""[\s*_"'`]*(?P<open>[(\[{]?)\s*(?P<letter>[A-Fa-f])\s*[)\]}]?[*_"'`]*(?!\w|\.\w)""")
@@ -55,7 +54,7 @@ _VIA = {"a": "option", "b": "bold", "c": "line"}
 
 
 @dataclass(frozen=True)
-class Choice:
+class Chosen:
     """A letter read from a reply and how (``via``: ``marker``, ``marker+text``, ``option``, ``bold``, ``line``, ``text``)."""
 
     letter: str
@@ -99,36 +98,36 @@ def _after(text: str, end: int) -> str:
     return line
 
 
-def _by_marker(text: str, options: Mapping[str, str]) -> tuple[bool, Choice | None]:
+def _by_marker(text: str, options: Mapping[str, str]) -> tuple[bool, Chosen | None]:
     """``(decided, choice)`` from the answer markers, the last readable one winning; an explicit ``Answer:``
     with nothing readable after it decides too (no answer: a retraction); prose markers without an answer are skipped."""
     for marker in reversed(list(_STRONG.finditer(text))):
         line = _after(text, marker.end())
         letter = _token_at(line)
         if letter is not None:
-            return True, Choice(letter, "marker")
+            return True, Chosen(letter, "marker")
         quoted = _quoted(line, options)
         if quoted is not None:
-            return True, Choice(quoted, "marker+text")
+            return True, Chosen(quoted, "marker+text")
         if marker.group("colon"):
             return True, None
     return False, None
 
 
-def _by_cue(text: str, options: Mapping[str, str]) -> Choice | None:
+def _by_cue(text: str, options: Mapping[str, str]) -> Chosen | None:
     """The last weak cue: ``Option C``, ``**C**``, a line holding only a letter, or ``C. <option C's text>``."""
-    cues: list[tuple[int, Choice]] = []
+    cues: list[tuple[int, Chosen]] = []
     for match in _WEAK.finditer(text):
         group = next(g for g in _VIA if match.group(g))
-        cues.append((match.start(), Choice(match.group(group), _VIA[group])))
+        cues.append((match.start(), Chosen(match.group(group), _VIA[group])))
     for match in _LETTER_LINE.finditer(text):
         letter = match.group("letter")
         if letter in options and _norm(options[letter]) and _norm(match.group("rest")).startswith(_norm(options[letter])):
-            cues.append((match.start(), Choice(letter, "line")))
+            cues.append((match.start(), Chosen(letter, "line")))
     return max(cues, key=lambda c: c[0])[1] if cues else None
 
 
-def read_choice(text: str, options: Mapping[str, str]) -> Choice | None:
+def read_choice(text: str, options: Mapping[str, str]) -> Chosen | None:
     """The option a reply chooses (a key of ``options``, or another letter A-F it named), or None when it chose none.
 
     ``options`` maps letters to option texts; texts are used to read an answer quoted back.
@@ -141,4 +140,4 @@ def read_choice(text: str, options: Mapping[str, str]) -> Choice | None:
     if choice is not None:
         return choice
     quoted = _quoted(text, options)
-    return Choice(quoted, "text") if quoted else None
+    return Chosen(quoted, "text") if quoted else None
