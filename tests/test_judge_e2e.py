@@ -18,7 +18,6 @@ import pytest
 
 import fakeserver
 from builders import REPO
-from guitest.tasks import Task
 from test_trajectory_formats import suite_file, write_ufo_task, write_waa_run, write_waa_task
 
 
@@ -87,8 +86,8 @@ def test_judging_trajectories_through_an_openai_endpoint(pytester: pytest.Pytest
     assert {i: c["verdict"] for i, c in cases.items()} == {f"{r[0]}-{r[1]}": r[8] for r in WAA_RUNS}
     for rule_case, rule in (("vlc-INF-3", "fail_on_infeasible"), ("vs_code-feas-4", "fail_on_feasible")):
         assert cases[rule_case]["prediction"]["decided_by"] == "rule" and cases[rule_case]["prediction"]["rule"] == rule
-    # the judge's contrary replies were not used; where guitest.case asks Task.decide first, it is not even called
-    assert len(by_request(requests, "make vlc play a dvd in 8k")) == len(by_request(requests, "install the rust extension")) == (0 if "decide" in vars(Task) else 1)
+    # decided without the judge: it got no request for them (its scripted contrary replies were never used)
+    assert by_request(requests, "make vlc play a dvd in 8k") == by_request(requests, "install the rust extension") == []
     assert cases["chrome-ok-1"]["tags"] == {"app": "chrome", "evaluator": "exact_match", "feasibility": "feasible", "labelled": "labelled"}
 
     # the 40-image cap: 45 steps with real screens -> the first and the 39 latest, then the final one

@@ -153,7 +153,7 @@ class Judge(Task):
 
     def repair_prompt(self, text: str, finish_reason: str | None, prompt: Prompt, case: Case) -> Prompt | None:
         """One follow-up, text only, when the reply is not the JSON object asked for (never for a cut-off reply)."""
-        if not self.settings["repair"] or finish_reason == "length" or self.decide(case) is not None:
+        if not self.settings["repair"] or finish_reason == "length":
             return None
         _, problem = parse_reply(text)
         if problem is None:
@@ -162,16 +162,13 @@ class Judge(Task):
         return Prompt(user=user, system=prompt.system, parts=(user,))
 
     def judge(self, text: str, finish_reason: str | None, case: Case, profile: Profile, sent_size: tuple[int, int]) -> tuple[str, dict[str, Any] | None]:
-        """The verdict: the FAIL rule where it applies, else the judge's ``complete`` read against the label (or as the agent's success)."""
+        """The verdict: the judge's ``complete`` read against the label, or as the agent's success (cases the FAIL rule
+        settles never get here: :meth:`decide` settles them before the model is asked)."""
         sent = dict(self._sent.get(case.sample.id, {}))
         notes = sent.pop("notes", [])
         extra: dict[str, Any] = {"sent": sent} if sent else {}
         if case.attempt == 0 and notes:
             extra["notes"] = list(notes)
-        decided = self.decide(case)
-        if decided is not None:  # the judge was asked all the same (no seam to skip the call yet): its reply is not used
-            verdict, prediction = decided
-            return verdict, {**prediction, **extra}
         facts = {**self._facts(case), "decided_by": "judge", **extra}
         if finish_reason == "length":
             return TRUNCATED, {**facts, "complete": None}
