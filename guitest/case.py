@@ -87,6 +87,8 @@ def _run_opened(
             attempts = [{"verdict": verdict, "prediction": prediction, "response": None} for _ in range(repeats)]
             return case_result(sample.id, verdict, sample.tags, prediction=prediction, attempts=attempts, **common)
         prompt, sent = task.inputs(model, case, image, prompt_template)
+        # a task that asks several variants of one question (circular evaluation) gets one prompt per variant
+        prompts = [prompt] + [model.build_prompt(replace(case, variant=v), prompt_template) for v in range(1, task.variants(case))]
     except OSError as exc:
         return case_result(sample.id, ERROR, sample.tags, error=f"image file unreadable: {exc}", **common)
     except GuitestError as exc:
@@ -103,7 +105,7 @@ def _run_opened(
     digest = _digest(sample, sent, prompt) if use_cache else None
     attempts = []
     for index in range(max(repeats, 1)):
-        attempt = _attempt(replace(case, attempt=index), prompt, sent, model, notes, cache if use_cache else None, digest)
+        attempt = _variants(replace(case, attempt=index), prompts, sent, model, notes, cache if use_cache else None, digest)
         attempts.append(attempt)
         if strategy == "pass" and attempt["verdict"] == HIT:
             break
@@ -128,6 +130,21 @@ def _digest(sample: Sample, sent: SentImage, prompt: Prompt) -> str:
     if prompt.images:
         digest += ":" + ":".join(image_digest(i.data, f"{sample.image}#{n}", i.size) for n, i in enumerate(prompt.images))
     return digest
+
+
+def _variants(
+    case: Case, prompts: list[Prompt], sent: SentImage, model: Model, notes: list[str], cache: ResponseCache | None, digest: str | None
+) -> dict[str, Any]:
+    """One attempt: the model asked each variant of the case (usually one), the task combining their verdicts."""
+    if len(prompts) == 1:
+        return _attempt(case, prompts[0], sent, model, notes, cache, digest)
+    task = case.task or grounding.TASK()
+    outcomes = [_attempt(replace(case, variant=v), prompt, sent, model, notes, cache, digest) for v, prompt in enumerate(prompts)]
+    cached = all(o.pop("cached", False) for o in outcomes)
+    out = task.combine(outcomes)
+    if cached:
+        out["cached"] = True
+    return out
 
 
 def _attempt(

@@ -40,6 +40,7 @@ class Settings:
     dtype: str = "auto"
     batch_size: int = 1
     http_client: str = "openai"
+    resize: str = "auto"
 
     def public(self) -> dict[str, Any]:
         """The settings as plain builtins, safe to print and store (credentials in the URL removed)."""
@@ -87,7 +88,8 @@ class Reply:
 @dataclass(frozen=True)
 class Case:
     """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size,
-    which attempt this is (0-based; with --repeats each attempt is its own model call), and the task
+    which attempt this is (0-based; with --repeats each attempt is its own model call), which variant of the
+    question (0-based; a task asking several, as circular evaluation asks every rotation of the options), and the task
     (:mod:`guitest.tasks`; None means grounding). ``truth`` is what the task's judge reads: a box
     in original pixels for grounding."""
 
@@ -97,6 +99,7 @@ class Case:
     sent_size: tuple[int, int]
     attempt: int = 0
     task: "Task | None" = None
+    variant: int = 0
 
 
 class Model:

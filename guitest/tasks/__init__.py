@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import SuiteError, where
+from ..verdict import ERROR, HIT
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -80,6 +81,29 @@ class Task:
         notes (counted in the report), e.g. ``["truncated_element_dropped"]``.
         """
         raise NotImplementedError
+
+    def variants(self, case: "Case") -> int:
+        """How many variants of the question one attempt asks (``case.variant`` 0..n-1 reach ``build_prompt`` and
+        ``judge``); 1 by default. Circular evaluation asks every rotation of the options."""
+        return 1
+
+    def combine(self, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+        """One attempt's outcome from its variants' (each ``{verdict, prediction, response, ...}``, in variant order):
+        by default a hit only when every variant is a hit; an error when any errored (so ``--lf`` re-runs the case);
+        else the first variant's wrong verdict. Every variant's verdict, prediction and reply are kept."""
+        verdicts = [o["verdict"] for o in outcomes]
+        failed = next((o for o in outcomes if o["verdict"] == ERROR), None)
+        wrong = next((o for o in outcomes if o["verdict"] != HIT), None)
+        chosen = failed or wrong or outcomes[-1]
+        out = {
+            "verdict": chosen["verdict"],
+            "prediction": {"variants": [{k: o.get(k) for k in ("verdict", "prediction", "response", "finish_reason")} for o in outcomes], "hits": verdicts.count(HIT)},
+            "response": chosen.get("response"),
+            "finish_reason": chosen.get("finish_reason"),
+        }
+        if failed is not None:
+            out["error"] = failed.get("error")
+        return out
 
     def repair_prompt(self, text: str, finish_reason: str | None, prompt: "Prompt", case: "Case") -> "Prompt | None":
         """A follow-up prompt when ``text`` cannot be read and asking once more is part of the task's protocol
