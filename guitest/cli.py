@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     f = data_sub.add_parser(
         "fetch",
         help="download a suite's public data from the Hugging Face Hub, then verify it",
-        description="Download NAME's public data into the data root (--data-root, $GUITEST_DATA, default), "
+        description="Download NAME's public data into the data root (--data-root, $GUITEST_DATA, $LMUData, default), "
         "unpack it, and verify the sample count and that every image exists. A verified copy is left alone "
         "unless --force. Exit 0 when verified, 2 otherwise.",
     )

@@ -54,8 +54,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--model-profile", metavar="NAME", default=None, help="the model family's conventions (prompt, image sizing, answer syntax, coordinate space); default: picked from the model name, see docs/profiles.md")
     add("--min-pixels", metavar="N", type=int, default=None, help="upscale screenshots below N pixels before sending (for smart_resize profiles: its min_pixels)")
     add("--max-pixels", metavar="N", type=int, default=None, help="downscale screenshots above N pixels before sending (for smart_resize profiles: its max_pixels)")
+    add("--resize", choices=("auto", "client"), default="auto", help="openai: models with a smart_resize profile (Qwen2.5-VL, UI-TARS-1.5): 'auto' sends the screenshot file as it is and lets the model server's processor make the smart_resize size (as it would anyway; recorded as sent_size) unless --min-pixels/--max-pixels ask for other limits; 'client' always resizes here first")
     add("--max-image-bytes", metavar="N", type=int, default=None, help="re-encode a screenshot whose PNG is over N bytes as JPEG, then downscale until it fits")
-    add("--data-root", metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else ~/.local/share/guitest)")
+    add("--data-root", metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else $LMUData (MMBench-GUI's tooling), else ~/.local/share/guitest)")
     add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir)")
     add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
     add("--report-md", metavar="PATH", default=None, help="also write the Markdown summary here ('{suite}' is replaced too)")
@@ -261,6 +262,7 @@ class GuitestState:
             dtype=opt.dtype,
             batch_size=opt.batch_size,
             http_client=opt.http_client,
+            resize=opt.resize,
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")
@@ -310,7 +312,7 @@ class GuitestState:
         lines = [f"guitest {__version__}: data root {self.data_root} (from {self.data_root_source})"]
         if model:
             extra = "".join(f", {k} {model[k]}" for k in ("base_url", "api_key") if k in model)
-            s = self.settings
+            s = self.model.settings  # a --model-config may have changed them
             lines.append(
                 f"guitest model: {model['spec']} ({model['adapter']}{extra}); "
                 f"temperature {s.temperature:g}, max tokens {s.max_tokens}, timeout {s.timeout:g} s, retries {s.retries}, concurrency {s.concurrency}"

@@ -337,6 +337,7 @@ def test_resolve_root_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert resolve_root(str(tmp_path / "from_option")) == ((tmp_path / "from_option").resolve(), "--data-root")
     assert resolve_root(None) == ((tmp_path / "from_env").resolve(), f"${ENV_VAR}")
     monkeypatch.delenv(ENV_VAR)
+    monkeypatch.delenv("LMUData", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert resolve_root(None) == ((tmp_path / "xdg" / "guitest").resolve(), "default")
 

@@ -132,8 +132,8 @@ def read_rows(
                     problem(conv.box_field, f"{list(row[conv.box_field]) if conv.box_field in row else None} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
                     continue
                 image = resolved.get(conv.image, False)
-                if image is False:
-                    image = resolved[conv.image] = inside(images_dir, conv.image)
+                if image is False:  # "": a sample without a screenshot of its own (its task opens what it needs)
+                    image = resolved[conv.image] = inside(images_dir, conv.image) if conv.image else ""
                 if image is None:
                     problem(conv.image_field, f"{conv.image!r} resolves outside the image folder {images_dir}; refusing it")
                     continue

@@ -37,7 +37,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-from dataclasses import replace
 from typing import Any, Iterator
 
 from ..datapath import inside
@@ -50,9 +49,6 @@ from . import Converted, MAX_PROBLEMS_SHOWN, load_json_rows, read_rows
 
 DEFAULT_ID = "{app}-{task_id}"
 UFO_FINAL = "action_step_final.png"
-# read_rows wants a path inside the image folder; a trajectory names no screenshot of its own, so
-# the sample's image is this placeholder until read_rows is done, then "" (see read()).
-_OWN_IMAGE = "trajectory"
 
 Row = dict[str, Any]
 
@@ -65,8 +61,7 @@ def read(suite: Suite, data_dir: str) -> list[Sample]:
         files: Iterator[tuple[str, list[Any], dict[str, Any]]] = ((p, load_json_rows(p), {"file": os.path.basename(p)}) for p in paths)
     else:
         files = iter(_folder_rows(suite, data_dir, images_dir, paths))
-    samples = read_rows(suite, data_dir, files, "trajectory", _convert, DEFAULT_ID)
-    return [replace(s, image="") for s in samples]
+    return read_rows(suite, data_dir, files, "trajectory", _convert, DEFAULT_ID)
 
 
 def _matches(suite: Suite, data_dir: str) -> list[str]:
@@ -80,7 +75,7 @@ def _matches(suite: Suite, data_dir: str) -> list[str]:
 
 def _convert(row: Row, images_dir: str) -> Converted:
     """A trajectory row as a sample: screenshot paths resolved under ``images_dir``, tag fields derived."""
-    image, image_field = _OWN_IMAGE, "steps"
+    image, image_field = "", "steps"
     steps = []
     for index, step in enumerate(row["steps"]):
         ref, bad = _resolve(step.get("screenshot", ""), images_dir)
