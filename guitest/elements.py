@@ -22,6 +22,7 @@ import difflib
 import functools
 import importlib
 import importlib.util
+import itertools
 import math
 import os
 from dataclasses import dataclass
@@ -60,46 +61,90 @@ class Match:
 
 
 def as_boxes(boxes: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
-    """An ``(n, 4)`` float array of ``x1, y1, x2, y2`` with each box's corners put in order (x1 <= x2, y1 <= y2)."""
-    arr = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-    return np.concatenate([np.minimum(arr[:, :2], arr[:, 2:]), np.maximum(arr[:, :2], arr[:, 2:])], axis=1)
+    """A float array of ``x1, y1, x2, y2`` (last axis) with each box's corners put in order (x1 <= x2, y1 <= y2)."""
+    arr = np.asarray(boxes, dtype=np.float64)
+    arr = arr.reshape(-1, 4) if arr.ndim < 2 else arr
+    return np.concatenate([np.minimum(arr[..., :2], arr[..., 2:]), np.maximum(arr[..., :2], arr[..., 2:])], axis=-1)
+
+
+def iou_batch(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
+    """IoUs of ``(n, P, 4)`` predicted and ``(n, T, 4)`` true boxes (corners in order): ``(n, P, T)``, 0 where the union has no area."""
+    p, t = pred[:, :, None, :], true[:, None, :, :]
+    inter = np.minimum(p[..., 2], t[..., 2])
+    inter -= np.maximum(p[..., 0], t[..., 0])
+    np.maximum(inter, 0, out=inter)
+    iy = np.minimum(p[..., 3], t[..., 3])
+    iy -= np.maximum(p[..., 1], t[..., 1])
+    np.maximum(iy, 0, out=iy)
+    inter *= iy
+    area_p = (pred[..., 2] - pred[..., 0]) * (pred[..., 3] - pred[..., 1])
+    area_t = (true[..., 2] - true[..., 0]) * (true[..., 3] - true[..., 1])
+    union = np.add(area_p[:, :, None], area_t[:, None, :], out=iy)
+    union -= inter
+    # where the union has no area both boxes have none, and the intersection is already 0
+    np.divide(inter, union, out=inter, where=union > 0)
+    return inter
 
 
 def iou_matrix(pred: Sequence[Sequence[float]] | np.ndarray, true: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     """The ``(len(pred), len(true))`` matrix of IoUs; 0 wherever the union has no area."""
-    p, t = as_boxes(pred), as_boxes(true)
-    ix = np.clip(np.minimum(p[:, None, 2], t[None, :, 2]) - np.maximum(p[:, None, 0], t[None, :, 0]), 0, None)
-    iy = np.clip(np.minimum(p[:, None, 3], t[None, :, 3]) - np.maximum(p[:, None, 1], t[None, :, 1]), 0, None)
-    inter = ix * iy
-    area_p = (p[:, 2] - p[:, 0]) * (p[:, 3] - p[:, 1])
-    area_t = (t[:, 2] - t[:, 0]) * (t[:, 3] - t[:, 1])
-    union = area_p[:, None] + area_t[None, :] - inter
-    out = np.zeros_like(inter)
-    np.divide(inter, union, out=out, where=union > 0)
-    return out
+    return iou_batch(as_boxes(pred)[None], as_boxes(true)[None])[0]
+
+
+def greedy_batch(iou: np.ndarray, threshold: float = DEFAULT_IOU) -> np.ndarray:
+    """GUI-HalluBench's greedy matching of every ``(P, T)`` IoU matrix of an ``(n, P, T)`` stack: which pairs are matched.
+
+    The greedy rule (accept pairs by IoU descending, ties by predicted then true index,
+    while both boxes are free) is computed in rounds over the whole stack at once: a round
+    accepts every pair that is the best of its row and of its column among the free boxes.
+    Such a pair is accepted by the one-at-a-time greedy too, and the best remaining pair
+    always qualifies, so the rounds end with exactly the greedy matching.
+    """
+    if threshold <= 0:
+        raise ValueError(f"the IoU threshold must be > 0, got {threshold}")
+    n, rows, cols = iou.shape
+    free = np.where(iou >= threshold, iou, -1.0)
+    matched = np.zeros(iou.shape, dtype=bool)
+    active = np.nonzero((free >= 0).any(axis=(1, 2)))[0]
+    row_index = np.arange(rows)
+    while active.size:
+        w = free[active]
+        best_col = w.argmax(axis=2)  # first maximum: the lower true index wins a tie
+        best_row = w.argmax(axis=1)  # first maximum: the lower predicted index wins a tie
+        value = np.take_along_axis(w, best_col[..., None], axis=2)[..., 0]
+        mutual = (np.take_along_axis(best_row, best_col, axis=1) == row_index) & (value >= 0)
+        k, i = np.nonzero(mutual)
+        j = best_col[k, i]
+        sample = active[k]
+        matched[sample, i, j] = True
+        free[sample, i, :] = -1.0
+        free[sample, :, j] = -1.0
+        active = active[(free[active] >= 0).any(axis=(1, 2))]
+    return matched
 
 
 def greedy_pairs(iou: np.ndarray, threshold: float = DEFAULT_IOU) -> list[tuple[int, int, float]]:
-    """GUI-HalluBench's greedy matching on an IoU matrix: ``(pred, true, iou)`` pairs in the order accepted."""
-    rows, cols = np.nonzero(iou >= threshold)
-    if rows.size == 0:
-        return []
-    values = iou[rows, cols]
-    order = np.lexsort((cols, rows, -values))  # IoU descending, then predicted index, then true index
-    used_p: set[int] = set()
-    used_t: set[int] = set()
-    pairs = []
-    limit = min(iou.shape)
-    for k in order.tolist():
-        i, j = int(rows[k]), int(cols[k])
-        if i in used_p or j in used_t:
-            continue
-        used_p.add(i)
-        used_t.add(j)
-        pairs.append((i, j, float(values[k])))
-        if len(pairs) == limit:
-            break
-    return pairs
+    """The greedy matching of one ``(P, T)`` IoU matrix as ``(pred, true, iou)`` pairs, in the order greedy accepts them."""
+    return _accepted(iou, greedy_batch(iou[None], threshold)[0])
+
+
+def _padded(lists: Sequence[Sequence[Sequence[float]]], width: int) -> np.ndarray:
+    """Box lists as one ``(n, width, 4)`` array, corners in order, padded with boxes without area (IoU 0 with everything)."""
+    lengths = np.fromiter((len(b) for b in lists), dtype=np.intp, count=len(lists))
+    total = int(lengths.sum())
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.chain.from_iterable(lists)), dtype=np.float64, count=4 * total).reshape(total, 4)
+    out = np.zeros((len(lists), width, 4))
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out[np.repeat(np.arange(len(lists)), lengths), np.arange(total) - starts] = flat
+    return as_boxes(out)
+
+
+def _accepted(iou: np.ndarray, matched: np.ndarray) -> list[tuple[int, int, float]]:
+    """The matched pairs of one IoU matrix as ``(pred, true, iou)``, sorted as greedy accepts them."""
+    i, j = np.nonzero(matched)
+    values = iou[i, j]
+    order = np.lexsort((j, i, -values))
+    return [(int(i[k]), int(j[k]), float(values[k])) for k in order]
 
 
 def match(pred: Sequence[Sequence[float]], true: Sequence[Sequence[float]], threshold: float = DEFAULT_IOU) -> Match:
@@ -107,6 +152,30 @@ def match(pred: Sequence[Sequence[float]], true: Sequence[Sequence[float]], thre
     if len(pred) == 0 or len(true) == 0:
         return Match((), len(pred), len(true))
     return Match(tuple(greedy_pairs(iou_matrix(pred, true), threshold)), len(pred), len(true))
+
+
+def match_many(samples: Sequence[tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]], threshold: float = DEFAULT_IOU, chunk: int = 256) -> list[Match]:
+    """:func:`match` of many ``(pred boxes, true boxes)`` samples at once, vectorised over samples (padded, ``chunk`` at a time)."""
+    out: list[Match] = []
+    for start in range(0, len(samples), chunk):
+        part = samples[start : start + chunk]
+        rows = max((len(p) for p, _ in part), default=0)
+        cols = max((len(t) for _, t in part), default=0)
+        if rows == 0 or cols == 0:
+            out.extend(Match((), len(p), len(t)) for p, t in part)
+            continue
+        pred, true = _padded([p for p, _ in part], rows), _padded([t for _, t in part], cols)
+        iou = iou_batch(pred, true)
+        matched = greedy_batch(iou, threshold)
+        k, i, j = np.nonzero(matched)
+        values = iou[k, i, j]
+        order = np.lexsort((j, i, -values, k))  # by sample, then as greedy accepts them
+        bounds = np.searchsorted(k[order], np.arange(len(part) + 1)).tolist()
+        il, jl, vl = i[order].tolist(), j[order].tolist(), values[order].tolist()
+        for n, (p, t) in enumerate(part):
+            a, b = bounds[n], bounds[n + 1]
+            out.append(Match(tuple(zip(il[a:b], jl[a:b], vl[a:b])), len(p), len(t)))
+    return out
 
 
 def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:

@@ -119,17 +119,30 @@ def _naive_greedy(pred, true, threshold):
     return out
 
 
-def test_vectorised_matching_agrees_with_a_plain_loop() -> None:
-    rng = random.Random(7)
-    for _ in range(300):
-        # a coarse grid makes equal IoUs (ties) and exact-threshold cases frequent
-        def rand_box():
-            return [rng.randrange(0, 12) for _ in range(4)]
+def _random_samples(seed: int, n: int):
+    rng = random.Random(seed)
 
-        pred = [rand_box() for _ in range(rng.randrange(0, 8))]
-        true = [rand_box() for _ in range(rng.randrange(0, 8))]
-        threshold = rng.choice([0.3, 0.5, 0.7])
+    def rand_box():  # a coarse grid makes equal IoUs (ties), exact-threshold cases and x2 < x1 frequent
+        return [rng.randrange(0, 12) for _ in range(4)]
+
+    return [([rand_box() for _ in range(rng.randrange(0, 9))], [rand_box() for _ in range(rng.randrange(0, 9))]) for _ in range(n)]
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.7])
+def test_vectorised_matching_agrees_with_a_plain_loop(threshold: float) -> None:
+    for pred, true in _random_samples(7, 1000):
         assert [(i, j) for i, j, _ in el.match(pred, true, threshold).pairs] == _naive_greedy(pred, true, threshold)
+
+
+def test_matching_many_samples_at_once_agrees_with_one_at_a_time() -> None:
+    data = _random_samples(11, 700)
+    assert el.match_many(data, chunk=64) == [el.match(p, t) for p, t in data]
+    assert el.match_many([([], []), ([[0, 0, 1, 1]], [])]) == [el.Match((), 0, 0), el.Match((), 1, 0)]
+
+
+def test_a_threshold_of_zero_is_refused() -> None:
+    with pytest.raises(ValueError):
+        el.match([[0, 0, 1, 1]], [[2, 2, 3, 3]], 0)
 
 
 # -- tolerant extraction of the list ------------------------------------------------------------------
