@@ -123,8 +123,8 @@ def read_rows(
                 problems.append(f"{where(shown, index, row_id, field)}: {message}")
 
             if not is_valid(row):
-                for field, message in schema.iter_problems(f"formats/{schema_name}", row):
-                    problem(field or "(row)", message)
+                for name, message in schema.iter_problems(f"formats/{schema_name}", row):
+                    problem(name or "(row)", message)
                 continue
             converted = convert(row, images_dir)
             for conv in converted if isinstance(converted, list) else [converted]:
@@ -171,13 +171,15 @@ def read_rows(
                             expect_refusal=conv.expect_refusal,
                         )
                     )
-    if problems:
-        head = problems[:MAX_PROBLEMS_SHOWN]
-        more = len(problems) - len(head)
-        tail = f"\n  ... and {more} more" if more else ""
-        raise SuiteError(
-            f"{suite.path}: {len(problems)} invalid annotation row(s) under {data_dir}; nothing was run:\n  "
-            + "\n  ".join(head)
-            + tail
-        )
+    raise_problems(suite, data_dir, problems)
     return samples
+
+
+def raise_problems(suite: Suite, data_dir: str, problems: list[str], what: str = "invalid annotation row(s)") -> None:
+    """Raise one SuiteError listing ``problems`` (the first :data:`MAX_PROBLEMS_SHOWN`, then how many more); nothing when there are none."""
+    if not problems:
+        return
+    head = problems[:MAX_PROBLEMS_SHOWN]
+    more = len(problems) - len(head)
+    tail = f"\n  ... and {more} more" if more else ""
+    raise SuiteError(f"{suite.path}: {len(problems)} {what} under {data_dir}; nothing was run:\n  " + "\n  ".join(head) + tail)

@@ -22,7 +22,7 @@ from .. import schema
 from ..errors import SuiteError, where
 from ..sample import Sample
 from ..suite import Suite
-from . import MAX_PROBLEMS_SHOWN, Converted, annotation_files, read_rows
+from . import Converted, annotation_files, raise_problems, read_rows
 
 TYPE = re.compile(r"\s*([A-Z][A-Z0-9_]*)(?=\s|$)")
 GRID = r"(0|[1-9][0-9]{0,2})"  # 0..999, no leading zeros
@@ -139,8 +139,5 @@ def read(suite: Suite, data_dir: str) -> list[Sample]:
     files = []
     for path in annotation_files(suite, data_dir):
         files.append((path, list(_parsed(path, os.path.relpath(path, data_dir), problems)), {"file": os.path.basename(path)}))
-    if problems:
-        head = problems[:MAX_PROBLEMS_SHOWN]
-        more = f"\n  ... and {len(problems) - len(head)} more" if len(problems) > len(head) else ""
-        raise SuiteError(f"{suite.path}: {len(problems)} invalid annotation row(s) under {data_dir}; nothing was run:\n  " + "\n  ".join(head) + more)
+    raise_problems(suite, data_dir, problems)
     return read_rows(suite, data_dir, files, "screen_annotation", _convert, DEFAULT_ID)

@@ -45,7 +45,7 @@ from ..sample import Sample
 from ..suite import Suite
 from ..trajectory import FAIL, Labels, is_inline
 from ..waa import WaaTask, load_tasks
-from . import Converted, MAX_PROBLEMS_SHOWN, load_json_rows, read_rows
+from . import Converted, load_json_rows, raise_problems, read_rows
 
 DEFAULT_ID = "{app}-{task_id}"
 UFO_FINAL = "action_step_final.png"
@@ -143,10 +143,7 @@ def _folder_rows(suite: Suite, data_dir: str, images_dir: str, paths: list[str])
         if labels:
             row["labels"] = labels
         out.append((path, [row], {"file": shown, "run": os.path.relpath(folder, data_dir)}))
-    if problems:
-        head = problems[:MAX_PROBLEMS_SHOWN]
-        more = f"\n  ... and {len(problems) - len(head)} more" if len(problems) > len(head) else ""
-        raise SuiteError(f"{suite.path}: {len(problems)} problem(s) in the trajectory logs under {data_dir}; nothing was run:\n  " + "\n  ".join(head) + more)
+    raise_problems(suite, data_dir, problems, "problem(s) in the trajectory logs")
     return out
 
 
