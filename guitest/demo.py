@@ -692,7 +692,7 @@ def _web_shop(s: _Screen) -> None:
     w, h = s.size
     k = w / 1280
     p = lambda v: round(v * k)  # noqa: E731
-    accent = s.rng.choice(ACCENTS)
+    s.rng.choice(ACCENTS)  # drawn though unused: the later draws, hence the demo data, stay as they were
     header = (35, 47, 62)
     s.rect((0, 0, w, h), (247, 247, 247))
     top = _web_header(s, k, "ShopMart", header)

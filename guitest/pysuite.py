@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import SuiteError, where
 from .formats import read_suite_samples
-from .geometry import Box, contains
+from .geometry import contains
 from .sample import Sample
 from .suite import Suite
 

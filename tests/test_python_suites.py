@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from builders import n_rows, write_dataset
+from builders import write_dataset
 
 TEST_FILE = '''
 import guitest
