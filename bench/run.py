@@ -303,7 +303,8 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
     suite = load_suite(Path(args.suite) / "suite.yaml")
     data_dir = locate(str(suite.folder), suite.data, args.suite, "bench", str(suite.path))
     samples = read_suite_samples(suite, data_dir)
-    model = load_model(args.model, Settings(base_url="http://127.0.0.1:9/v1"), profile=args.profile)
+    sizing = {"resize": args.resize} if "resize" in Settings.__dataclass_fields__ else {}
+    model = load_model(args.model, Settings(base_url="http://127.0.0.1:9/v1", **sizing), profile=args.profile)
 
     def fake_generate(prompt: Any, image: Any, case: Any) -> Any:
         messages = model.messages(prompt, image)
@@ -342,6 +343,7 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
     n = len(samples)
     images_used = Counter(s.image for s in samples)
     return {
+        "resize": args.resize,
         "model": args.model,
         "profile": model.profile.name,
         "thumbnails": bool(args.thumbnails and takes_thumb and thumb is not None),
@@ -661,10 +663,11 @@ class Bench:
                     self.pytest("stdlib_n2_c32", suites["small"], [*urlm, f"--concurrency={CONC}", "-n", "2", "--http-client=stdlib"], rep)
             if "harness" in only:
                 print("harness: per-case time over ScreenSpot-Pro-sized screenshots, in-process", flush=True)
-                for profile in ("generic", "qwen2.5-vl"):
+                variants = [("generic", "auto"), ("qwen2.5-vl", "auto")] + ([("qwen2.5-vl", "client")] if "--resize" in self.options else [])
+                for profile, resize in variants:
                     for thumbs in (False, True):
-                        name = f"harness_{profile}{'_thumb' if thumbs else ''}"
-                        d = self.child(name, "harness", ["--suite", str(suites["large"]), "--model", "openai:bench", "--profile", profile] + (["--thumbnails"] if thumbs else []))
+                        name = f"harness_{profile}{'_client_resize' if resize == 'client' else ''}{'_thumb' if thumbs else ''}"
+                        d = self.child(name, "harness", ["--suite", str(suites["large"]), "--model", "openai:bench", "--profile", profile, "--resize", resize] + (["--thumbnails"] if thumbs else []))
                         print(f"  {name}: {d['ms_per_case']:.0f} ms/case ({d['cpu_ms_per_case']:.0f} ms CPU), {d['stages_ms']}, decodes/case {d['decodes_per_case']}", flush=True)
             if "e2e-large" in only:
                 print("e2e-large: pytest over the large screenshots against the loopback server", flush=True)
@@ -841,13 +844,13 @@ def render(res: dict[str, Any]) -> str:
             "`run_case` in-process with the openai adapter's preprocess and a fake generate (builds the messages and the request JSON, no network). "
             "Stages in ms per case (wall, one thread; `parse+score` includes `parse`).",
             "",
-            "| profile | thumbnails | ms/case | CPU ms/case | target < 150 | stages (ms/case) | decodes per case |",
-            "|---|---|---|---|---|---|---|",
+            "| profile | resize | thumbnails | ms/case | CPU ms/case | target < 150 | stages (ms/case) | decodes per case |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for k, d in hs:
             stages = ", ".join(f"{s} {v}" for s, v in d["stages_ms"].items())
             out.append(
-                f"| {d['profile']} | {'yes' if d['thumbnails'] else 'no'} | {d['ms_per_case']:.0f} | {d['cpu_ms_per_case']:.0f} | "
+                f"| {d['profile']} | {d.get('resize', 'auto')} | {'yes' if d['thumbnails'] else 'no'} | {d['ms_per_case']:.0f} | {d['cpu_ms_per_case']:.0f} | "
                 f"{'met' if d['cpu_ms_per_case'] < TARGETS['harness_ms'] else 'NOT met'} | {stages} | {d['decodes_per_case']:.2f} |"
             )
         out.append("")
@@ -971,6 +974,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="openai:bench")
     parser.add_argument("--profile", default=None)
     parser.add_argument("--thumbnails", action="store_true")
+    parser.add_argument("--resize", default="auto", help="harness child: the --resize setting (auto or client)")
     args = parser.parse_args(argv)
     if args.child:
         data = CHILDREN[args.child](args)

@@ -28,6 +28,9 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
 * ``{"malformed": true}``         200, ``application/json``, a body that is not valid JSON
 * ``{"no_choices": true}``        200, a chat.completion with ``"choices": []``
 * ``{"drop": true}``              close the connection without any reply
+* ``{"point": [x, y], "space": S, "render": R}``  answer the normalized point in space S with template R
+  (``{x}``/``{y}``) for the image received; ``"processor": {"factor", "min_pixels", "max_pixels"}``
+  makes ``pixel_sent`` the size after a Qwen-style smart_resize of the received image
 * ``{"body": ANY_JSON}``          200 with exactly that JSON value as the body
 * ``{"content": "...", "finish_reason": "length"}``  a fixed reply and/or finish reason
 * ``{"point": [nx, ny], "space": "pixel_sent", "render": "click(start_box='({x},{y})')", "decimals": 0}``
@@ -64,6 +67,7 @@ import base64
 import contextlib
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -176,6 +180,8 @@ def _render_point(action: dict[str, Any], size: list[int] | None) -> str:
     if space == "pixel_sent":
         if not size:
             return "no image received"
+        if action.get("processor"):  # a Qwen-style server: the model sees the image after its processor's smart_resize
+            size = list(_processor_size(size, **action["processor"]))
         x, y = nx * size[0], ny * size[1]
     elif space == "grid1000":
         x, y = nx * 1000, ny * 1000
@@ -183,6 +189,23 @@ def _render_point(action: dict[str, Any], size: list[int] | None) -> str:
         x, y = nx, ny
     fmt = "{:.%df}" % int(action.get("decimals", 0))
     return str(action["render"]).replace("{x}", fmt.format(x)).replace("{y}", fmt.format(y))
+
+
+def _processor_size(size: list[int], factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """The size a Qwen2-VL image processor resizes ``size`` (width, height) to: sides multiples of ``factor``,
+    area within [min_pixels, max_pixels] (written from the transformers docstring, independent of guitest's code)."""
+    width, height = size
+    w = max(factor, factor * round(width / factor))
+    h = max(factor, factor * round(height / factor))
+    if w * h > max_pixels:
+        shrink = ((width * height) / max_pixels) ** 0.5
+        w = max(factor, factor * math.floor(width / shrink / factor))
+        h = max(factor, factor * math.floor(height / shrink / factor))
+    elif w * h < min_pixels:
+        grow = (min_pixels / (width * height)) ** 0.5
+        w = factor * math.ceil(width * grow / factor)
+        h = factor * math.ceil(height * grow / factor)
+    return w, h
 
 
 def summarize(body: Any) -> dict[str, Any]:

@@ -69,15 +69,26 @@ class OpenAIChat(Model):
         info["api_key"] = f"from ${self.settings.api_key_env} ({'set' if self.key_is_set else 'not set'})"
         info["base_url"] = redact_url(self.base_url)
         info["http_client"] = self.settings.http_client
+        if self.server_resizes():
+            info["image_sizing"] = "smart_resize done by the model server's processor: screenshots sent as their files, sent_size is the size it makes (--resize=auto)"
         return info
 
+    def server_resizes(self) -> bool:
+        """Whether the model server's own processor makes the planned size from the original (``--resize=auto``
+        with a smart_resize profile at its processor's own pixel limits), so the screenshot goes as it is."""
+        s = self.settings
+        return s.resize == "auto" and self.profile.sizing.kind == "smart_resize" and s.min_pixels is None and s.max_pixels is None
+
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
-        """The screenshot file itself when it is sent at its own size as PNG or JPEG (no decode, no encode);
-        else decode, resize and encode once; over --max-image-bytes, re-encode as JPEG, then downscale."""
-        passthrough = as_file(image, case.sent_size, self.settings.max_image_bytes)
+        """The screenshot file itself when it is sent at its own size as PNG or JPEG (no decode, no encode), or
+        when the server's processor does the planned smart_resize (:meth:`server_resizes`; the recorded sent size
+        is then the one the model sees); else decode, resize and encode once; over --max-image-bytes, re-encode as
+        JPEG, then downscale."""
+        server = self.server_resizes()
+        passthrough = as_file(image, image.size if server else case.sent_size, self.settings.max_image_bytes)
         if passthrough is not None:
             data, mime = passthrough
-            return SentImage(image=None, size=image.size, data=data, mime=mime)
+            return SentImage(image=None, size=case.sent_size if server else image.size, data=data, mime=mime)
         sent = super().preprocess(image, case)
         assert sent.image is not None
         data, mime, final = encode(sent.image, self.settings.max_image_bytes)
