@@ -190,7 +190,7 @@ def test_no_list_is_unparsed_and_bad_items_are_skipped() -> None:
     assert task.judge("I see a login page with a button.", "stop", case, PROFILES["generic"], size) == ("unparsed", None)
     text = '[{"type": "button", "description": "Sign in", "box": [0.025, 0.0333, 0.275, 0.1667]}, {"type": "icon"}, "text", {"box": [1, 2, "x", 4]}]'
     _, p = task.judge(text, "stop", case, PROFILES["generic"], size)
-    assert p["n_pred"] == 1 and p["tp"] == 1 and p["notes"] == ["elements_without_box=3"]
+    assert p["n_pred"] == 1 and p["tp"] == 1 and p["notes"] == ["elements_without_box"] and p["skipped_items"] == 3
 
 
 def test_auto_space_makes_one_guess_per_list_and_notes_it() -> None:
@@ -213,7 +213,7 @@ def test_truth_clips_and_drops_boxes_without_area() -> None:
     assert [e["box"] for e in truth] == [[140.14, 75.08, 180.18, 105.11], [200.2, 3.0, 240.24, 6.01], [0.0, 0.0, 400.0, 300.0]]
     pixel = Sample(**{**sample.__dict__, "data": {**sample.data, "space": "pixel"}})
     truth, notes, error = Parsing().truth(pixel, (400, 300))
-    assert [e["type"] for e in truth] == ["a", "c"] and notes == ["bbox_clipped", "true_elements_without_area=1"]
+    assert [e["type"] for e in truth] == ["a", "c"] and notes == ["bbox_clipped", "true_elements_without_area"]
 
 
 def test_settings_are_validated() -> None:

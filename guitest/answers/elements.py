@@ -100,7 +100,7 @@ def _read_items(text: str, start: int) -> FoundList:
     if dropped:
         notes.append("truncated_element_dropped")
     if unreadable:
-        notes.append(f"unreadable_elements={unreadable}")
+        notes.append("unreadable_elements")
     return FoundList(items, truncated=not closed, dropped=dropped, unreadable=unreadable, notes=notes)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..geometry import Box, center, clip, contains, is_proper
 from ..models.base import Case, Prompt
-from ..parsing import is_refusal, strip_think
+from ..parsing import MAX_REPLY, is_refusal, strip_think
 from ..profiles import Profile
 from ..sample import Sample
 from ..verdict import ERROR, HIT, REFUSED, UNPARSED
@@ -40,7 +40,7 @@ ORACLE_REFUSAL = "The element does not exist on this screen."
 
 def says_absent(text: str) -> bool:
     """True when a reply says the target is not there, in English or Chinese."""
-    return is_refusal(text) or bool(MORE_REFUSALS.search(strip_think(text[-50_000:])))
+    return is_refusal(text) or bool(MORE_REFUSALS.search(strip_think(text[-MAX_REPLY:])))
 
 
 class Hallucination(Task):

@@ -23,7 +23,7 @@ from typing import Any
 from .. import elements as el
 from ..answers.elements import find_list
 from ..errors import SuiteError
-from ..geometry import SPACES, clip, from_original_pixels, guess_space, is_proper, to_original_pixels
+from ..geometry import clip, from_original_pixels, guess_space, is_proper, to_original_pixels
 from ..models.base import Case, Prompt
 from ..profiles import Profile
 from ..sample import Sample
@@ -80,6 +80,7 @@ class Parsing(Task):
         if found is None:
             return (TRUNCATED if cut else UNPARSED), None
         predicted, space, notes = read_elements(found.items, profile.space, sent_size, case.original_size)
+        skipped = len(found.items) - len(predicted)
         notes = found.notes + notes
         if cut:
             if not found.items:
@@ -92,6 +93,8 @@ class Parsing(Task):
         if self.settings["similarity"] != "difflib":
             pairs = scores["pairs"]
             prediction["difflib_sum"] = math.fsum(el.difflib_similarity(predicted[i]["description"], case.truth[j]["description"]) for i, j, _ in pairs)
+        if skipped or found.unreadable:
+            prediction["skipped_items"] = skipped + found.unreadable  # not objects, no readable box, or not JSON
         if notes:
             prediction["notes"] = notes
         return (HIT if scores["f1"] >= self.settings["case_f1"] else MISS), prediction
@@ -130,7 +133,7 @@ def truth_elements(raw: list[dict[str, Any]], unit: str, size: tuple[int, int]) 
             dropped += 1
             continue
         out.append({"type": str(element.get("type", "")), "description": str(element.get("description", "")), "box": [round(v, 2) for v in box]})
-    notes = (["bbox_clipped"] if clipped_any else []) + ([f"true_elements_without_area={dropped}"] if dropped else [])
+    notes = (["bbox_clipped"] if clipped_any else []) + (["true_elements_without_area"] if dropped else [])
     return out, notes, None
 
 
@@ -154,7 +157,7 @@ def _box(value: Any) -> tuple[float, float, float, float] | None:
 def read_elements(items: list[Any], space: str, sent_size: tuple[int, int], original_size: tuple[int, int]) -> tuple[list[dict[str, Any]], str, list[str]]:
     """Predicted elements in original pixels from a reply's list items, the space they were read in, and notes.
 
-    Items that are not objects or have no readable box are skipped (counted in a note). In
+    Items that are not objects or have no readable box are skipped (noted). In
     the ``auto`` space one guess is made for the whole list from its largest corner (noted).
     """
     raw: list[tuple[dict[str, Any], tuple[float, float, float, float]]] = []
@@ -167,13 +170,11 @@ def read_elements(items: list[Any], space: str, sent_size: tuple[int, int], orig
             skipped += 1
             continue
         raw.append((item, box))
-    notes = [f"elements_without_box={skipped}"] if skipped else []
+    notes = ["elements_without_box"] if skipped else []
     if space == "auto":
         corner = (max((max(b[0], b[2]) for _, b in raw), default=0.0), max((max(b[1], b[3]) for _, b in raw), default=0.0))
         space = guess_space(corner, sent_size)
         notes.append(f"auto_space={space}")
-    if space not in SPACES:
-        space = "normalized"
     out = []
     for item, (x1, y1, x2, y2) in raw:
         a = to_original_pixels((x1, y1), space, sent_size, original_size)
