@@ -21,6 +21,7 @@ from guitest.formats import read_suite_samples
 from guitest.models.base import Case, Settings
 from guitest.models.baselines import Oracle
 from guitest.profiles import PROFILES
+from guitest.report import validate as validate_report
 from guitest.sample import Sample
 from guitest.suite import load_suite
 from guitest.tasks import load_task
@@ -417,6 +418,7 @@ def test_suite_runs_parsing_and_hallucination_against_an_endpoint(pytester: pyte
         "button": (1, 3), "icon": (2, 2), "image": (0, 1), "input": (0, 1), "text": (1, 3)
     }
     assert parsing["notes"].get("truncated_element_dropped") == 1 and parsing["notes"].get("element_corners_swapped") == 1
+    assert validate_report(parsing) == []
 
     hallu = json.loads((pytester.path / "reports" / "gui_hallubench_hallucination.json").read_text("utf-8"))
     verdicts = {c["id"]: c["verdict"] for c in hallu["cases"]}
@@ -427,6 +429,7 @@ def test_suite_runs_parsing_and_hallucination_against_an_endpoint(pytester: pyte
     h = hallu["task_metrics"]["overall"]
     assert (h["confusion"]["hits"], h["confusion"]["samples"], h["confusion"]["in_distractor"]) == (1, 3, 1)
     assert (h["fabrication"]["hits"], h["fabrication"]["samples"], h["fabrication"]["pointed"]) == (2, 3, 1)
+    assert validate_report(hallu) == []
 
     out = result.stdout.str()
     assert "micro overall: P 0.667  R 0.400  F1 0.500" in out
