@@ -15,6 +15,9 @@ from mmbench_gui_data import L1_ROWS, copy_suites, l2_center, l2_rows, write_dat
 from guitest.datapath import ENV_VAR, LMU_ENV_VAR, locate, resolve_root
 from guitest.errors import SuiteError
 from guitest.formats import read_suite_samples
+from guitest.models.base import Case
+from guitest.profiles import get as get_profile
+from guitest.sample import Sample
 from guitest.suite import load_suite
 from guitest.tasks.choice import Choice
 from guitest.tasks.grounding import Grounding
@@ -64,13 +67,40 @@ def test_l2_minus_one_is_clipped_to_the_edge_and_counted(tmp_path: Path) -> None
     assert (truth, notes, problem) == ((0, 20.0, 60.0, 40.0), ["bbox_clipped"], None)
 
 
-def test_circular_makes_one_case_per_rotation_with_the_answer_moved(tmp_path: Path) -> None:
-    got = samples(tmp_path, "l1", settings={"circular": True})
-    assert len(got) == 3 + 4 + 2 + 5 + 4  # one case per option of each question
-    rotations = [s for s in got if s.data["question_id"] == "0-1"]
-    assert [s.id for s in rotations] == [f"os_windows-hard-0-1-r{k}" for k in range(4)]
-    assert [s.data["answer"] for s in rotations] == ["C", "B", "A", "D"]
-    assert all(s.data["options"][s.data["answer"]] == "left side" for s in rotations)
+def test_circular_keeps_one_case_per_question_with_its_options_as_published(tmp_path: Path) -> None:
+    plain = samples(tmp_path / "plain", "l1")
+    circular = samples(tmp_path / "circular", "l1", settings={"circular": True})
+    assert [s.id for s in circular] == [s.id for s in plain] and len(circular) == 5
+    palette = circular[1]
+    assert palette.data == {
+        "question": "Where is the colour palette?",
+        "options": {"A": "top", "B": "bottom", "C": "left side", "D": "right side"},
+        "answer": "C",
+        "question_id": "0-1",
+    }
+
+
+def _choice_case(sample: Sample, task: Choice, variant: int = 0) -> Case:
+    truth, _, problem = task.truth(sample, (200, 100))
+    assert problem is None
+    return Case(sample=sample, original_size=(200, 100), truth=truth, sent_size=(200, 100), task=task, variant=variant)
+
+
+def test_circular_asks_every_rotation_and_judges_each_by_its_own_letters(tmp_path: Path) -> None:
+    palette = samples(tmp_path, "l1")[1]  # C = "left side" of top, bottom, left side, right side
+    task, profile = Choice({"circular": True}), get_profile("generic")
+    assert task.variants(_choice_case(palette, task)) == 4 and Choice().variants(_choice_case(palette, Choice())) == 1
+    shown = [task.build_prompt(profile, _choice_case(palette, task, v), None).user for v in range(4)]
+    assert "A. top\nB. bottom\nC. left side\nD. right side" in shown[0]  # rotation 0: as published
+    assert "A. bottom\nB. left side\nC. right side\nD. top" in shown[1]
+    assert "A. left side\nB. right side\nC. top\nD. bottom" in shown[2]
+    assert "A. right side\nB. top\nC. bottom\nD. left side" in shown[3]
+    right = ["C", "B", "A", "D"]  # where "left side" stands in each rotation
+    for v in range(4):
+        case = _choice_case(palette, task, v)
+        assert [task.judge(f"Answer: {letter}", "stop", case, profile, (200, 100))[0] for letter in "ABCD"] == ["hit" if letter == right[v] else "miss" for letter in "ABCD"]
+        assert task.judge(task.oracle_text(case, profile) or "", "stop", case, profile, (200, 100))[0] == "hit"
+        assert task.judge("Answer: left side", "stop", case, profile, (200, 100))[0] == "hit"  # the text quoted back, in any rotation
 
 
 def _broken(level: str, mutate) -> tuple[list[Any] | None, list[Any] | None]:
@@ -113,9 +143,14 @@ def test_lmudata_is_the_data_root_after_the_option_and_guitest_data(tmp_path: Pa
 # -- scores --------------------------------------------------------------------------------------
 
 
-def case(cid: str, verdict: str, n: int, platform: str = "os_ios", difficulty: str = "easy", question: str | None = None, rotation: int = 0) -> dict[str, Any]:
-    truth = {"answer": "A", "n_options": n, "question": question or cid, "rotation": rotation}
-    return {"id": cid, "verdict": verdict, "tags": {"platform": platform, "difficulty": difficulty}, "truth": truth}
+def case(cid: str, verdict: str, n: int, platform: str = "os_ios", difficulty: str = "easy", **more: Any) -> dict[str, Any]:
+    """A result as the report stores it; ``more`` adds e.g. its ``prediction`` or ``attempts``."""
+    return {"id": cid, "verdict": verdict, "tags": {"platform": platform, "difficulty": difficulty}, "truth": {"answer": "A", "n_options": n}, **more}
+
+
+def rotations(*verdicts: str) -> dict[str, Any]:
+    """The prediction of a circular attempt: each rotation's verdict, in rotation order."""
+    return {"variants": [{"verdict": v} for v in verdicts], "hits": verdicts.count("hit")}
 
 
 def test_option_weighted_score_renormalises_per_cell_and_weights_cells_by_samples() -> None:
@@ -132,14 +167,31 @@ def test_option_weighted_score_renormalises_per_cell_and_weights_cells_by_sample
     assert "circular" not in metrics  # type: ignore[operator]
 
 
-def test_circular_counts_a_question_only_when_every_rotation_is_right_and_complete() -> None:
-    cases = [case(f"q1-r{k}", "hit", 3, question="q1", rotation=k) for k in range(3)]
-    cases += [case(f"q2-r{k}", v, 2, question="q2", rotation=k, platform="os_web") for k, v in enumerate(["hit", "miss"])]
-    cases += [case(f"q3-r{k}", v, 2, question="q3", rotation=k) for k, v in enumerate(["hit", "error"])]  # errored: left out
-    cases += [case("q4-r0", "hit", 3, question="q4")]  # two rotations not run (-k): left out
-    circ = Choice({"circular": True}).summarize(cases)["circular"]  # type: ignore[index]
-    assert (circ["questions"], circ["hit"], circ["accuracy"], circ["incomplete"]) == (2, 1, 0.5, 2)
-    assert circ["by"]["platform/difficulty"] == {"os_ios/easy": {"questions": 1, "hit": 1, "accuracy": 1.0}, "os_web/easy": {"questions": 1, "hit": 0, "accuracy": 0.0}}
+def test_circular_metrics_count_single_rotations_of_the_scored_cases() -> None:
+    cases = [
+        case("q1", "hit", 3, prediction=rotations("hit", "hit", "hit")),
+        case("q2", "miss", 2, platform="os_web", prediction=rotations("hit", "miss")),
+        case("q3", "error", 2, prediction=rotations("hit", "error")),  # errored: left out, as from the table
+        case("q4", "partial", 2, attempts=[  # --repeats 2: every attempt's rotations count
+            {"verdict": "hit", "prediction": rotations("hit", "hit")},
+            {"verdict": "miss", "prediction": rotations("miss", "hit")},
+        ]),
+    ]
+    task = Choice({"circular": True})
+    circ = task.summarize(cases)["circular"]  # type: ignore[index]
+    assert (circ["questions"], circ["rotations"], circ["right"], circ["rotation_accuracy"]) == (3, 9, 7, round(7 / 9, 6))
+    assert circ["by"]["platform/difficulty"] == {
+        "os_ios/easy": {"rotations": 7, "right": 6, "rotation_accuracy": round(6 / 7, 6)},
+        "os_web/easy": {"rotations": 2, "right": 1, "rotation_accuracy": 0.5},
+    }
+    assert circ["by"]["rotation"] == {
+        "0": {"rotations": 4, "right": 3, "rotation_accuracy": 0.75},
+        "1": {"rotations": 4, "right": 3, "rotation_accuracy": 0.75},
+        "2": {"rotations": 1, "right": 1, "rotation_accuracy": 1.0},
+    }
+    lines = task.summary_lines({"circular": circ})
+    assert "3 question(s); single rotations answered right: 77.8% of 9" in lines[0]
+    assert lines[2] == "  by rotation (0 = as published): 0 75.0%, 1 75.0%, 2 100.0%"
 
 
 def test_no_task_metrics_without_the_settings() -> None:
@@ -163,10 +215,11 @@ def test_oracle_scores_everything_on_l1_and_l2_and_level_selects(pytester: pytes
     copy_suites(pytester.path, {"option_weighted": True, "circular": True})
     result = pytester.runpytest_subprocess("suites/mmbench_gui", "-m", "guitest(level='L1')", "--model=oracle", "--data-root=data", "-p", "no:cacheprovider", *mode)
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["*circular accuracy*100.0% of 5 complete question(s), 5 right*", "*18 passed*"])
+    # the oracle answers every rotation right: one passing case per question
+    result.stdout.fnmatch_lines(["*circular evaluation*5 question(s); single rotations answered right: 100.0% of 18*", "*5 passed*"])
     l1 = _report(pytester, "mmbench_gui_l1")
-    assert l1["overall"]["accuracy"] == 1.0 and l1["n_results"] == 18
-    assert l1["task_metrics"]["option_weighted"]["overall"] == 1.0 and l1["task_metrics"]["circular"]["accuracy"] == 1.0
+    assert l1["overall"]["accuracy"] == 1.0 and l1["n_results"] == 5
+    assert l1["task_metrics"]["option_weighted"]["overall"] == 1.0 and l1["task_metrics"]["circular"]["rotation_accuracy"] == 1.0
     assert not (pytester.path / "reports" / "mmbench_gui_l2.json").exists()
     result = pytester.runpytest_subprocess("suites/mmbench_gui", "-m", "guitest(level='L2')", "--model=oracle", "--data-root=data", "-p", "no:cacheprovider", *mode)
     assert result.ret == 0, result.stdout.str()
@@ -214,8 +267,9 @@ def test_l1_and_l2_against_an_endpoint(pytester: pytest.Pytester, tmp_path: Path
     assert weighted["by"]["difficulty"] == {"easy": 0.0, "hard": 1.0, "medium": 0.5} and weighted["overall"] == 0.4
     result.stdout.fnmatch_lines(["*option-weighted score*40.0%*", "*by difficulty: easy 0.0%, hard 100.0%, medium 50.0%*"])
     # the prompt showed the question and every option, with the screenshot
-    palette = next(r for r in requests if "Where is the colour palette?" in r["user_text"])
-    assert "A. top\nB. bottom\nC. left side\nD. right side" in palette["user_text"] and palette["image_count"] == 1
+    palette = [r for r in requests if "Where is the colour palette?" in r["user_text"]]
+    assert len(palette) == 1  # without circular evaluation each question is asked once
+    assert "A. top\nB. bottom\nC. left side\nD. right side" in palette[0]["user_text"] and palette[0]["image_count"] == 1
     l2 = _report(pytester, "mmbench_gui_l2")
     # basic 2 of 3, advanced 2 of 2: the "Average" is their mean, beside the micro accuracy
     assert l2["breakdown"]["grounding_type"]["basic"]["accuracy"] == round(2 / 3, 6)
@@ -224,6 +278,66 @@ def test_l1_and_l2_against_an_endpoint(pytester: pytest.Pytester, tmp_path: Path
     cells = l2["breakdown"]["grounding_type/platform/data_type"]
     assert "basic/os_mac/icon" not in cells and cells["basic/os_mac/text"]["accuracy"] == 1.0
     result.stdout.fnmatch_lines(["*headline: 83.3% macro over grounding_type*micro 80.0%*"])
+
+
+# Replies keyed by the options in the order a rotation shows them (the fake server takes the first key found in the
+# prompt): "Which application is open?" (A. Paint) is answered right by letter in all three rotations; "Where is the
+# colour palette?" (C. left side) is right in three rotations and wrong when "left side" stands under A (rotation 2).
+CIRCULAR_SCRIPT = {
+    "A. Paint\nB. Word\nC. Excel": [{"content": "Answer: A"}],
+    "A. Word\nB. Excel\nC. Paint": [{"content": "Answer: C"}],
+    "A. Excel\nB. Paint\nC. Word": [{"content": "Answer: B"}],
+    "A. left side\nB. right side\nC. top\nD. bottom": [{"content": "Answer: C"}],
+    "Where is the colour palette?": [{"content": "Answer: left side"}] * 3,
+    "Which screen is shown?": [{"content": "Answer: Settings page"}] * 2,  # right in both rotations
+    "What does the red button do?": [{"content": "Answer: A"}] * 5,  # right only where "start the timer" is under A (rotation 4)
+    "How many alarms are set?": [{"content": "It is three."}] * 4,  # right in all four
+}
+
+
+@MODES
+def test_circular_asks_each_question_in_every_rotation_and_hits_only_when_all_are_right(pytester: pytest.Pytester, tmp_path: Path, mode: list[str]) -> None:
+    write_data(pytester.path / "data")
+    copy_suites(pytester.path, {"option_weighted": False, "circular": True})
+    with fakeserver.serve(tmp_path, script=CIRCULAR_SCRIPT) as server:
+        result = pytester.runpytest_subprocess(
+            "suites/mmbench_gui/l1", "--model=openai:fake-vl", f"--base-url={server.base_url}", "--data-root=data", "-p", "no:cacheprovider", "--cache=off", "--min-accuracy=0.7", *mode
+        )
+        requests = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
+    asked = {q: [r["user_text"] for r in requests if q in r["user_text"]] for q in ("Which application is open?", "Where is the colour palette?", "Which screen is shown?", "What does the red button do?", "How many alarms are set?")}
+    assert {q: len(texts) for q, texts in asked.items()} == {
+        "Which application is open?": 3, "Where is the colour palette?": 4, "Which screen is shown?": 2, "What does the red button do?": 5, "How many alarms are set?": 4,
+    }
+    assert len(requests) == 18  # one request per rotation, nothing else
+    # one case asks its rotations in order, each showing the options moved one place further
+    shown = {
+        "Which application is open?": ["A. Paint\nB. Word\nC. Excel", "A. Word\nB. Excel\nC. Paint", "A. Excel\nB. Paint\nC. Word"],
+        "Which screen is shown?": ["A. Home screen\nB. Settings page", "A. Settings page\nB. Home screen"],
+    }
+    for question, orders in shown.items():
+        assert all(order in text for order, text in zip(orders, asked[question], strict=True)), asked[question]
+    l1 = _report(pytester, "mmbench_gui_l1")
+    assert {c["id"]: c["verdict"] for c in l1["cases"]} == {
+        "os_windows-easy-0-0": "hit",
+        "os_windows-hard-0-1": "miss",
+        "os_ios-medium-1-0": "hit",
+        "os_android-easy-2-0": "miss",
+        "os_android-medium-2-1": "hit",
+    }
+    palette = next(c for c in l1["cases"] if c["id"] == "os_windows-hard-0-1")
+    assert [v["verdict"] for v in palette["prediction"]["variants"]] == ["hit", "hit", "miss", "hit"] and palette["response"] == "Answer: C"
+    # the table and the gate count questions (3 of 5), not rotations (13 of 18 = 72.2%, above the gate's 0.7)
+    assert (l1["n_results"], l1["overall"]["accuracy"], l1["gate"]["passed"]) == (5, 0.6, False)
+    assert result.ret == 10, result.stdout.str()
+    circ = l1["task_metrics"]["circular"]
+    assert (circ["questions"], circ["rotations"], circ["right"]) == (5, 18, 13)
+    assert {k: v["right"] for k, v in circ["by"]["rotation"].items()} == {"0": 4, "1": 4, "2": 2, "3": 2, "4": 1}
+    lines = [
+        "*circular evaluation (a question is right only if every rotation of its options is): 5 question(s); single rotations answered right: 72.2% of 18*",
+        "*by rotation (0 = as published): 0 80.0%, 1 80.0%, 2 50.0%, 3 66.7%, 4 100.0%*",
+    ]
+    result.stdout.fnmatch_lines(lines)
+    assert all(line.strip("*") in (pytester.path / "reports" / "mmbench_gui_l1.md").read_text() for line in lines)
 
 
 def test_serial_and_xdist_reports_are_identical(pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -237,9 +351,10 @@ def test_serial_and_xdist_reports_are_identical(pytester: pytest.Pytester, tmp_p
             assert result.ret == 0, result.stdout.str()
             outputs.append(_stable(_report(pytester, "mmbench_gui_l1")))
     assert outputs[0] == outputs[1]
-    circ = json.loads(outputs[0])["task_metrics"]["circular"]
-    # "Answer: A" is right in one rotation of three; the quoted text is right in every rotation
-    assert (circ["questions"], circ["hit"]) == (5, 1)
+    report = json.loads(outputs[0])
+    # "Answer: A" is right in one rotation of three; the quoted text is right in every rotation; the rest is unparsed
+    assert [c["id"] for c in report["cases"] if c["verdict"] == "hit"] == ["os_windows-hard-0-1"]
+    assert (report["task_metrics"]["circular"]["right"], report["task_metrics"]["circular"]["rotations"]) == (1 + 4, 18)
 
 
 def test_a_broken_row_is_a_collection_error_without_traceback(pytester: pytest.Pytester) -> None:

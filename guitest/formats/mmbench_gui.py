@@ -10,8 +10,8 @@ L1: the released file nests its questions: an item (``index, image_path, image_s
 platform, app_name``) holds ``groups``, a list of ``{question, options, answer,
 explanation, difficulty}``, each group one case (field ``group``: its position). The flat
 form (one question per row, the item's fields beside the question's) is accepted too.
-With the choice task's ``circular`` setting every question becomes one case per rotation
-of its options (field ``rotation``; ids get ``-r<rotation>``).
+Circular evaluation does not change the cases: the choice task asks each question's
+rotations within its one case.
 
 L2: ``bbox`` is normalized x1, y1, x2, y2 of the original image, converted once to pixels
 with ``image_size``. Every case gets the field ``level`` (``L1``/``L2``) for selection.
@@ -20,14 +20,12 @@ with ``image_size``. Every case gets the field ``level`` (``L1``/``L2``) for sel
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
 
 from .. import schema
 from ..errors import SuiteError, where
 from ..sample import Sample
 from ..suite import Suite
-from ..tasks.choice import rotate
 from . import MAX_PROBLEMS_SHOWN, Converted, annotation_files, load_json_rows, read_rows
 
 L1_ID = "{platform}-{difficulty}-{index}-{group}"
@@ -49,30 +47,22 @@ def _questions(row: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return [(0, row)]
 
 
-def _convert_l1(row: dict[str, Any], circular: bool) -> list[Converted]:
+def _convert_l1(row: dict[str, Any], images_dir: str) -> list[Converted]:
+    """One sample per question of ``row`` with a valid answer (the others are reported by :func:`_answer_problems`)."""
     item = {k: row[k] for k in ITEM_FIELDS}
-    out = []
-    for position, group in _questions(row):
-        if group["answer"] not in group["options"]:
-            continue  # reported by _answer_problems, with its file, row and field
-        fields = {**item, **group, "group": position, "level": "L1"}
-        options = dict(sorted(group["options"].items()))
-        shifts = range(len(options)) if circular else range(1)
-        question_id = f"{row['index']}-{position}"
-        for shift in shifts:
-            moved, answer = rotate(options, group["answer"], shift)
-            out.append(
-                Converted(
-                    image=image_path(row),
-                    instruction=group["question"],
-                    box=None,
-                    fields={**fields, "rotation": shift, "n_options": len(options), "answer": answer},
-                    size=(row["image_size"][0], row["image_size"][1]),
-                    data={"question": group["question"], "options": moved, "answer": answer, "question_id": question_id, "rotation": shift},
-                    image_field="image_path",
-                )
-            )
-    return out
+    return [
+        Converted(
+            image=image_path(row),
+            instruction=group["question"],
+            box=None,
+            fields={**item, **group, "group": position, "level": "L1"},
+            size=(row["image_size"][0], row["image_size"][1]),
+            data={"question": group["question"], "options": group["options"], "answer": group["answer"], "question_id": f"{row['index']}-{position}"},
+            image_field="image_path",
+        )
+        for position, group in _questions(row)
+        if group["answer"] in group["options"]
+    ]
 
 
 def _convert_l2(row: dict[str, Any], images_dir: str) -> Converted:
@@ -113,15 +103,11 @@ def _files(suite: Suite, data_dir: str, level: str):
 
 
 def read(suite: Suite, data_dir: str) -> list[Sample]:
-    """Samples of every annotation file, in file-name order, then row order (then group, then rotation)."""
+    """Samples of every annotation file, in file-name order, then row order (then group)."""
     if suite.format == "mmbench_gui_l2":
         return read_rows(suite, data_dir, _files(suite, data_dir, "L2"), "mmbench_gui_l2", _convert_l2, L2_ID)
-    circular = bool(suite.settings.get("circular"))
-    template = suite.id_template or L1_ID
-    if circular and "{rotation}" not in template:
-        suite = replace(suite, id_template=template + "-r{rotation}")
     files = list(_files(suite, data_dir, "L1"))
-    samples = read_rows(suite, data_dir, iter(files), "mmbench_gui_l1", lambda row, _: _convert_l1(row, circular), L1_ID)
+    samples = read_rows(suite, data_dir, iter(files), "mmbench_gui_l1", _convert_l1, L1_ID)
     problems = [p for path, rows, _ in files for p in _answer_problems(os.path.relpath(path, data_dir), rows, "mmbench_gui_l1")]
     if problems:
         shown = problems[:MAX_PROBLEMS_SHOWN]

@@ -1,8 +1,7 @@
 """Multiple choice about a screenshot (MMBench-GUI L1): the model names one of the lettered options.
 
 A sample's ``data`` holds ``question``, ``options`` (letter -> text, A.. as many as the
-row has), ``answer`` (a letter), ``question_id`` (the same for every rotation of one
-question) and ``rotation`` (0 = the options as published; see :func:`rotate`).
+row has, as published), ``answer`` (a letter) and ``question_id``.
 
 Settings (``schemas/tasks/choice.schema.json``):
 
@@ -10,13 +9,15 @@ Settings (``schemas/tasks/choice.schema.json``):
   n-option question counts (n-1)/n, renormalised per platform x difficulty cell by the cell's
   total weight (so an all-correct cell scores 1); every aggregate above a cell is the
   sample-weighted mean of its cells, as MMBench-GUI computes its level scores.
-- ``circular``: circular evaluation. The reader makes one case per rotation of the options
-  (as many rotations as the question has options), each its own model call; a question
-  counts as right only when every one of its rotations is a hit. The plain table then counts
-  rotations; the circular accuracy per platform x difficulty is in ``task_metrics``.
+- ``circular``: circular evaluation. A case asks its question once per rotation of the
+  options (:meth:`Choice.variants`: as many rotations as it has options, each its own model
+  call; rotation 0 shows them as published, see :func:`rotate`), and it is a hit only when
+  every rotation is answered right (:meth:`guitest.tasks.Task.combine`). The table, headline
+  and gate therefore count questions; ``task_metrics.circular`` adds the share of rotations
+  answered right, which beside the case accuracy shows how much the answers depend on where
+  the options stand.
 
-The case's ``truth`` carries what :meth:`Choice.summarize` needs: the answer letter, the
-option count, the question id and the rotation (present for every result, errors included).
+The case's ``truth`` holds the published answer letter and the option count.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ PROMPT = (
     "Please select the correct answer from the options above.\n"
     "End your reply with a final line of the form: Answer: X, where X is the letter of your choice."
 )
-#: the cells of the weighted and circular scores (tags; a case without them falls in the cell "all")
+#: the cells of the option-weighted score and of the rotation accuracy (tags; a case without them falls in the cell "all")
 CELL = ("platform", "difficulty")
 
 
@@ -70,44 +71,52 @@ class Choice(Task):
     defaults = {"option_weighted": False, "circular": False}
 
     def truth(self, sample: Sample, size: tuple[int, int]) -> tuple[Any, list[str], str | None]:
-        data = sample.data
-        options, answer = data.get("options") or {}, data.get("answer")
+        """The published answer letter and the option count; an error when the answer is not one of the options."""
+        options, answer = sample.data.get("options") or {}, sample.data.get("answer")
         if answer not in options:
             return None, [], f"answer {answer!r} is not one of the options {sorted(options)}"
-        truth = {"answer": answer, "n_options": len(options), "question": data.get("question_id", sample.id), "rotation": data.get("rotation", 0)}
-        return truth, [], None
+        return {"answer": answer, "n_options": len(options)}, [], None
+
+    def variants(self, case: Case) -> int:
+        """One per rotation of the options with the ``circular`` setting, else 1."""
+        return len(case.sample.data["options"]) if self.settings["circular"] else 1
 
     def build_prompt(self, profile: Profile, case: Case, template: str | None) -> Prompt:
-        data = case.sample.data
-        user = (template or PROMPT).replace("{options}", options_text(data["options"]))
-        user = user.replace("{question}", data["question"]).replace("{instruction}", case.sample.instruction)
+        """MMBench-GUI's system prompt; the question and the options as rotated for ``case.variant``."""
+        options, _ = asked(case)
+        user = (template or PROMPT).replace("{options}", options_text(options))
+        user = user.replace("{question}", case.sample.data["question"]).replace("{instruction}", case.sample.instruction)
         return Prompt(user=user, system=SYSTEM)
 
     def judge(self, text: str, finish_reason: str | None, case: Case, profile: Profile, sent_size: tuple[int, int]) -> tuple[str, dict[str, Any] | None]:
+        """A hit when the reply names the letter the right text stands under in the options shown (``case.variant``'s rotation)."""
         if finish_reason == "length":
             return TRUNCATED, None
-        options = case.sample.data["options"]
+        options, answer = asked(case)
         choice = read_choice(text, options)
         if choice is None:
             return UNPARSED, None
         prediction: dict[str, Any] = {"choice": choice.letter, "via": choice.via}
         if choice.letter not in options:
             prediction["not_an_option"] = True
-        return (HIT if choice.letter == case.truth["answer"] else MISS), prediction
+        return (HIT if choice.letter == answer else MISS), prediction
 
     def oracle_text(self, case: Case, profile: Profile) -> str | None:
-        return f"Answer: {case.truth['answer']}"
+        """The right letter of the options as ``case.variant`` shows them."""
+        return f"Answer: {asked(case)[1]}"
 
     def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The option-weighted score and the rotation accuracy, as the settings ask, over the cases not in error."""
         scored = [c for c in cases if c["verdict"] != ERROR and isinstance(c.get("truth"), dict)]
         out: dict[str, Any] = {}
         if self.settings["option_weighted"]:
             out["option_weighted"] = option_weighted(scored)
         if self.settings["circular"]:
-            out["circular"] = circular(cases)
+            out["circular"] = rotation_accuracy(scored)
         return out or None
 
     def summary_lines(self, metrics: dict[str, Any]) -> list[str]:
+        """One line per score, then its breakdowns indented."""
         lines = []
         weighted = metrics.get("option_weighted")
         if weighted:
@@ -117,12 +126,17 @@ class Choice(Task):
         circ = metrics.get("circular")
         if circ:
             lines.append(
-                f"circular accuracy (a question is right only if all its rotations are): {_pct(circ['accuracy'])}% "
-                f"of {circ['questions']} complete question(s), {circ['hit']} right"
-                + (f"; {circ['incomplete']} question(s) left out: a rotation errored or was not run" if circ["incomplete"] else "")
+                f"circular evaluation (a question is right only if every rotation of its options is): {circ['questions']} question(s); "
+                f"single rotations answered right: {_pct(circ['rotation_accuracy'])}% of {circ['rotations']}"
             )
-            lines.append("  by platform/difficulty: " + _join({k: v["accuracy"] for k, v in circ["by"]["platform/difficulty"].items()}))
+            for by, label in (("platform/difficulty", "platform/difficulty"), ("rotation", "rotation (0 = as published)")):
+                lines.append(f"  by {label}: " + _join({k: v["rotation_accuracy"] for k, v in circ["by"][by].items()}))
         return lines
+
+
+def asked(case: Case) -> tuple[dict[str, str], str]:
+    """The options as ``case`` shows them (rotated ``case.variant`` places; 0 = as published) and the right letter among them."""
+    return rotate(case.sample.data["options"], case.truth["answer"], case.variant)
 
 
 def _pct(value: float | None) -> str:
@@ -178,39 +192,45 @@ def option_weighted(cases: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def circular(cases: list[dict[str, Any]]) -> dict[str, Any]:
-    """Circular evaluation over the rotations of each question: right only when every rotation is a hit.
-
-    A question with an errored rotation, or with fewer rotations than options among the
-    results (a ``-k`` subset, a crashed worker), is left out and counted as incomplete.
-    """
-    questions: dict[str, list[dict[str, Any]]] = {}
-    for case in cases:
-        truth = case.get("truth")
-        if isinstance(truth, dict) and "question" in truth:
-            questions.setdefault(truth["question"], []).append(case)
-    complete: dict[str, bool] = {}
-    cell_of: dict[str, str] = {}
-    for qid, members in sorted(questions.items()):
-        rotations = {m["truth"]["rotation"] for m in members}
-        if any(m["verdict"] == ERROR for m in members) or len(rotations) < members[0]["truth"]["n_options"]:
+def _rotations(case: dict[str, Any]) -> list[tuple[int, str]]:
+    """``(rotation, verdict)`` of every rotation a case asked, over its attempts (an errored attempt left out)."""
+    out: list[tuple[int, str]] = []
+    for attempt in case.get("attempts") or [case]:
+        if attempt["verdict"] == ERROR:
             continue
-        complete[qid] = all(m["verdict"] == HIT for m in members)
-        cell_of[qid] = _cell(members[0])
-    by_cell: dict[str, dict[str, Any]] = {}
-    for key in sorted(set(cell_of.values())):
-        right = [complete[q] for q in complete if cell_of[q] == key]
-        by_cell[key] = {"questions": len(right), "hit": sum(right), "accuracy": round(sum(right) / len(right), 6)}
-    n = len(complete)
-    hits = sum(complete.values())
+        variants = (attempt.get("prediction") or {}).get("variants")  # absent when only one rotation was asked
+        out.extend(enumerate([v["verdict"] for v in variants] if variants else [attempt["verdict"]]))
+    return out
+
+
+def _share(verdicts: list[str]) -> dict[str, Any]:
+    right = verdicts.count(HIT)
+    return {"rotations": len(verdicts), "right": right, "rotation_accuracy": round(right / len(verdicts), 6) if verdicts else None}
+
+
+def rotation_accuracy(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over scored circular cases: the share of single rotations answered right, overall, per platform x difficulty
+    and per rotation (0 = the options as published, which a run without circular evaluation asks alone).
+
+    The cases' own verdicts are the circular result (a hit only when every rotation is); a
+    rotation accuracy well above the case accuracy means answers that change when the options move.
+    """
+    overall: list[str] = []
+    by_cell: dict[str, list[str]] = {}
+    by_rotation: dict[int, list[str]] = {}
+    for case in cases:
+        for rotation, verdict in _rotations(case):
+            overall.append(verdict)
+            by_cell.setdefault(_cell(case), []).append(verdict)
+            by_rotation.setdefault(rotation, []).append(verdict)
     return {
-        "what": "a question is right only if every rotation of its options was answered right (one model call per rotation)",
-        "questions": n,
-        "hit": hits,
-        "accuracy": round(hits / n, 6) if n else None,
-        "incomplete": len(questions) - n,
-        "by": {"platform/difficulty": by_cell},
-        "rotations_per_question": "as many as the question has options",
+        "what": "share of single rotations answered right; the case verdicts are the circular result (right only if every rotation is)",
+        "questions": len(cases),
+        **_share(overall),
+        "by": {
+            "platform/difficulty": {k: _share(v) for k, v in sorted(by_cell.items())},
+            "rotation": {str(k): _share(v) for k, v in sorted(by_rotation.items())},
+        },
     }
 
 
