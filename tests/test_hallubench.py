@@ -189,9 +189,10 @@ def test_no_list_is_unparsed_and_bad_items_are_skipped() -> None:
     case, task = _case(0)
     size = SCREENS[0][2]
     assert task.judge("I see a login page with a button.", "stop", case, PROFILES["generic"], size) == ("unparsed", None)
-    text = '[{"type": "button", "description": "Sign in", "box": [0.025, 0.0333, 0.275, 0.1667]}, {"type": "icon"}, "text", {"box": [1, 2, "x", 4]}]'
+    huge = "1" + "0" * 400  # an integer no float can hold
+    text = f'[{{"type": "button", "description": "Sign in", "box": [0.025, 0.0333, 0.275, 0.1667]}}, {{"type": "icon"}}, "text", {{"box": [1, 2, "x", 4]}}, {{"box": [0, 0, {huge}, 1]}}, {{"box": [0, 0, true, 1]}}]'
     _, p = task.judge(text, "stop", case, PROFILES["generic"], size)
-    assert p["n_pred"] == 1 and p["tp"] == 1 and p["notes"] == ["elements_without_box"] and p["skipped_items"] == 3
+    assert p["n_pred"] == 1 and p["tp"] == 1 and p["notes"] == ["elements_without_box"] and p["skipped_items"] == 5
 
 
 def test_auto_space_makes_one_guess_per_list_and_notes_it() -> None:
@@ -500,7 +501,7 @@ def test_embedding_similarity_is_used_and_reported() -> None:
 def test_judges_never_raise_on_garbage(tmp_path: Path) -> None:
     rng = random.Random(5)
     tokens = ['[', ']', '{', '}', ',', ':', '"', '"box"', '"type"', '"description"', '1', '-2.5', '1e400', 'NaN', 'true', 'null',
-              "'", '```json\n', '```', '\\', '[[1, 2], [3, 4]]', '[0.1, 0.2, 0.3, 0.4]', ' ', '\n', 'Answer:', '不存在', '<think>']
+              "'", '```json\n', '```', '\\', '[[1, 2], [3, 4]]', '[0.1, 0.2, 0.3, 0.4]', ' ', '\n', 'Answer:', '不存在', '<think>', '1' + '0' * 400]
     parsing_case, parsing = _case(0)
     probe_case, hallucination = _probe_case(tmp_path, "-c1")
     for _ in range(1500):

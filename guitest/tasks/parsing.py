@@ -147,7 +147,7 @@ def _box(value: Any) -> tuple[float, float, float, float] | None:
         return None
     try:
         numbers = tuple(float(v) for v in value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer too large for a float
         return None
     if not all(math.isfinite(v) for v in numbers) or any(isinstance(v, bool) for v in value):
         return None
