@@ -9,6 +9,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -34,6 +35,9 @@ from .tasks import Task, load_task
 from .verdict import ERROR, HIT, STATUS
 
 INCOMPLETE_EXIT_CODE = 11
+# Thumbnails (5-15 KB each) kept per process for rows that share a screenshot; rows of one screenshot
+# are usually adjacent, so a few hundred is plenty and a 100,000-screenshot suite does not hold them all.
+THUMBNAILS_KEPT = 512
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -219,10 +223,10 @@ class GuitestItem(pytest.Item):
 
     def runtest(self) -> None:
         self.result = self.config.stash[STATE].result_for(self)
-        # JUnit XML (--junitxml) shows the evidence per case
-        self.user_properties.append(("guitest.verdict", self.result["verdict"]))
-        self.user_properties.append(("guitest.prediction", json.dumps(self.result.get("prediction"))))
-        self.user_properties.extend((f"guitest.tag.{k}", v) for k, v in sorted(self.sample.tags.items()))
+        if getattr(self.config.option, "xmlpath", None):  # JUnit XML (--junitxml) shows the evidence per case
+            self.user_properties.append(("guitest.verdict", self.result["verdict"]))
+            self.user_properties.append(("guitest.prediction", json.dumps(self.result.get("prediction"))))
+            self.user_properties.extend((f"guitest.tag.{k}", v) for k, v in sorted(self.sample.tags.items()))
         if self.result["verdict"] == ERROR:
             raise CaseError(self.result.get("error") or "error")
 
@@ -289,7 +293,7 @@ class GuitestState:
             except GuitestError as exc:
                 raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
         self.want_thumbnails = bool(self.model is not None and (opt.report_html or not isinstance(self.model, Blind)))
-        self._thumbnails: dict[str, str] = {}
+        self._thumbnails: OrderedDict[str, str] = OrderedDict()  # the last THUMBNAILS_KEPT, for rows that share a screenshot
         self._thumb_lock = threading.Lock()
         self._cache: ResponseCache | None = None
         self._cache_lock = threading.Lock()
@@ -376,13 +380,17 @@ class GuitestState:
         return Path(opt.report_dir) if opt.report_dir else Path(self.config.rootpath, "reports")
 
     def thumbnail(self, path: str, image: Any) -> str:
-        """The report's picture of a screenshot, made once per image file in this worker."""
+        """The report's picture of a screenshot, made once per image file while it is among the recently used."""
         with self._thumb_lock:
             if path in self._thumbnails:
+                self._thumbnails.move_to_end(path)
                 return self._thumbnails[path]
         uri = thumbnail(image)
         with self._thumb_lock:
-            return self._thumbnails.setdefault(path, uri)
+            self._thumbnails[path] = uri
+            while len(self._thumbnails) > THUMBNAILS_KEPT:
+                self._thumbnails.popitem(last=False)
+        return uri
 
     def result_for(self, item: GuitestItem) -> dict[str, Any]:
         """Run ``item``'s case (and start the next few in the background); its result."""
@@ -425,6 +433,8 @@ class GuitestState:
         result = item.result if isinstance(item, GuitestItem) else getattr(item, "guitest_result", None)
         if call.when == "call" and result is not None:
             report.guitest = result
+            if isinstance(item, GuitestItem):
+                item.result = None  # the report carries it now; an item kept for the whole session need not
         return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> tuple[str, Any, Any] | None:
@@ -441,8 +451,14 @@ class GuitestState:
             return category, letter, word
         return None
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         result = getattr(report, "guitest", None)
+        if self.is_worker and result is not None:
+            # xdist has sent it to the controller (trylast: after its own hook); the worker's terminal
+            # reporter keeps every report for the session, so drop the result rather than hold them all
+            del report.guitest
+            return
         if self.is_worker or report.when != "call" or not result:
             return
         key = _suite_key(report.nodeid) or report.nodeid.partition("::")[0]  # a suite file, or a Python test module
