@@ -75,6 +75,15 @@ def parse_point(text: str) -> ParsedPoint | None:
     return parse_answer(text, PROFILES["generic"].styles)
 
 
+# Chinese refusals, and English "there is no X" forms (GUI-HalluBench asks in both languages).
+REFUSAL_MORE = re.compile(
+    r"不存在|并不存在|没有找到|未找到|找不到|无法找到|无法定位|未能找到|没有(?:这个|该|此|任何)|(?:屏幕|页面|界面|截图|图中|图片)(?:上|中)?(?:并)?没有|没有(?:看到|发现)|未(?:发现|显示)"
+    r"|\bthere (?:is|are) no (?!need\b|way\b|doubt\b|reason\b|point\b|problem\b)|\b(?:is|are) (?:absent|missing|not available)\b|\bi (?:do not|don't) see\b|\bno (?:\w+ )?(?:element|button|icon|link|field|option|item)s? (?:is|are|was|were) (?:found|present|visible|shown)\b",
+    re.IGNORECASE,
+)
+
+
 def is_refusal(text: str) -> bool:
-    """True when a reply says the target is not there."""
-    return bool(REFUSAL.search(strip_think(text[-MAX_REPLY:])))
+    """True when a reply says the target is not there (in English or Chinese)."""
+    text = strip_think(text[-MAX_REPLY:])
+    return bool(REFUSAL.search(text) or REFUSAL_MORE.search(text))

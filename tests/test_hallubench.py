@@ -25,7 +25,7 @@ from guitest.report import validate as validate_report
 from guitest.sample import Sample
 from guitest.suite import load_suite
 from guitest.tasks import load_task
-from guitest.tasks.hallucination import says_absent
+from guitest.parsing import is_refusal
 from guitest.tasks.parsing import Parsing
 from hallubench_data import PROBES, REPO, SCREENS, copy_suites, norm_box, require_embedding, write_hallubench
 
@@ -326,7 +326,7 @@ def test_fabrication_wants_a_refusal(tmp_path: Path, reply: str, verdict: str) -
 
 def test_refusal_words_do_not_fire_on_ordinary_answers() -> None:
     for text in ("Click the search icon at the top right.", "Answer: [0.5, 0.5]", "我找到了设置按钮，在右上角。", "There is a button labelled No."):
-        assert not says_absent(text), text
+        assert not is_refusal(text), text
 
 
 @pytest.mark.parametrize("profile", PROFILE_NAMES)

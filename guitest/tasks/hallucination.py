@@ -14,12 +14,11 @@ Points are read and mapped exactly as in grounding (:func:`guitest.tasks.groundi
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..geometry import Box, center, clip, contains, is_proper
 from ..models.base import Case, Prompt
-from ..parsing import MAX_REPLY, is_refusal, strip_think
+from ..parsing import is_refusal
 from ..profiles import Profile
 from ..sample import Sample
 from ..verdict import ERROR, HIT, REFUSED, UNPARSED
@@ -28,19 +27,7 @@ from . import Task, grounding
 CONFUSION, FABRICATION = "confusion", "fabrication"
 KINDS = (CONFUSION, FABRICATION)
 
-# Refusals guitest.parsing.is_refusal does not know: Chinese ones, and English "there is no X" forms.
-MORE_REFUSALS = re.compile(
-    r"不存在|并不存在|没有找到|未找到|找不到|无法找到|无法定位|未能找到|没有(?:这个|该|此|任何)|(?:屏幕|页面|界面|截图|图中|图片)(?:上|中)?(?:并)?没有|没有(?:看到|发现)|未(?:发现|显示)"
-    r"|\bthere (?:is|are) no\b|\b(?:is|are) (?:absent|missing|not available)\b|\bi (?:do not|don't) see\b|\bno (?:\w+ )?(?:element|button|icon|link|field|option|item)s? (?:is|are|was|were) (?:found|present|visible|shown)\b",
-    re.IGNORECASE,
-)
-
 ORACLE_REFUSAL = "The element does not exist on this screen."
-
-
-def says_absent(text: str) -> bool:
-    """True when a reply says the target is not there, in English or Chinese."""
-    return is_refusal(text) or bool(MORE_REFUSALS.search(strip_think(text[-MAX_REPLY:])))
 
 
 class Hallucination(Task):
@@ -79,7 +66,7 @@ class Hallucination(Task):
         fabrication = truth["kind"] == FABRICATION
         target: Box = tuple(truth["target"]) if truth["target"] else (0.0, 0.0, 0.0, 0.0)  # type: ignore[assignment]
         verdict, prediction = grounding.judge(text, finish_reason, target, profile, sent_size, case.original_size, fabrication)
-        if verdict == UNPARSED and says_absent(text):
+        if verdict == UNPARSED and is_refusal(text):
             verdict = HIT if fabrication else REFUSED
         if prediction is not None:
             pixel = tuple(prediction["pixel"])
