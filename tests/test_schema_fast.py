@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,3 +59,42 @@ def test_fast_check_accepts_a_real_row_and_rejects_a_broken_one() -> None:
     assert fast_check("formats/screenspot")(row)
     assert not fast_check("formats/screenspot")({**row, "bbox": [1, 2, 0, 4]})  # w must be > 0
     assert fast_check("formats/screenspot") is not validator("formats/screenspot").is_valid  # really compiled
+
+
+def _report() -> dict:
+    from guitest import report as report_mod
+
+    results = [
+        {"id": f"c{n}", "verdict": v, "tags": {"split": s}, "prediction": None, "response": "r", "notes": ["x"]}
+        for n, (v, s) in enumerate([("hit", "a"), ("miss", "a"), ("error", "b"), ("unsure", "b")])
+    ]
+    return report_mod.build(
+        suite={"name": "s", "path": "s/suite.yaml", "format": "screenspot", "task": "grounding"},
+        model={"spec": "oracle", "adapter": "Oracle", "space": "normalized", "settings": {}},
+        results=results, n_selected=4, missing=[], tags=["split"], cross=[], gate={}, run={},
+    )
+
+
+MUTATIONS = [
+    lambda r: r.pop("overall"),
+    lambda r: r["overall"].update(hit=-1),
+    lambda r: r["overall"].update(accuracy=1.5),
+    lambda r: r["overall"].update(ci95=[0.1]),
+    lambda r: r["cases"][0].update(verdict="great"),
+    lambda r: r["cases"][1].pop("tags"),
+    lambda r: r["cases"][2]["tags"].update(split=3),
+    lambda r: r["breakdown"]["split"]["a"].pop("n"),
+    lambda r: r["headline"].update(average="median"),
+    lambda r: r.update(task_metrics=[]),
+    lambda r: r["suite"].update(settings=None),
+]
+
+
+@pytest.mark.parametrize("mutate", [None, *MUTATIONS])
+def test_the_report_predicate_follows_refs_and_agrees_with_jsonschema(mutate) -> None:
+    """The report schema's $defs/$ref are compiled too (so a 100,000-case report is checked in a blink)."""
+    report = _report()
+    if mutate is not None:
+        mutate(report)
+    assert fast_check("report").__code__.co_filename == "<guitest schema predicate>"
+    assert fast_check("report")(report) == validator("report").is_valid(report) == (mutate is None)

@@ -113,6 +113,7 @@ def read_rows(
     problems: list[str] = []
     samples: list[Sample] = []
     seen: dict[str, tuple[str, int]] = {}
+    shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
     resolved: dict[str, str | None] = {}  # image name -> its path: rows that share a screenshot resolve it once
     for path, rows, derived in files:
         shown = os.path.relpath(path, data_dir)
@@ -157,6 +158,7 @@ def read_rows(
                         break
                     tags[tag] = str(value)
                 else:
+                    tags = shared_tags.setdefault(tuple(tags.items()), tags)  # samples with equal tags share one dict
                     samples.append(
                         Sample(
                             id=case_id,
