@@ -213,7 +213,7 @@ def test_truth_clips_and_drops_boxes_without_area() -> None:
     assert error is None and [e["type"] for e in truth] == ["a", "b", "c"]
     truth, notes, error = Parsing().truth(sample, (400, 300))  # grid999: 999 -> the far edge
     assert [e["box"] for e in truth] == [[140.14, 75.08, 180.18, 105.11], [200.2, 3.0, 240.24, 6.01], [0.0, 0.0, 400.0, 300.0]]
-    pixel = Sample(**{**sample.__dict__, "data": {**sample.data, "space": "pixel"}})
+    pixel = replace(sample, data={**sample.data, "space": "pixel"})
     truth, notes, error = Parsing().truth(pixel, (400, 300))
     assert [e["type"] for e in truth] == ["a", "c"] and notes == ["bbox_clipped", "true_elements_without_area"]
 
