@@ -140,7 +140,7 @@ def _variants(
         return _attempt(case, prompts[0], sent, model, notes, cache, digest)
     task = case.task or grounding.TASK()
     outcomes = [_attempt(replace(case, variant=v), prompt, sent, model, notes, cache, digest) for v, prompt in enumerate(prompts)]
-    cached = all(o.pop("cached", False) for o in outcomes)
+    cached = all([o.pop("cached", False) for o in outcomes])  # a list: every outcome loses the key
     out = task.combine(outcomes)
     if cached:
         out["cached"] = True
