@@ -332,6 +332,7 @@ class GuitestState:
                 f"guitest profile: {profile.name} ({self.model.profile_reason}): answers in {profile.space} coordinates, "
                 f"read as {', '.join(style for style, _ in profile.styles)}; screenshots sent {size_rule}"
                 + (f", at most {s.max_image_bytes} bytes" if s.max_image_bytes else "")
+                + (" (by the model server's processor: files sent as they are, --resize=auto)" if model.get("image_sizing") else "")
             )
         return lines
 
