@@ -198,6 +198,14 @@ def child_reference(args: argparse.Namespace) -> dict[str, Any]:
     def messages(i: int) -> list[dict[str, Any]]:
         return [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": uris[i % len(uris)]}}, {"type": "text", "text": f"Where to click: control {i}? Answer: [x, y]"}]}]
 
+    async def timed(one: Any) -> float:
+        """Seconds for the N requests ``one(i)`` makes, all started at once (the client's semaphore bounds them)."""
+        t = time.perf_counter()
+        out = await asyncio.gather(*(one(i) for i in range(args.n)))
+        dt = time.perf_counter() - t
+        assert all("Answer" in o for o in out)
+        return dt
+
     async def with_openai() -> float:
         import openai
 
@@ -209,12 +217,10 @@ def child_reference(args: argparse.Namespace) -> dict[str, Any]:
                 r = await client.chat.completions.create(model="bench", messages=messages(i), temperature=0, max_tokens=512)  # type: ignore[arg-type]
                 return r.choices[0].message.content or ""
 
-        t = time.perf_counter()
-        out = await asyncio.gather(*(one(i) for i in range(args.n)))
-        dt = time.perf_counter() - t
-        await client.close()
-        assert all("Answer" in o for o in out)
-        return dt
+        try:
+            return await timed(one)
+        finally:
+            await client.close()
 
     async def with_httpx() -> float:
         try:
@@ -229,12 +235,10 @@ def child_reference(args: argparse.Namespace) -> dict[str, Any]:
                 r = await client.post(base + "/chat/completions", json={"model": "bench", "messages": messages(i), "temperature": 0, "max_tokens": 512})
                 return r.json()["choices"][0]["message"]["content"]
 
-        t = time.perf_counter()
-        out = await asyncio.gather(*(one(i) for i in range(args.n)))
-        dt = time.perf_counter() - t
-        await client.aclose()
-        assert all("Answer" in o for o in out)
-        return dt
+        try:
+            return await timed(one)
+        finally:
+            await client.aclose()
 
     c0 = time.process_time()
     seconds = asyncio.run(with_openai() if args.client == "openai" else with_httpx())

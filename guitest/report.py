@@ -94,7 +94,8 @@ def write_json(report: dict[str, Any], path: Path) -> None:
     os.replace(tmp, path)
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
+    """A fraction as a percentage with one decimal (no sign), '-' when there is none."""
     return "-" if value is None else f"{100 * value:.1f}"
 
 
@@ -122,7 +123,7 @@ def _cells(name: str, value: str, row: dict[str, Any], unsure: bool = False) -> 
     lo, hi = row["ci95"]
     ci = "-" if row["accuracy"] is None else f"{100 * lo:.1f}-{100 * hi:.1f}"
     extra = (str(row.get("unsure", 0)),) if unsure else ()
-    return (name, value, str(row["n"]), str(row["hit"]), _pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), *extra, str(row["error"]))
+    return (name, value, str(row["n"]), str(row["hit"]), pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), *extra, str(row["error"]))
 
 
 def align_table(cells: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) -> list[str]:
@@ -145,7 +146,7 @@ def text_table(report: dict[str, Any]) -> list[str]:
     lines.append(headline_line(report))
     macro = {k: v for k, v in report["macro"].items() if v is not None}
     if macro:
-        lines.append("macro average (mean of the values' accuracies): " + ", ".join(f"{k} {_pct(v)}%" for k, v in macro.items()))
+        lines.append("macro average (mean of the values' accuracies): " + ", ".join(f"{k} {pct(v)}%" for k, v in macro.items()))
     if report["notes"]:
         lines.append("notes: " + ", ".join(f"{k} x{v}" for k, v in report["notes"].items()))
     return lines
@@ -163,7 +164,7 @@ def repeat_lines(report: dict[str, Any]) -> list[str]:
         if rep is None:
             continue
         std = rep["std_across_runs"]
-        cells.append((name, value, str(rep["cases"]), _pct(row["accuracy"]), _pct(rep.get(f"pass@{rep['k']}")), "-" if std is None else f"{100 * std:.1f}", _pct(rep["flaky"])))
+        cells.append((name, value, str(rep["cases"]), pct(row["accuracy"]), pct(rep.get(f"pass@{rep['k']}")), "-" if std is None else f"{100 * std:.1f}", pct(rep["flaky"])))
     intro = f"repeats: {k} attempts per case; accuracy above is avg@{k}, its interval over cases; pass@k {report['overall']['repeats']['pass_estimator']}"
     return [intro] + align_table(cells)
 
@@ -182,8 +183,8 @@ def headline_line(report: dict[str, Any]) -> str:
     """One line: the suite's declared headline average first, the other beside it, each named."""
     h = report["headline"]
     if h["average"] == "macro":
-        return f"headline: {_pct(h['accuracy'])}% macro over {h['over']} (the suite's declared headline); micro {_pct(h['micro'])}%"
-    return f"headline: {_pct(h['accuracy'])}% micro (the suite's declared headline)" + (f"; macro over {h['over']} {_pct(h['macro'])}%" if h.get("over") else "")
+        return f"headline: {pct(h['accuracy'])}% macro over {h['over']} (the suite's declared headline); micro {pct(h['micro'])}%"
+    return f"headline: {pct(h['accuracy'])}% micro (the suite's declared headline)" + (f"; macro over {h['over']} {pct(h['macro'])}%" if h.get("over") else "")
 
 
 def markdown(report: dict[str, Any]) -> str:

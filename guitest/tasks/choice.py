@@ -29,6 +29,7 @@ from ..choices import read_choice
 from ..metrics import group_key
 from ..models.base import Case, Prompt
 from ..profiles import Profile
+from ..report import pct
 from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED
 from . import Task
@@ -120,14 +121,14 @@ class Choice(Task):
         lines = []
         weighted = metrics.get("option_weighted")
         if weighted:
-            lines.append(f"option-weighted score (a right answer of n options counts (n-1)/n, renormalised per platform x difficulty): {_pct(weighted['overall'])}%")
+            lines.append(f"option-weighted score (a right answer of n options counts (n-1)/n, renormalised per platform x difficulty): {pct(weighted['overall'])}%")
             lines.append("  by difficulty: " + _join(weighted["by"]["difficulty"]))
             lines.append("  by platform/difficulty: " + _join(weighted["by"]["platform/difficulty"]))
         circ = metrics.get("circular")
         if circ:
             lines.append(
                 f"circular evaluation (a question is right only if every rotation of its options is): {circ['questions']} question(s); "
-                f"single rotations answered right: {_pct(circ['rotation_accuracy'])}% of {circ['rotations']}"
+                f"single rotations answered right: {pct(circ['rotation_accuracy'])}% of {circ['rotations']}"
             )
             for by, label in (("platform/difficulty", "platform/difficulty"), ("rotation", "rotation (0 = as published)")):
                 lines.append(f"  by {label}: " + _join({k: v["rotation_accuracy"] for k, v in circ["by"][by].items()}))
@@ -139,12 +140,8 @@ def asked(case: Case) -> tuple[dict[str, str], str]:
     return rotate(case.sample.data["options"], case.truth["answer"], case.variant)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
 def _join(values: dict[str, float | None]) -> str:
-    return ", ".join(f"{k} {_pct(v)}%" for k, v in values.items()) or "-"
+    return ", ".join(f"{k} {pct(v)}%" for k, v in values.items()) or "-"
 
 
 def _cell(case: dict[str, Any], tags: Iterable[str] = CELL) -> str:

@@ -40,7 +40,7 @@ from ..metrics import wilson
 from ..models.base import Blind, Case, Model, Prompt, SentImage
 from ..parsing import strip_think
 from ..profiles import Profile
-from ..report import align_table
+from ..report import align_table, pct
 from ..sample import Sample
 from ..trajectory import Labels, Step, Trajectory, open_screenshot
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED, UNSURE
@@ -246,14 +246,14 @@ class Judge(Task):
         cells = [("app", "n", "complete", "rate%", "95% CI", "not", "unsure", "no answer", "by rule")]
         for app, s in metrics["agent"].items():
             lo, hi = s["ci95"]
-            cells.append((app, str(s["n"]), str(s["yes"]), _pct(s["success_rate"]), f"{100 * lo:.1f}-{100 * hi:.1f}", str(s["no"]), str(s["unsure"]), str(s["no_answer"]), str(s["rule"])))
+            cells.append((app, str(s["n"]), str(s["yes"]), pct(s["success_rate"]), f"{100 * lo:.1f}-{100 * hi:.1f}", str(s["no"]), str(s["unsure"]), str(s["no_answer"]), str(s["rule"])))
         lines += align_table(cells, left=(0,))
         if "judge" in metrics:
             lines.append("judge evaluation: the judge against the labels (cases decided by the FAIL rule left out; kappa over yes/no answers)")
             cells = [("app", "n", "agree", "agree%", "prec%", "recall%", "kappa", "unsure%", "no answer")]
             for app, s in metrics["judge"].items():
                 kappa = "-" if s["kappa"] is None else f"{s['kappa']:.3f}"
-                cells.append((app, str(s["n"]), str(s["agree"]), _pct(s["agreement"]), _pct(s["precision"]), _pct(s["recall"]), kappa, _pct(s["unsure_rate"]), str(s["no_answer"])))
+                cells.append((app, str(s["n"]), str(s["agree"]), pct(s["agreement"]), pct(s["precision"]), pct(s["recall"]), kappa, pct(s["unsure_rate"]), str(s["no_answer"])))
             lines += align_table(cells, left=(0,))
         if metrics.get("repair_requests"):
             lines.append(f"repair requests (the first reply was not the JSON asked for): {metrics['repair_requests']}, readable after it: {metrics['repaired']}")
@@ -263,10 +263,6 @@ class Judge(Task):
 def _ordered(table: dict[str, Any]) -> list[str]:
     """``(all)`` first, then the apps by name."""
     return sorted(table, key=lambda k: (k != "(all)", k))
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
 
 
 def _agent_stats(t: Counter[str]) -> dict[str, Any]:
