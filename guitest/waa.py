@@ -12,14 +12,14 @@ action is ``FAIL`` completed an infeasible task, and did not complete a feasible
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 from . import schema
 from .errors import SuiteError, where
+from .formats import load_json
 
 INFEASIBLE = "infeasible"
 
@@ -50,7 +50,7 @@ class WaaTask:
 
 def read_task(path: str, app: str) -> WaaTask:
     """The task in ``path`` (under the folder of ``app``); SuiteError naming the file and field when it is invalid."""
-    data = _load_json(path)
+    data = load_json(path, "task file")
     problems = [f"{where(path, field=f or '(top level)')}: {m}" for f, m in schema.iter_problems("formats/waa_task", data)]
     if problems:
         raise SuiteError("invalid WAA task file:\n  " + "\n  ".join(problems))
@@ -93,7 +93,7 @@ def load_tasks(examples_dir: str) -> dict[tuple[str, str], WaaTask]:
 
 def read_task_list(path: str) -> dict[str, list[str]]:
     """A task list: app -> task ids, in file order; SuiteError naming the file and app when it is malformed."""
-    data = _load_json(path)
+    data = load_json(path, "task file")
     if not isinstance(data, dict):
         raise SuiteError(f"{path}: a WAA task list maps apps to lists of task ids, got {type(data).__name__}")
     for app, ids in data.items():
@@ -133,13 +133,3 @@ def infeasible_rule(infeasible: bool | None, last_action_is_fail: bool) -> tuple
     if not last_action_is_fail or infeasible is None:
         return None
     return ("yes", "fail_on_infeasible") if infeasible else ("no", "fail_on_feasible")
-
-
-def _load_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as exc:
-        raise SuiteError(f"{path} (line {exc.lineno}, column {exc.colno}): not valid JSON: {exc.msg}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{path}: cannot read: {exc}") from None

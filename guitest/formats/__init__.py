@@ -79,16 +79,21 @@ def annotation_files(suite: Suite, data_dir: str) -> list[str]:
     return files
 
 
-def load_json_rows(path: str) -> list[Any]:
-    """A JSON annotation file's list of rows; SuiteError with line and column when it is not valid JSON."""
+def load_json(path: str, what: str = "annotation file") -> Any:
+    """A JSON file's content; SuiteError with line and column when it is not valid JSON, naming ``what`` it is when unreadable."""
     try:
         with open(path, encoding="utf-8") as f:
             # Infinity and NaN are not JSON; kept as strings, the row schema names the row and field.
-            data = json.load(f, parse_constant=str)
+            return json.load(f, parse_constant=str)
     except json.JSONDecodeError as exc:
         raise SuiteError(f"{path} (line {exc.lineno}, column {exc.colno}): not valid JSON: {exc.msg}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{path}: cannot read annotation file: {exc}") from None
+        raise SuiteError(f"{path}: cannot read {what}: {exc}") from None
+
+
+def load_json_rows(path: str) -> list[Any]:
+    """A JSON annotation file's list of rows; SuiteError with line and column when it is not valid JSON."""
+    data = load_json(path)
     if not isinstance(data, list):
         raise SuiteError(f"{path}: expected a JSON list of rows, got {type(data).__name__}")
     return data
