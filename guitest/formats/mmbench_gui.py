@@ -23,10 +23,10 @@ import os
 from typing import Any
 
 from .. import schema
-from ..errors import SuiteError, where
+from ..errors import where
 from ..sample import Sample
 from ..suite import Suite
-from . import MAX_PROBLEMS_SHOWN, Converted, annotation_files, load_json_rows, read_rows
+from . import Converted, annotation_files, load_json_rows, raise_problems, read_rows
 
 L1_ID = "{platform}-{difficulty}-{index}-{group}"
 L2_ID = "{platform}-{grounding_type}-{data_type}-{index}"
@@ -109,8 +109,5 @@ def read(suite: Suite, data_dir: str) -> list[Sample]:
     files = list(_files(suite, data_dir, "L1"))
     samples = read_rows(suite, data_dir, iter(files), "mmbench_gui_l1", _convert_l1, L1_ID)
     problems = [p for path, rows, _ in files for p in _answer_problems(os.path.relpath(path, data_dir), rows, "mmbench_gui_l1")]
-    if problems:
-        shown = problems[:MAX_PROBLEMS_SHOWN]
-        more = f"\n  ... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
-        raise SuiteError(f"{suite.path}: {len(problems)} invalid annotation row(s) under {data_dir}; nothing was run:\n  " + "\n  ".join(shown) + more)
+    raise_problems(suite, data_dir, problems)
     return samples
