@@ -48,14 +48,17 @@ is sent (so a request the client gave up on is still logged)::
     {"time": float, "method": "POST", "path": "/v1/chat/completions", "model": str|None,
      "roles": [str], "texts": [str], "user_text": str, "image": bool,
      "image_mime": str|None, "image_size": [w, h]|None, "auth": bool,
-     "params": {"temperature", "max_tokens", "seed"}, "key": str|None, "fault": dict|None}
+     "params": {"temperature", "max_tokens", "seed"}, "key": str|None, "fault": dict|None,
+     "in_flight": int}
 
 ``texts`` are the text parts of all messages in order (a string content counts as one
 part); ``image_size`` is read from the PNG header when the image is a PNG; ``auth`` says
 only whether an ``Authorization`` header was present (the key itself is never logged);
-``key`` is the script key that matched and ``fault`` the action applied (None: normal).
+``openai_headers`` holds the ``OpenAI-Organization`` and ``OpenAI-Project`` headers received (names in lower case);
+``key`` is the script key that matched and ``fault`` the action applied (None: normal);
+``in_flight`` counts the chat requests being answered when this one arrived, itself included.
 Records of ``GET`` requests and of unknown paths carry only ``time, method, path, auth,
-model, key, fault``.
+openai_headers, model, key, fault``.
 
 For tests, :func:`serve` starts the server as a subprocess and yields a :class:`Server`.
 """
@@ -141,6 +144,7 @@ class FakeServer(ThreadingHTTPServer):
         self.log_lock = threading.Lock()
         self.ids = itertools.count(1)
         self.rng = random.Random(0)
+        self.in_flight = 0  # chat requests received and not yet answered
 
     def log(self, record: dict[str, Any]) -> None:
         if not self.log_path:
@@ -268,6 +272,9 @@ def summarize(body: Any) -> dict[str, Any]:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # the head and the body of a reply are written apart: with Nagle's algorithm on, the body of
+    # a reply on a kept-alive connection waits for the client's delayed ACK (40 ms on Linux)
+    disable_nagle_algorithm = True
     server: FakeServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence per-request stderr lines
@@ -279,6 +286,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send_raw(status, json.dumps(payload).encode("utf-8"), headers)
 
     def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self._answered()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -305,6 +313,7 @@ class Handler(BaseHTTPRequestHandler):
             "method": self.command,
             "path": self.path,
             "auth": bool(self.headers.get("Authorization")),
+            "openai_headers": {k.lower(): v for k, v in self.headers.items() if k.lower() in ("openai-organization", "openai-project")},
         }
 
     # -- endpoints
@@ -349,11 +358,26 @@ class Handler(BaseHTTPRequestHandler):
             key=key,
             fault=action,
         )
-        self.server.log(record)
-        if not isinstance(body, dict):
-            self._error(400, "request body is not a JSON object")
-            return
-        self._answer(body, user_texts, action or {})
+        with self.server.log_lock:
+            self.server.in_flight += 1
+            record["in_flight"] = self.server.in_flight
+        self._counted = True
+        try:
+            self.server.log(record)
+            if not isinstance(body, dict):
+                self._error(400, "request body is not a JSON object")
+                return
+            self._answer(body, user_texts, action or {})
+        finally:
+            self._answered()
+
+    def _answered(self) -> None:
+        """This request no longer counts as in flight: called before its reply is written (a client that
+        has read the reply may send its next request before this thread would get to it afterwards)."""
+        if getattr(self, "_counted", False):
+            self._counted = False
+            with self.server.log_lock:
+                self.server.in_flight -= 1
 
     def _answer(self, body: dict[str, Any], user_texts: list[str], action: dict[str, Any]) -> None:
         delay = self.server.latency + float(action.get("sleep", 0) or 0)
@@ -361,6 +385,7 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(delay)
         if action.get("drop"):
             self.close_connection = True
+            self._answered()
             with contextlib.suppress(OSError):
                 self.connection.shutdown(2)
             return
