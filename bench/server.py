@@ -8,7 +8,8 @@ after ``--latency`` seconds with a chat.completion whose content is
 ``Answer: [0.5, 0.5]``; the request body is read in full but not parsed (the bench
 measures the client, so the server spends as little CPU as it can). ``GET .../models``
 lists one model. ``GET /stats`` returns ``{"requests", "inflight", "max_inflight",
-"bytes_in", "connections", "max_connections"}`` and ``POST /stats/reset`` zeroes
+"bytes_in", "connections", "max_connections", "span_s", "mean_inflight"}`` (``mean_inflight``:
+the time-weighted number of requests in flight between the first request and the last reply) and ``POST /stats/reset`` zeroes
 them, so the bench can check how many requests a client really had in flight.
 
 It is a single-threaded asyncio server (HTTP/1.1 keep-alive, one coroutine per
@@ -40,9 +41,16 @@ class Stats:
         self.bytes_in = 0
         self.connections = 0
         self.max_connections = 0
+        self.inflight_seconds = 0.0  # the sum of every request's time in flight
+        self.first_request: float | None = None
+        self.last_reply: float | None = None
 
-    def as_dict(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in ("requests", "inflight", "max_inflight", "bytes_in", "connections", "max_connections")}
+    def as_dict(self) -> dict[str, float | int]:
+        out: dict[str, float | int] = {k: getattr(self, k) for k in ("requests", "inflight", "max_inflight", "bytes_in", "connections", "max_connections")}
+        span = (self.last_reply - self.first_request) if self.first_request is not None and self.last_reply is not None else 0.0
+        out["span_s"] = round(span, 4)  # first request received to last reply sent
+        out["mean_inflight"] = round(self.inflight_seconds / span, 2) if span > 0 else 0.0
+        return out
 
 
 def _completion(model: str) -> bytes:
@@ -98,12 +106,17 @@ class Server:
                     stats.bytes_in += len(head) + length
                     stats.inflight += 1
                     stats.max_inflight = max(stats.max_inflight, stats.inflight)
+                    t0 = time.monotonic()
+                    if stats.first_request is None:
+                        stats.first_request = t0
                     try:
                         if self.latency > 0:
                             await asyncio.sleep(self.latency)
                         out = _response("200 OK", self.completion, keep_alive)
                     finally:
                         stats.inflight -= 1
+                        stats.last_reply = time.monotonic()
+                        stats.inflight_seconds += stats.last_reply - t0
                 elif method == "GET" and path.endswith("/models"):
                     out = _response("200 OK", json.dumps({"object": "list", "data": [{"id": "bench", "object": "model", "owned_by": "bench"}]}).encode(), keep_alive)
                 elif method == "GET" and path == "/stats":
