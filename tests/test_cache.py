@@ -100,3 +100,75 @@ def test_workers_creating_the_cache_at_once(tmp_path) -> None:
         assert [p.exitcode for p in procs] == [0, 0, 0, 0]
         with sqlite3.connect(folder / FILENAME) as db:
             assert db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == 30
+
+
+def _stored(folder) -> int:
+    with sqlite3.connect(folder / FILENAME) as db:
+        return db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+
+
+def test_replies_are_committed_in_batches_and_at_close(tmp_path) -> None:
+    from guitest.cache import BATCH, ResponseCache
+
+    cache = ResponseCache(tmp_path, "on")
+    for i in range(BATCH - 1):
+        cache.put(f"k{i}", f"text {i}", "stop", "m")
+    assert _stored(tmp_path) == 0  # not committed yet: the bounded loss of a killed run
+    assert cache.get("k3") == ("text 3", "stop")  # but this process answers from them already
+    cache.put("k-last", "last", None, "m")  # the batch is full: one commit
+    assert _stored(tmp_path) == BATCH
+    cache.put("k-after", "after", "stop", "m")
+    assert _stored(tmp_path) == BATCH
+    cache.close()  # the end of the run commits the rest
+    assert _stored(tmp_path) == BATCH + 1
+    again = ResponseCache(tmp_path, "on")
+    assert again.get("k-after") == ("after", "stop") and again.get("k-last") == ("last", None)
+    assert again.get("k-missing") is None
+    again.close()
+
+
+def test_an_old_batch_is_committed_with_the_next_reply(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import guitest.cache
+
+    monkeypatch.setattr(guitest.cache, "BATCH_SECONDS", 0.0)  # every batch is old at once
+    cache = guitest.cache.ResponseCache(tmp_path, "on")
+    cache.put("a", "text", "stop", "m")
+    assert _stored(tmp_path) == 1
+    cache.close()
+
+
+def test_a_killed_process_loses_at_most_the_last_batch(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from guitest.cache import BATCH
+
+    n = 2 * BATCH + 5
+    code = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from guitest.cache import ResponseCache\n"
+        f"cache = ResponseCache(Path(sys.argv[1]), 'on')\n"
+        f"for i in range({n}):\n"
+        "    cache.put(f'k{i}', 'text', 'stop', 'm')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], timeout=60)
+    assert done.returncode == -9
+    assert _stored(tmp_path) == 2 * BATCH  # the two full batches survive; the last 5 replies are asked again next run
+
+
+def test_keys_are_read_once_and_other_processes_later_replies_are_misses(tmp_path) -> None:
+    from guitest.cache import ResponseCache
+
+    writer = ResponseCache(tmp_path, "on")
+    writer.put("early", "one", "stop", "m")
+    writer.close()
+    reader = ResponseCache(tmp_path, "on")
+    assert reader.get("early") == ("one", "stop")  # reads the stored keys
+    writer = ResponseCache(tmp_path, "on")
+    writer.put("late", "two", "stop", "m")
+    writer.close()
+    assert reader.get("late") is None  # stored after the reader read the keys: asked again, never wrong
+    assert ResponseCache(tmp_path, "read").get("late") == ("two", "stop")
+    reader.close()
