@@ -14,10 +14,21 @@ Image.MAX_IMAGE_PIXELS = 64_000_000  # 8K screenshots are legitimate; beyond tha
 def open_image(path: str) -> Image.Image:
     """Open an image lazily: the header (size, mode) is read now, the pixels on first use.
 
-    Raises OSError (FileNotFoundError, PIL's UnidentifiedImageError) when it is missing
-    or not an image. Close it (or use it in a ``with``) when done.
+    The file is read once, in one go: its bytes stay with the image for :func:`as_file`
+    (a screenshot sent as it is needs them anyway; one read instead of a second open
+    and read of the same file, which costs interpreter time at hundreds of cases a second).
+    Raises OSError (FileNotFoundError, PIL's UnidentifiedImageError naming the file) when
+    it is missing or not an image. Close it (or use it in a ``with``) when done.
     """
-    return Image.open(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        image = Image.open(io.BytesIO(data))
+    except Image.UnidentifiedImageError:
+        raise Image.UnidentifiedImageError(f"cannot identify image file {path!r}") from None
+    image.filename = path  # what PIL sets when it opens a path itself
+    image._guitest_bytes = data  # type: ignore[attr-defined]
+    return image
 
 
 def as_file(image: Image.Image, size: tuple[int, int], max_bytes: int | None = None) -> tuple[bytes, str] | None:
@@ -27,8 +38,10 @@ def as_file(image: Image.Image, size: tuple[int, int], max_bytes: int | None = N
     path = getattr(image, "filename", None)
     if mime is None or not path or image.size != tuple(size) or image.mode not in ("RGB", "RGBA", "L"):
         return None
-    with open(path, "rb") as f:
-        data = f.read()
+    data = getattr(image, "_guitest_bytes", None)
+    if data is None:  # opened by PIL itself, not by open_image
+        with open(path, "rb") as f:
+            data = f.read()
     if max_bytes and len(data) > max_bytes:
         return None
     return data, mime

@@ -395,12 +395,15 @@ def test_screenshot_at_its_own_size_is_sent_as_its_file(tmp_path, case, monkeypa
     path = tmp_path / "shot.png"
     Image.new("RGB", IMAGE_SIZE, "white").save(path)
     model = make("http://127.0.0.1:9/v1")
+    original = path.read_bytes()
     with open_image(str(path)) as image:
         loads = []
         monkeypatch.setattr(image, "load", lambda: loads.append(1))
+        path.unlink()  # the file was read once, when it was opened: sending it needs no second read
         sent = model.preprocess(image, case)
-        assert sent.data == path.read_bytes() and sent.mime == "image/png" and sent.image is None
+        assert sent.data == original and sent.mime == "image/png" and sent.image is None
         assert loads == []  # never decoded
+    path.write_bytes(original)
     # a resize decodes and encodes once instead
     with open_image(str(path)) as image:
         sent = model.preprocess(image, dataclasses.replace(case, sent_size=(32, 24)))
@@ -411,3 +414,13 @@ def test_screenshot_at_its_own_size_is_sent_as_its_file(tmp_path, case, monkeypa
     with open_image(str(path)) as image:
         assert small.preprocess(image, case).mime == "image/jpeg"
     small.close()
+
+
+def test_a_file_that_is_not_an_image_is_named_in_the_error(tmp_path):
+    from guitest.images import open_image
+
+    path = tmp_path / "notes.png"
+    path.write_text("not a picture")
+    with pytest.raises(OSError, match=r"cannot identify image file '.*notes\.png'"):
+        open_image(str(path))
+
