@@ -4,11 +4,18 @@ The official ``openai`` client spends about 4 ms of CPU per chat request (reques
 transformation, pydantic parsing of the reply); at 100 ms replies and 32 requests in
 flight that alone makes one process the bottleneck (docs/bench.md). This client does
 one thing: POST a JSON body and return the status, headers and body, over keep-alive
-connections kept per thread (a case thread reuses its connection; no pool lock), in
-about 1 ms. HTTPS uses the default certificate store (``SSL_CERT_FILE`` honoured by
-Python's ssl); ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` are honoured as
+connections kept per thread (a case thread reuses its connection; no pool lock).
+
+:mod:`http.client` opens the connections (TCP, the CONNECT tunnel through a proxy,
+TLS); the exchange itself is done here: the request head and body leave in one
+``sendall`` and the reply is read by :func:`read_response` (status line, headers,
+a ``Content-Length``, chunked or close-delimited body, interim 1xx replies skipped),
+which costs a fraction of ``http.client``'s reply parsing (that goes through the
+``email`` package). HTTPS uses the default certificate store (``SSL_CERT_FILE``
+honoured by Python's ssl); ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` are honoured as
 :func:`urllib.request.getproxies` reads them. Errors are raised as :class:`HTTPFailure`
-(no reply: connection refused or dropped, timeout) for the caller to classify.
+(no reply: connection refused or dropped, timeout, a reply that is not HTTP) for the
+caller to classify.
 """
 
 from __future__ import annotations
@@ -30,11 +37,132 @@ class HTTPFailure(Exception):
         self.timeout = timeout
 
 
+MAX_HEAD = 64 * 1024  # bytes of status line and headers at most
+RECV = 256 * 1024
+
+
 @dataclass(frozen=True)
 class Response:
     status: int
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case; repeated headers joined with ", "
     body: bytes
+    will_close: bool = False  # the server closes the connection after this reply
+
+
+class Closed(HTTPFailure):
+    """The connection ended before the first byte of a reply (a keep-alive connection the server dropped)."""
+
+
+def read_response(sock: socket.socket) -> Response:
+    """Read one HTTP/1.x reply from ``sock``; interim 1xx replies are skipped. Raises :class:`HTTPFailure`."""
+    reader = _Reader(sock)
+    while True:
+        head = reader.until(b"\r\n\r\n", MAX_HEAD, first=True)
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        version, _, rest = status_line.partition(" ")
+        code = rest[:3]
+        if not version.startswith("HTTP/1.") or not code.isdigit():
+            raise HTTPFailure(f"not an HTTP reply: {status_line[:80]!r}")
+        status = int(code)
+        headers: dict[str, str] = {}
+        name = ""
+        for line in lines:
+            if line[:1] in (" ", "\t") and name:  # an obsolete folded continuation line
+                headers[name] += " " + line.strip()
+                continue
+            name, sep, value = line.partition(":")
+            if not sep:
+                raise HTTPFailure(f"malformed header line in the reply: {line[:80]!r}")
+            name = name.strip().lower()
+            headers[name] = f"{headers[name]}, {value.strip()}" if name in headers else value.strip()
+        if 100 <= status < 200 and status != 101:
+            continue  # 100 Continue, 103 Early Hints: the real reply follows
+        break
+    connection = headers.get("connection", "").lower()
+    close = "close" in connection or (version == "HTTP/1.0" and "keep-alive" not in connection)
+    if status in (204, 304):
+        body = b""
+    elif "chunked" in headers.get("transfer-encoding", "").lower():
+        body = _chunked(reader)
+    elif "content-length" in headers:
+        try:
+            length = int(headers["content-length"].split(",")[0])
+        except ValueError:
+            raise HTTPFailure(f"bad Content-Length in the reply: {headers['content-length'][:40]!r}") from None
+        body = reader.exactly(length)
+    else:  # the body ends when the server closes the connection
+        body = reader.rest()
+        close = True
+    if reader.buffer:  # bytes past the reply: the connection cannot be trusted for another request
+        close = True
+    return Response(status, headers, body, close)
+
+
+def _chunked(reader: "_Reader") -> bytes:
+    parts = []
+    while True:
+        line = reader.until(b"\r\n", MAX_HEAD).split(b";", 1)[0].strip()
+        try:
+            size = int(line, 16)
+        except ValueError:
+            raise HTTPFailure(f"bad chunk size in the reply: {line[:40]!r}") from None
+        if size == 0:
+            while reader.until(b"\r\n", MAX_HEAD):  # trailer lines, up to the empty one
+                pass
+            return b"".join(parts)
+        parts.append(reader.exactly(size))
+        if reader.exactly(2) != b"\r\n":
+            raise HTTPFailure("malformed chunked body in the reply")
+
+
+class _Reader:
+    """Buffered reads from a socket: up to a delimiter, an exact count, or the end of the stream."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def _more(self, first: bool = False) -> None:
+        data = self.sock.recv(RECV)
+        if not data:
+            if first and not self.buffer:
+                raise Closed("connection closed without a reply")
+            raise HTTPFailure("connection closed in the middle of the reply")
+        self.buffer += data
+
+    def until(self, delimiter: bytes, limit: int, first: bool = False) -> bytes:
+        """The bytes before ``delimiter`` (which is consumed)."""
+        start = 0
+        while True:
+            at = self.buffer.find(delimiter, start)
+            if at >= 0:
+                out, self.buffer = self.buffer[:at], self.buffer[at + len(delimiter) :]
+                return out
+            if len(self.buffer) > limit:
+                raise HTTPFailure(f"reply head longer than {limit} bytes")
+            start = max(len(self.buffer) - len(delimiter) + 1, 0)
+            self._more(first and not self.buffer)
+
+    def exactly(self, n: int) -> bytes:
+        if len(self.buffer) < n:
+            parts = [self.buffer]
+            have = len(self.buffer)
+            while have < n:
+                data = self.sock.recv(max(RECV, n - have))
+                if not data:
+                    raise HTTPFailure(f"connection closed in the middle of the reply ({have} of {n} body bytes)")
+                parts.append(data)
+                have += len(data)
+            self.buffer = b"".join(parts)
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def rest(self) -> bytes:
+        parts = [self.buffer]
+        while data := self.sock.recv(RECV):
+            parts.append(data)
+        self.buffer = b""
+        return b"".join(parts)
 
 
 class JSONPoster:
@@ -51,33 +179,43 @@ class JSONPoster:
         self.timeout = timeout
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
         self.proxy = _proxy_for(parts.scheme, self.host)
+        default_port = 443 if self.https else 80
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = host if self.port == default_port else f"{host}:{self.port}"
         self._local = threading.local()
         self._all: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
 
     def post(self, path: str, body: bytes) -> Response:
         """POST ``body`` to ``base_url + path``; a dropped keep-alive connection is reopened once before failing."""
+        head = [f"POST {self._target(path)} HTTP/1.1", f"Host: {self.host_header}", "Accept-Encoding: identity", f"Content-Length: {len(body)}"]
+        head.extend(f"{k}: {v}" for k, v in self.headers.items())
+        request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         for fresh in (False, True):
             conn = self._connection(fresh)
+            reused = conn.sock is not None
             try:
-                conn.request("POST", self._target(path), body=body, headers=self.headers)
-                reply = conn.getresponse()
-                data = reply.read()
+                if conn.sock is None:
+                    conn.connect()
+                conn.sock.sendall(request)
+                reply = read_response(conn.sock)
             except (socket.timeout, TimeoutError) as exc:
                 conn.close()
                 raise HTTPFailure(f"timed out ({exc})", timeout=True) from None
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+            except (Closed, ConnectionResetError, BrokenPipeError) as exc:
                 conn.close()
-                if not fresh and getattr(conn, "_guitest_used", False):
+                if reused and not fresh:
                     continue  # the server closed an idle keep-alive connection: retry on a new one
                 raise HTTPFailure(f"connection closed without a reply ({type(exc).__name__})") from None
+            except HTTPFailure:
+                conn.close()
+                raise
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
                 raise HTTPFailure(f"{type(exc).__name__}: {exc}") from None
-            conn._guitest_used = True  # type: ignore[attr-defined]
             if reply.will_close:
                 conn.close()
-            return Response(reply.status, {k.lower(): v for k, v in reply.getheaders()}, data)
+            return reply
         raise AssertionError("unreachable")
 
     def _target(self, path: str) -> str:
