@@ -8,8 +8,9 @@ becomes an ``error`` result with a message; nothing here raises for bad input.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 from PIL import Image
 
@@ -31,6 +32,7 @@ def run_case(
     thumbnail: Callable[[str, Image.Image], str] | None = None,
     cache: ResponseCache | None = None,
     task: Task | None = None,
+    slot: ContextManager[Any] | None = None,
 ) -> dict[str, Any]:
     """Run one case of ``task`` (grounding when None) and return its result (see :func:`guitest.verdict.case_result`).
 
@@ -39,13 +41,16 @@ def run_case(
     ``pass`` strategy the attempts stop at the first hit. ``thumbnail(path, image)``, when
     given, makes the picture of the screenshot the HTML report shows (result key ``thumbnail``).
     With ``cache``, replies are looked up before and stored after each model call (result
-    key ``cached``: how many attempts the cache answered).
+    key ``cached``: how many attempts the cache answered). ``slot``, when given, is held
+    around each model call and nothing else (a semaphore of ``--concurrency``): the rest of
+    the case (reading the screenshot, building the request, judging, caching) runs outside it,
+    so a thread that has its request ready takes a freed slot at once.
     """
     task = task or grounding.TASK()
     notes = list(sample.notes)
     if not sample.image:  # a case with no screenshot of its own (a trajectory whose images the task opens)
         size = tuple(sample.size or (0, 0))
-        return _run_opened(sample, model, None, size, notes, prompt_template, repeats, strategy, None, cache, task)  # type: ignore[arg-type]
+        return _run_opened(sample, model, None, size, notes, prompt_template, repeats, strategy, None, cache, task, slot)  # type: ignore[arg-type]
     try:
         image = open_image(sample.image)
     except FileNotFoundError:
@@ -55,7 +60,7 @@ def run_case(
     with image:
         if sample.size is not None and tuple(sample.size) != image.size:
             notes.append("image_size_mismatch")
-        return _run_opened(sample, model, image, image.size, notes, prompt_template, repeats, strategy, thumbnail, cache, task)
+        return _run_opened(sample, model, image, image.size, notes, prompt_template, repeats, strategy, thumbnail, cache, task, slot)
 
 
 def _run_opened(
@@ -70,6 +75,7 @@ def _run_opened(
     thumbnail: Callable[[str, Image.Image], str] | None,
     cache: ResponseCache | None,
     task: Task,
+    slot: ContextManager[Any] | None = None,
 ) -> dict[str, Any]:
     """The rest of :func:`run_case` once the screenshot is open (``image`` None for a case without one)."""
     truth, fixed, problem = task.truth(sample, size)
@@ -102,10 +108,10 @@ def _run_opened(
             pass  # a picture for the report only: never a reason to fail the case
     common["sent_size"] = list(sent.size)
     use_cache = cache is not None and cache.mode != "off" and model.cacheable
-    digest = _digest(sample, sent, prompt) if use_cache else None
+    asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, slot or nullcontext())
     attempts = []
     for index in range(max(repeats, 1)):
-        attempt = _variants(replace(case, attempt=index), prompts, sent, model, notes, cache if use_cache else None, digest)
+        attempt = _variants(replace(case, attempt=index), prompts, sent, asker, notes)
         attempts.append(attempt)
         if strategy == "pass" and attempt["verdict"] == HIT:
             break
@@ -132,14 +138,52 @@ def _digest(sample: Sample, sent: SentImage, prompt: Prompt) -> str:
     return digest
 
 
-def _variants(
-    case: Case, prompts: list[Prompt], sent: SentImage, model: Model, notes: list[str], cache: ResponseCache | None, digest: str | None
-) -> dict[str, Any]:
+class Asker:
+    """How a case asks its model: through the response cache when one is used (``digest``: the key's image
+    part), each model call holding ``slot`` (the worker's semaphore of ``--concurrency``) and nothing else."""
+
+    __slots__ = ("model", "cache", "digest", "slot")
+
+    def __init__(self, model: Model, cache: ResponseCache | None, digest: str | None, slot: ContextManager[Any]) -> None:
+        self.model = model
+        self.cache = cache
+        self.digest = digest
+        self.slot = slot
+
+    def ask(self, case: Case, prompt: Prompt, sent: SentImage) -> tuple[Reply, bool]:
+        """The model's reply to ``prompt``, from the cache when it holds one; and whether it did."""
+        model, cache = self.model, self.cache
+        key = None
+        if cache is not None:
+            key = cache.key(
+                {
+                    "model": model.name,
+                    "adapter": type(model).__name__,
+                    "profile": model.profile.name,
+                    "system": prompt.system,
+                    "user": prompt.user,
+                    "image": self.digest,
+                    "sent_size": list(sent.size),
+                    "settings": model.generation_settings(),
+                    "attempt": case.attempt,
+                }
+            )
+            stored = cache.get(key)
+            if stored is not None:
+                return Reply(text=stored[0], finish_reason=stored[1]), True
+        with self.slot:
+            reply = model.generate(prompt, sent, case)
+        if key is not None:
+            cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
+        return reply, False
+
+
+def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
     """One attempt: the model asked each variant of the case (usually one), the task combining their verdicts."""
     if len(prompts) == 1:
-        return _attempt(case, prompts[0], sent, model, notes, cache, digest)
+        return _attempt(case, prompts[0], sent, asker, notes)
     task = case.task or grounding.TASK()
-    outcomes = [_attempt(replace(case, variant=v), prompt, sent, model, notes, cache, digest) for v, prompt in enumerate(prompts)]
+    outcomes = [_attempt(replace(case, variant=v), prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
     cached = all([o.pop("cached", False) for o in outcomes])  # a list: every outcome loses the key
     out = task.combine(outcomes)
     if cached:
@@ -147,9 +191,7 @@ def _variants(
     return out
 
 
-def _attempt(
-    case: Case, prompt: Prompt, sent: SentImage, model: Model, notes: list[str], cache: ResponseCache | None = None, digest: str | None = None
-) -> dict[str, Any]:
+def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
     """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error][, cached]}``.
 
     When the task asks for a repair (:meth:`guitest.tasks.Task.repair_prompt`: a reply it
@@ -157,14 +199,15 @@ def _attempt(
     the first is kept as ``first_response``.
     """
     task = case.task or grounding.TASK()
+    model = asker.model
     first: Reply | None = None
     try:
-        reply, stored = _ask(case, prompt, sent, model, cache, digest)
+        reply, stored = asker.ask(case, prompt, sent)
         text = model.parse_response(model.postprocess(reply, case), case)
         repair = task.repair_prompt(text, reply.finish_reason, prompt, case)
         if repair is not None:
             first = reply
-            reply, again = _ask(case, repair, sent, model, cache, digest)
+            reply, again = asker.ask(case, repair, sent)
             stored = stored and again
             text = model.parse_response(model.postprocess(reply, case), case)
     except GuitestError as exc:
@@ -189,32 +232,6 @@ def _attempt(
     if stored:
         out["cached"] = True
     return out
-
-
-def _ask(case: Case, prompt: Prompt, sent: SentImage, model: Model, cache: ResponseCache | None, digest: str | None) -> tuple[Reply, bool]:
-    """The model's reply to ``prompt``, from the cache when it holds one; and whether it did."""
-    key = None
-    if cache is not None:
-        key = cache.key(
-            {
-                "model": model.name,
-                "adapter": type(model).__name__,
-                "profile": model.profile.name,
-                "system": prompt.system,
-                "user": prompt.user,
-                "image": digest,
-                "sent_size": list(sent.size),
-                "settings": model.generation_settings(),
-                "attempt": case.attempt,
-            }
-        )
-        stored = cache.get(key)
-        if stored is not None:
-            return Reply(text=stored[0], finish_reason=stored[1]), True
-    reply = model.generate(prompt, sent, case)
-    if key is not None:
-        cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
-    return reply, False
 
 
 def case_verdict(attempts: list[dict[str, Any]]) -> str:

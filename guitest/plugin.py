@@ -206,6 +206,7 @@ class GuitestItem(pytest.Item):
         self.prompt = prompt
         self.task = task
         self.result: dict[str, Any] | None = None
+        self.position: int | None = None  # in session.items, set when collection is final
 
     def job(self) -> dict[str, Any]:
         opt = self.config.option
@@ -219,6 +220,7 @@ class GuitestItem(pytest.Item):
             thumbnail=state.thumbnail if state.want_thumbnails else None,
             cache=state.cache,
             task=self.task,
+            slot=state.slots,
         )
 
     def runtest(self) -> None:
@@ -240,6 +242,13 @@ class GuitestItem(pytest.Item):
 
 
 STATE = pytest.StashKey["GuitestState"]()
+# Cases run ahead of pytest in a pool of --concurrency threads plus a few spare ones, which
+# read screenshots, build requests, judge replies and write the cache while the others
+# hold the --concurrency request slots; at most LOOKAHEAD x --concurrency results are
+# started and not yet taken (docs/bench.md: fewer spare threads or a shorter lookahead
+# leave slots empty at 100 ms replies; more threads cost more in interpreter-lock hand-offs).
+SPARE_THREADS = 8
+LOOKAHEAD = 4
 
 
 class GuitestState:
@@ -298,7 +307,8 @@ class GuitestState:
         self._cache: ResponseCache | None = None
         self._cache_lock = threading.Lock()
         self._prefetcher: Prefetcher | None = None
-        self._index: dict[str, int] = {}
+        self.slots = threading.BoundedSemaphore(opt.concurrency)  # model calls in flight in this process
+        self._jobs: list[tuple[int, Any] | None] = []
         self._session: pytest.Session | None = None
         self._xdist_queue: Any = None
         # controller side
@@ -340,7 +350,13 @@ class GuitestState:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._session = session
         items = [i for i in session.items if isinstance(i, GuitestItem)]
-        self._index = {item.nodeid: n for n, item in enumerate(session.items)}
+        # each guitest item's position in the session, and what runs its case, looked up by position
+        # for the lookahead (built once here: per item it would cost more than the case itself)
+        self._jobs = [None] * len(session.items)
+        for n, item in enumerate(session.items):
+            if isinstance(item, GuitestItem):
+                item.position = n
+                self._jobs[n] = (n, item.job)
         if not self.is_worker:
             self._note_selected(item.nodeid for item in items)
             for item in session.items:
@@ -349,6 +365,16 @@ class GuitestState:
                     self.selected.setdefault(item.nodeid.partition("::")[0], []).append(f"{item.nodeid.partition('::')[0]}::{callspec.params['sample'].id}")
         if items and self.model is None and not self.config.option.collectonly and not self.is_worker:
             raise pytest.UsageError(_no_model_message(len(items)))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under ``--dist load`` (what ``-n`` uses by default): xdist's scheduling with every worker's queue kept
+        as deep as its lookahead, so each worker can keep ``--concurrency`` requests in flight (guitest.scheduling)."""
+        if self.model is None or config.getvalue("dist") != "load":
+            return None
+        from .scheduling import make
+
+        return make(config, log, depth=LOOKAHEAD * self.settings.concurrency + 1)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -396,20 +422,19 @@ class GuitestState:
     def result_for(self, item: GuitestItem) -> dict[str, Any]:
         """Run ``item``'s case (and start the next few in the background); its result."""
         if self._prefetcher is None:
-            self._prefetcher = Prefetcher(self.settings.concurrency)
-        upcoming = [(i.nodeid, i.job) for i in self._upcoming(item)]
-        return self._prefetcher.result(item.nodeid, item.job, upcoming)
+            c = self.settings.concurrency
+            self._prefetcher = Prefetcher(c + min(c, SPARE_THREADS), window=LOOKAHEAD * c)
+        if item.position is None:  # not among the session's items (a plugin ran it on its own): no lookahead
+            return self._prefetcher.result(("item", item.nodeid), item.job)
+        return self._prefetcher.result(item.position, item.job, self._upcoming(item.position))
 
-    def _upcoming(self, item: GuitestItem) -> list[GuitestItem]:
-        """The guitest items this process will run next, as far as it knows."""
-        session = item.session
-        window = 2 * self.settings.concurrency
+    def _upcoming(self, position: int) -> list[tuple[int, Any]]:
+        """``(position, job)`` of the guitest items this process will run next, as far as it knows."""
+        window = LOOKAHEAD * self.settings.concurrency
+        jobs = self._jobs
         if self.is_worker:
-            indices = self._xdist_pending(window)
-        else:
-            start = self._index.get(item.nodeid, len(session.items)) + 1
-            indices = list(range(start, min(start + window, len(session.items))))
-        return [session.items[i] for i in indices if isinstance(session.items[i], GuitestItem)]
+            return [jobs[i] for i in self._xdist_pending(window) if 0 <= i < len(jobs) and jobs[i] is not None]  # type: ignore[misc]
+        return [j for j in jobs[position + 1 : position + 1 + window] if j is not None]
 
     def _xdist_pending(self, limit: int) -> list[int]:
         """Indices xdist has queued on this worker (its ``WorkerInteractor``); empty if that cannot be read."""

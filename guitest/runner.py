@@ -15,34 +15,41 @@ Job = Callable[[], Any]
 
 
 class Prefetcher:
-    """Runs jobs ``concurrency`` at a time, keeping at most ``window`` results started but not yet taken."""
+    """Runs jobs ``threads`` at a time, keeping at most ``window`` results started but not yet taken."""
 
-    def __init__(self, concurrency: int, window: int | None = None) -> None:
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        self.window = max(window or 2 * concurrency, 1)
-        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="guitest-case")
+    def __init__(self, threads: int, window: int | None = None) -> None:
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self.window = max(window or 2 * threads, 1)
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="guitest-case")
         self._futures: dict[Hashable, Future[Any]] = {}
 
     def result(self, key: Hashable, job: Job, upcoming: Sequence[tuple[Hashable, Job]] = ()) -> Any:
         """The result of ``job`` (started now unless already running), after starting upcoming jobs up to the window.
 
-        ``upcoming`` is what this process will ask for next, in order. Started jobs that
-        are no longer in it (their test was skipped, or another xdist worker took it)
-        are dropped, so they never hold a slot of the window.
+        ``upcoming`` is what this process will ask for next, in order. When the window is
+        full and an upcoming job has not started, started jobs that are no longer upcoming
+        (their test was skipped, or another xdist worker took it) are dropped, so they
+        never hold a slot of the window.
         """
-        ahead = list(upcoming)[: self.window]
-        wanted = {key, *(k for k, _ in ahead)}
-        for stale in [k for k in self._futures if k not in wanted]:
-            self._futures.pop(stale).cancel()
-        if key not in self._futures:
-            self._futures[key] = self._pool.submit(job)
-        for next_key, next_job in ahead:
-            if len(self._futures) >= self.window:
-                break
-            if next_key not in self._futures:
-                self._futures[next_key] = self._pool.submit(next_job)
-        return self._futures.pop(key).result()
+        futures = self._futures
+        if key not in futures:
+            futures[key] = self._pool.submit(job)
+        swept = False
+        for next_key, next_job in upcoming:
+            if next_key in futures:
+                continue
+            if len(futures) >= self.window:
+                if swept:
+                    break
+                swept = True
+                wanted = {key, *(k for k, _ in upcoming[: self.window])}
+                for stale in [k for k in futures if k not in wanted]:
+                    futures.pop(stale).cancel()
+                if len(futures) >= self.window:
+                    break
+            futures[next_key] = self._pool.submit(next_job)
+        return futures.pop(key).result()
 
     def close(self) -> None:
         """Cancel jobs not yet started and let running ones finish."""

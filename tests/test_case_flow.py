@@ -123,3 +123,41 @@ def test_an_unreadable_reply_gets_one_repair_and_both_replies_are_kept(tmp_path:
     result = run_case(sample(tmp_path), model, task=Repaired())
     assert model.asked == ["say 0", "digits only please"]
     assert result["verdict"] == HIT and result["first_response"] == "zero" and result["response"] == "0"
+
+
+class SlotWatcher(Scripted):
+    """Records, at every stage, whether the case held the request slot."""
+
+    def __init__(self, answers: dict[str, str], slot: "threading.BoundedSemaphore") -> None:
+        super().__init__(answers)
+        self.slot = slot
+        self.held: dict[str, list[bool]] = {}
+
+    def _note(self, stage: str) -> None:
+        free = self.slot.acquire(blocking=False)
+        if free:
+            self.slot.release()
+        self.held.setdefault(stage, []).append(not free)
+
+    def preprocess(self, image: Any, case: Case) -> SentImage:
+        self._note("preprocess")
+        return super().preprocess(image, case)
+
+    def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
+        self._note("generate")
+        return super().generate(prompt, image, case)
+
+    def parse_response(self, text: str, case: Case) -> str:
+        self._note("parse_response")
+        return super().parse_response(text, case)
+
+
+def test_the_request_slot_is_held_around_the_model_call_only(tmp_path: Path) -> None:
+    import threading
+
+    slot = threading.BoundedSemaphore(1)
+    model = SlotWatcher({"say 0": "0", "say 1": "1", "say 2": "2"}, slot)
+    result = run_case(sample(tmp_path), model, task=Echo(), slot=slot)
+    assert result["verdict"] == HIT
+    assert model.held == {"preprocess": [False], "generate": [True, True, True], "parse_response": [False, False, False]}
+    assert slot.acquire(blocking=False)  # and given back

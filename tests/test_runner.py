@@ -68,7 +68,7 @@ KEYS = [f"k{i}" for i in range(12)]
 
 def test_runs_concurrency_at_a_time_within_the_window() -> None:
     rec = Recorder()
-    prefetcher = Prefetcher(concurrency=4, window=6)
+    prefetcher = Prefetcher(threads=4, window=6)
     try:
         results = rec.consume_in_order(prefetcher, KEYS)
     finally:
@@ -84,7 +84,7 @@ def test_a_slow_consumer_lets_jobs_run_ahead_only_up_to_the_window() -> None:
     # Jobs are quick and the consumer dawdles, so the pool would run far ahead if it could:
     # the window is what stops it, and it is reached exactly.
     rec = Recorder(sleep=0.01)
-    prefetcher = Prefetcher(concurrency=4, window=6)
+    prefetcher = Prefetcher(threads=4, window=6)
     try:
         results = rec.consume_in_order(prefetcher, KEYS, pause=0.05)
     finally:
@@ -96,7 +96,7 @@ def test_a_slow_consumer_lets_jobs_run_ahead_only_up_to_the_window() -> None:
 
 def test_default_window_is_respected() -> None:
     rec = Recorder()
-    prefetcher = Prefetcher(concurrency=4)
+    prefetcher = Prefetcher(threads=4)
     try:
         results = rec.consume_in_order(prefetcher, KEYS)
     finally:
@@ -110,7 +110,7 @@ def test_a_window_smaller_than_the_pool_bounds_concurrency() -> None:
     # With window 2, at most 2 jobs may be started and unconsumed, so at most 2 run at once
     # even though the pool has 4 threads.
     rec = Recorder(sleep=0.05)
-    prefetcher = Prefetcher(concurrency=4, window=2)
+    prefetcher = Prefetcher(threads=4, window=2)
     try:
         results = rec.consume_in_order(prefetcher, KEYS[:8])
     finally:
@@ -122,7 +122,7 @@ def test_a_window_smaller_than_the_pool_bounds_concurrency() -> None:
 
 def test_without_upcoming_jobs_run_one_at_a_time() -> None:
     rec = Recorder(sleep=0.02)
-    prefetcher = Prefetcher(concurrency=4)
+    prefetcher = Prefetcher(threads=4)
     try:
         for key in KEYS[:4]:
             assert prefetcher.result(key, rec.job(key))["key"] == key
@@ -140,7 +140,7 @@ def test_results_match_their_keys_when_jobs_finish_out_of_order() -> None:
 
         return run
 
-    prefetcher = Prefetcher(concurrency=6)
+    prefetcher = Prefetcher(threads=6)
     try:
         keys = list(range(6))
         got = [prefetcher.result(k, job(k), upcoming=[(u, job(u)) for u in keys[i + 1:]]) for i, k in enumerate(keys)]
@@ -156,7 +156,7 @@ def test_a_failing_job_raises_for_its_own_key_only() -> None:
     def boom() -> int:
         raise RuntimeError("endpoint exploded")
 
-    prefetcher = Prefetcher(concurrency=2)
+    prefetcher = Prefetcher(threads=2)
     try:
         assert prefetcher.result("a", ok(1), upcoming=[("b", boom), ("c", ok(3))]) == 1
         with pytest.raises(RuntimeError, match="endpoint exploded"):
@@ -187,7 +187,7 @@ def test_close_cancels_jobs_not_started() -> None:
         release.wait(5)
         return "slow"
 
-    prefetcher = Prefetcher(concurrency=1, window=5)
+    prefetcher = Prefetcher(threads=1, window=5)
     upcoming = [("slow", blocker), ("q1", record("q1")), ("q2", record("q2")), ("q3", record("q3"))]
     assert prefetcher.result("first", record("first"), upcoming=upcoming) == "first"
     # one worker thread: "slow" runs, q1..q3 wait in the queue behind it
@@ -204,7 +204,7 @@ def test_close_cancels_jobs_not_started() -> None:
 
 def test_concurrency_must_be_positive() -> None:
     with pytest.raises(ValueError):
-        Prefetcher(concurrency=0)
+        Prefetcher(threads=0)
 
 
 def test_orphaned_prefetches_do_not_stop_prefetching_for_good() -> None:
@@ -216,7 +216,7 @@ def test_orphaned_prefetches_do_not_stop_prefetching_for_good() -> None:
     def job(key: str) -> Callable[[], Any]:
         return (later if int(key[1:]) >= 4 else first).job(key)
 
-    prefetcher = Prefetcher(concurrency=4, window=4)
+    prefetcher = Prefetcher(threads=4, window=4)
     try:
         asked = [k for k in keys if k not in skipped]
         for key in asked:
