@@ -46,7 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--model", metavar="SPEC", help=f"model under test: {SPECS}")
     add("--base-url", metavar="URL", help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1")
     add("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY); the key is never printed")
-    add("--http-client", choices=("openai", "stdlib"), default="openai", help="openai: models: send requests through the official openai client (default) or guitest's lean standard-library client (about a quarter of the CPU per request; for fast endpoints at high --concurrency, docs/bench.md)")
+    add("--http-client", choices=("stdlib", "openai"), default="stdlib", help="openai: models: send requests through guitest's lean standard-library client (default: about a quarter of the CPU per request, which keeps one process ahead of a fast endpoint at high --concurrency, docs/bench.md) or through the official openai client")
     add("--timeout", metavar="SECONDS", type=float, default=120.0, help="timeout of one model request (default 120)")
     add("--retries", metavar="N", type=int, default=3, help="retries of a failed model request: 429, 5xx, timeouts, broken replies (default 3)")
     add("--retry-backoff", metavar="SECONDS", type=float, default=0.5, help="first retry delay, doubled on each retry (default 0.5)")

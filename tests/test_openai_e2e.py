@@ -13,7 +13,7 @@ KEY_ENV = "GUITEST_E2E_KEY"
 SECRET = "sk-e2e-3f9c1d7a5b2e4c6d8e0f"
 
 
-@pytest.mark.parametrize("mode", [[], ["-n", "2"], ["-n", "2", "--http-client=stdlib"]], ids=["serial", "xdist", "xdist-stdlib"])
+@pytest.mark.parametrize("mode", [[], ["-n", "2"], ["-n", "2", "--http-client=openai"]], ids=["serial", "xdist", "xdist-openai-client"])
 def test_suite_against_endpoint_with_faults(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path, mode) -> None:
     write_suite(pytester.path / "suites" / "tiny")
     monkeypatch.setenv(KEY_ENV, SECRET)

@@ -424,3 +424,11 @@ def test_a_file_that_is_not_an_image_is_named_in_the_error(tmp_path):
     with pytest.raises(OSError, match=r"cannot identify image file '.*notes\.png'"):
         open_image(str(path))
 
+
+def test_organization_and_project_from_the_environment_are_sent(tmp_path, case, monkeypatch):
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-guitest")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-guitest")
+    with fakeserver.serve(tmp_path) as server:
+        assert ask(make(server.base_url), case).text == EXPECTED
+        log = server.requests()
+    assert [r["openai_headers"] for r in log] == [{"openai-organization": "org-guitest", "openai-project": "proj-guitest"}]

@@ -39,7 +39,7 @@ class Settings:
     device: str = "cpu"
     dtype: str = "auto"
     batch_size: int = 1
-    http_client: str = "openai"
+    http_client: str = "stdlib"
     resize: str = "auto"
 
     def public(self) -> dict[str, Any]:

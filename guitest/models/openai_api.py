@@ -1,6 +1,8 @@
-"""``openai:NAME``: any OpenAI-compatible chat-completions endpoint, through the official client
-(or, with ``--http-client=stdlib``, the lean client of :mod:`guitest.models.transport`: the
-same request, the same reading of the reply, a quarter of the CPU per request).
+"""``openai:NAME``: any OpenAI-compatible chat-completions endpoint, through guitest's lean client
+(:mod:`guitest.models.transport`, ``--http-client=stdlib``, the default) or the official ``openai``
+client (``--http-client=openai``): the same request, the same reading of the reply; the lean
+client needs about a quarter of the CPU per request, which decides whether one process keeps
+up with a fast endpoint at high ``--concurrency`` (docs/bench.md).
 
 Retries (with exponential backoff and jitter, honouring ``Retry-After``) on 408, 409,
 429 and 5xx replies, timeouts, broken connections and malformed replies; other HTTP
@@ -18,8 +20,10 @@ from typing import Any
 
 import openai
 
-from ..errors import ModelError
 from PIL import Image
+
+from .. import __version__
+from ..errors import ModelError
 
 from ..images import as_file, data_uri, encode
 from ..profiles import Profile
@@ -59,8 +63,14 @@ class OpenAIChat(Model):
         self.base_url = settings.base_url or str(self.client.base_url)  # --base-url, else $OPENAI_BASE_URL, else OpenAI's
         self.poster: JSONPoster | None = None
         if settings.http_client == "stdlib":
+            headers = {"Authorization": f"Bearer {key or 'EMPTY'}", "User-Agent": f"guitest/{__version__}"}
+            # what the official client would send from $OPENAI_ORG_ID and $OPENAI_PROJECT_ID
+            if self.client.organization:
+                headers["OpenAI-Organization"] = self.client.organization
+            if self.client.project:
+                headers["OpenAI-Project"] = self.client.project
             try:
-                self.poster = JSONPoster(self.base_url, settings.timeout, {"Authorization": f"Bearer {key or 'EMPTY'}"})
+                self.poster = JSONPoster(self.base_url, settings.timeout, headers)
             except ValueError as exc:
                 raise ModelError(f"--base-url: {exc}") from None
 
