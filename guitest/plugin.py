@@ -5,6 +5,7 @@ Everything else is plain modules; this is the only one that imports pytest.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -102,6 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _resume_gc(config, freeze=False)  # collection ended early (an error): never leave the collector off
     state = config.stash.get(STATE, None)
     if state is not None:
         state.close()
@@ -109,8 +111,36 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.name in SUITE_FILENAMES:
+        _pause_gc(parent.config)
         return SuiteFile.from_parent(parent, path=file_path)
     return None
+
+
+GC_PAUSED = pytest.StashKey[bool]()
+
+
+def _pause_gc(config: pytest.Config) -> None:
+    """Pause Python's cyclic garbage collector from the first suite file until collection ends.
+
+    A suite makes hundreds of thousands of long-lived objects (rows, samples, items), and
+    the collector traverses all of them again and again while they are made: about a
+    third of the time it takes to collect 100,000 cases (docs/bench.md). Sessions without
+    suite files are left alone, and so is a collector the user switched off.
+    """
+    if not config.stash.get(GC_PAUSED, False) and gc.isenabled():
+        gc.disable()
+        config.stash[GC_PAUSED] = True
+
+
+def _resume_gc(config: pytest.Config, freeze: bool = True) -> None:
+    """Switch the collector back on; with ``freeze``, first move every object so far into the permanent
+    generation (:func:`gc.freeze`): the collected items live as long as the session, so later collections
+    during the run need not traverse them either."""
+    if config.stash.get(GC_PAUSED, False):
+        config.stash[GC_PAUSED] = False
+        if freeze:
+            gc.freeze()
+        gc.enable()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -349,22 +379,32 @@ class GuitestState:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._session = session
-        items = [i for i in session.items if isinstance(i, GuitestItem)]
-        # each guitest item's position in the session, and what runs its case, looked up by position
-        # for the lookahead (built once here: per item it would cost more than the case itself)
-        self._jobs = [None] * len(session.items)
+        # One pass over the items (there may be 100,000), each node id read once: every guitest item's
+        # position and what runs its case, looked up by position for the lookahead (built here, since per
+        # item it would cost more than the case); on the controller, the cases selected per suite.
+        self._jobs = jobs = [None] * len(session.items)
+        controller = not self.is_worker
+        suite_keys: dict[int, str | None] = {}  # per parent collector: its items share a suite file
+        cases = 0
         for n, item in enumerate(session.items):
             if isinstance(item, GuitestItem):
+                cases += 1
                 item.position = n
-                self._jobs[n] = (n, item.job)
-        if not self.is_worker:
-            self._note_selected(item.nodeid for item in items)
-            for item in session.items:
+                jobs[n] = (n, item.job)
+                if controller:
+                    nodeid = item.nodeid
+                    parent = id(item.parent)
+                    key = suite_keys[parent] if parent in suite_keys else suite_keys.setdefault(parent, _suite_key(nodeid))
+                    if key is not None:
+                        self.selected.setdefault(key, []).append(nodeid)
+            elif controller:
                 callspec = getattr(item, "callspec", None)
                 if callspec is not None and isinstance(callspec.params.get("sample"), Sample):
-                    self.selected.setdefault(item.nodeid.partition("::")[0], []).append(f"{item.nodeid.partition('::')[0]}::{callspec.params['sample'].id}")
-        if items and self.model is None and not self.config.option.collectonly and not self.is_worker:
-            raise pytest.UsageError(_no_model_message(len(items)))
+                    path = item.nodeid.partition("::")[0]
+                    self.selected.setdefault(path, []).append(f"{path}::{callspec.params['sample'].id}")
+        _resume_gc(self.config)
+        if cases and self.model is None and not self.config.option.collectonly and controller:
+            raise pytest.UsageError(_no_model_message(cases))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

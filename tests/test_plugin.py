@@ -269,3 +269,32 @@ def test_normalized_answers_under_a_pixel_profile_are_flagged(pytester: pytest.P
     report = report_of(pytester)
     assert report["cases"][0]["verdict"] == "miss" and report["notes"]["coordinates_look_normalized"] == 1
     assert any("warning: 1 answer(s) gave coordinates within [0, 1] although profile qwen2.5-vl reads pixel_sent" in line for line in result.stdout.lines)
+
+
+def test_garbage_collector_is_paused_only_while_suites_are_collected(pytester: pytest.Pytester, mode: list[str]) -> None:
+    """Collecting a suite pauses Python's cyclic collector (a third of the time of a 100,000-case
+    collection, docs/bench.md); the cases then run with it on, and a collector the user switched
+    off stays off."""
+    write_suite(pytester.path / "suites" / "tiny")
+    pytester.makepyfile(
+        test_gc="""
+        import gc, os
+
+        def test_collector_state_while_running():
+            assert gc.isenabled() == (os.environ.get("EXPECT_GC") == "on")
+        """
+    )
+    pytester.makeconftest(
+        """
+        import gc, os
+
+        def pytest_configure(config):
+            if os.environ.get("EXPECT_GC") == "off":
+                gc.disable()  # the user's choice, before any collection
+        """
+    )
+    for expect in ("on", "off"):
+        pytester._monkeypatch.setenv("EXPECT_GC", expect)
+        result = run(pytester, "suites/tiny", "test_gc.py", "--model=oracle", *mode)
+        assert result.ret == 0, result.stdout.str()
+        result.assert_outcomes(passed=n_rows() + 1)  # every case hit, and the check of the collector passed
