@@ -37,18 +37,21 @@ def make(config: Any, log: Any, depth: int) -> Any:
         def schedule(self) -> None:
             super().schedule()
             if self.collection:
+                share = -(-len(self.pending) // max(len(self.nodes), 1))  # what remains, split evenly
                 for node in self.nodes:
-                    self._top_up(node)
+                    self._top_up(node, share)
 
         def check_schedule(self, node: Any, duration: float = 0) -> None:
             # the case's duration is the endpoint's latency, not work: never a reason to hold the queue back
             super().check_schedule(node, 0)
-            self._top_up(node)
+            self._top_up(node, -(-len(self.pending) // max(len(self.nodes), 1)))
 
-        def _top_up(self, node: Any) -> None:
+        def _top_up(self, node: Any, share: int) -> None:
+            """Queue up to ``depth`` cases on ``node``, but never more than ``share`` of the pending ones at a time,
+            so a small suite is still spread over every worker."""
             if node.shutting_down or not self.pending:
                 return
-            missing = depth - len(self.node2pending[node])
+            missing = min(depth - len(self.node2pending[node]), share)
             if missing > 0:
                 self._send_tests(node, missing)
             if not self.pending:  # everything is handed out: workers stop once their queues are done

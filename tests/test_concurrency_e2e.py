@@ -53,3 +53,13 @@ def steady_in_flight(starts: list[float]) -> float:
     lo, hi = starts[0] + LATENCY, starts[-1]
     busy = sum(max(0.0, min(s + LATENCY, hi) - max(s, lo)) for s in starts)
     return busy / (hi - lo)
+
+
+def test_a_small_suite_is_still_spread_over_the_workers(pytester: pytest.Pytester) -> None:
+    """Deep queues must not hand a suite smaller than the lookahead to the first worker alone."""
+    write_suite(pytester.path / "suites" / "many", rows=ROWS)
+    result = pytester.runpytest_subprocess("suites/many", "--model=oracle", "--concurrency=32", "-n", "2", "-v", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    ran_on = [line.split("]")[0].lstrip("[") for line in result.stdout.lines if line.startswith("[gw") and "suite.yaml::" in line]
+    assert len(ran_on) == 48
+    assert min(ran_on.count("gw0"), ran_on.count("gw1")) >= 16, ran_on  # 48 cases: neither worker idles
