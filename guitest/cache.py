@@ -120,8 +120,8 @@ class ResponseCache:
             self._since = time.monotonic()
         if not rows:
             return
-        db = self._connect()
         try:
+            db = self._connect()
             with db:  # one transaction
                 db.execute("BEGIN")
                 db.executemany("INSERT OR REPLACE INTO replies (key, text, finish_reason, model, created) VALUES (?, ?, ?, ?, ?)", rows)

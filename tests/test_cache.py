@@ -172,3 +172,21 @@ def test_keys_are_read_once_and_other_processes_later_replies_are_misses(tmp_pat
     assert reader.get("late") is None  # stored after the reader read the keys: asked again, never wrong
     assert ResponseCache(tmp_path, "read").get("late") == ("two", "stop")
     reader.close()
+
+
+def test_a_cache_that_cannot_be_written_never_fails_a_case(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening the file for a batch fails (disk gone, locked for a minute): the replies are counted as not
+    written and asked again next run; put() itself never raises into the case."""
+    import guitest.cache
+
+    cache = guitest.cache.ResponseCache(tmp_path, "on")
+    cache.close()
+
+    def broken(self: guitest.cache.ResponseCache) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(guitest.cache.ResponseCache, "_connect", broken)
+    for i in range(guitest.cache.BATCH):
+        cache.put(f"k{i}", "text", "stop", "m")  # the last one commits the batch, which fails
+    assert cache.write_errors == guitest.cache.BATCH
+    cache.close()
