@@ -31,12 +31,17 @@ def open_image(path: str) -> Image.Image:
     return image
 
 
+# Pixel modes every image processor reads (they convert to RGB themselves): palette PNGs
+# included, which screenshot tools and `guitest placeholders` write; 16-bit and CMYK are not.
+SENT_AS_IS_MODES = ("RGB", "RGBA", "L", "LA", "P")
+
+
 def as_file(image: Image.Image, size: tuple[int, int], max_bytes: int | None = None) -> tuple[bytes, str] | None:
     """The opened image's file bytes and MIME type when it can be sent as it is: PNG or JPEG, already at
-    ``size``, RGB-like and within ``max_bytes``. Saves a decode and an encode (most of a case's cost on 4K screenshots)."""
+    ``size``, in one of :data:`SENT_AS_IS_MODES` and within ``max_bytes``. Saves a decode and an encode (most of a case's cost on 4K screenshots)."""
     mime = {"PNG": "image/png", "JPEG": "image/jpeg"}.get(image.format or "")
     path = getattr(image, "filename", None)
-    if mime is None or not path or image.size != tuple(size) or image.mode not in ("RGB", "RGBA", "L"):
+    if mime is None or not path or image.size != tuple(size) or image.mode not in SENT_AS_IS_MODES:
         return None
     data = getattr(image, "_guitest_bytes", None)
     if data is None:  # opened by PIL itself, not by open_image

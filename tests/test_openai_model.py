@@ -432,3 +432,18 @@ def test_organization_and_project_from_the_environment_are_sent(tmp_path, case, 
         assert ask(make(server.base_url), case).text == EXPECTED
         log = server.requests()
     assert [r["openai_headers"] for r in log] == [{"openai-organization": "org-guitest", "openai-project": "proj-guitest"}]
+
+
+@pytest.mark.parametrize("mode, as_is", [("P", True), ("LA", True), ("RGBA", True), ("I;16", False)])
+def test_palette_screenshots_go_as_their_file_and_16_bit_ones_are_converted(tmp_path, case, mode, as_is):
+    from guitest.images import open_image
+
+    path = tmp_path / "shot.png"
+    Image.new("RGB", IMAGE_SIZE, "white").convert("L" if mode == "I;16" else mode).convert(mode).save(path)
+    model = make("http://127.0.0.1:9/v1")
+    with open_image(str(path)) as image:
+        assert image.mode == mode
+        sent = model.preprocess(image, case)
+    model.close()
+    assert (sent.data == path.read_bytes()) is as_is
+    assert sent.mime == "image/png" and sent.size == IMAGE_SIZE
