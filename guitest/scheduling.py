@@ -37,14 +37,18 @@ def make(config: Any, log: Any, depth: int) -> Any:
         def schedule(self) -> None:
             super().schedule()
             if self.collection:
-                share = -(-len(self.pending) // max(len(self.nodes), 1))  # what remains, split evenly
+                share = self._share()
                 for node in self.nodes:
                     self._top_up(node, share)
 
         def check_schedule(self, node: Any, duration: float = 0) -> None:
             # the case's duration is the endpoint's latency, not work: never a reason to hold the queue back
             super().check_schedule(node, 0)
-            self._top_up(node, -(-len(self.pending) // max(len(self.nodes), 1)))
+            self._top_up(node, self._share())
+
+        def _share(self) -> int:
+            """The pending cases split evenly over the workers, rounded up."""
+            return -(-len(self.pending) // max(len(self.nodes), 1))
 
         def _top_up(self, node: Any, share: int) -> None:
             """Queue up to ``depth`` cases on ``node``, but never more than ``share`` of the pending ones at a time,
