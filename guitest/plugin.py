@@ -384,25 +384,21 @@ class GuitestState:
         # item it would cost more than the case); on the controller, the cases selected per suite.
         self._jobs = jobs = [None] * len(session.items)
         controller = not self.is_worker
-        suite_keys: dict[int, str | None] = {}  # per parent collector: its items share a suite file
-        cases = 0
+        case_ids: list[str] = []
         for n, item in enumerate(session.items):
             if isinstance(item, GuitestItem):
-                cases += 1
                 item.position = n
                 jobs[n] = (n, item.job)
                 if controller:
-                    nodeid = item.nodeid
-                    parent = id(item.parent)
-                    key = suite_keys[parent] if parent in suite_keys else suite_keys.setdefault(parent, _suite_key(nodeid))
-                    if key is not None:
-                        self.selected.setdefault(key, []).append(nodeid)
+                    case_ids.append(item.nodeid)
             elif controller:
                 callspec = getattr(item, "callspec", None)
                 if callspec is not None and isinstance(callspec.params.get("sample"), Sample):
                     path = item.nodeid.partition("::")[0]
                     self.selected.setdefault(path, []).append(f"{path}::{callspec.params['sample'].id}")
+        self._note_selected(case_ids)
         _resume_gc(self.config)
+        cases = sum(j is not None for j in jobs)
         if cases and self.model is None and not self.config.option.collectonly and controller:
             raise pytest.UsageError(_no_model_message(cases))
 
@@ -466,11 +462,10 @@ class GuitestState:
             self._prefetcher = Prefetcher(c + min(c, SPARE_THREADS), window=LOOKAHEAD * c)
         if item.position is None:  # not among the session's items (a plugin ran it on its own): no lookahead
             return self._prefetcher.result(("item", item.nodeid), item.job)
-        return self._prefetcher.result(item.position, item.job, self._upcoming(item.position))
+        return self._prefetcher.result(item.position, item.job, self._upcoming(item.position, self._prefetcher.window))
 
-    def _upcoming(self, position: int) -> list[tuple[int, Any]]:
-        """``(position, job)`` of the guitest items this process will run next, as far as it knows."""
-        window = LOOKAHEAD * self.settings.concurrency
+    def _upcoming(self, position: int, window: int) -> list[tuple[int, Any]]:
+        """``(position, job)`` of the next ``window`` guitest items this process will run, as far as it knows."""
         jobs = self._jobs
         if self.is_worker:
             return [jobs[i] for i in self._xdist_pending(window) if 0 <= i < len(jobs) and jobs[i] is not None]  # type: ignore[misc]
