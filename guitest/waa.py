@@ -93,7 +93,7 @@ def load_tasks(examples_dir: str) -> dict[tuple[str, str], WaaTask]:
 
 def read_task_list(path: str) -> dict[str, list[str]]:
     """A task list: app -> task ids, in file order; SuiteError naming the file and app when it is malformed."""
-    data = load_json(path, "task file")
+    data = load_json(path, "task list")
     if not isinstance(data, dict):
         raise SuiteError(f"{path}: a WAA task list maps apps to lists of task ids, got {type(data).__name__}")
     for app, ids in data.items():
