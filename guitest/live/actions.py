@@ -1,0 +1,85 @@
+"""The action vocabulary of live tasks: one frozen dataclass, the same for every model convention and backend.
+
+Parsers (one module per model convention under :mod:`guitest.live.parsers`) turn a reply into an
+:class:`Action` with its points in the reply's own coordinate space (``space``); :func:`to_screen`
+maps them, through the same geometry as grounding, to pixels of the screenshot the model was
+shown, which is what :meth:`guitest.live.protocol.Environment.step` takes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..geometry import Point, to_original_pixels
+
+CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG, SCROLL, TYPE, KEY, WAIT, DONE, FAIL = (
+    "click", "double_click", "right_click", "move", "drag", "scroll", "type", "key", "wait", "done", "fail",
+)
+KINDS = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG, SCROLL, TYPE, KEY, WAIT, DONE, FAIL)
+#: actions that end the episode (the agent says it is finished, or that the task cannot be done)
+FINAL = (DONE, FAIL)
+#: actions that need a point (``drag`` also needs ``end``; ``scroll`` may have one)
+POINTED = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One agent action.
+
+    ``point`` (and ``end`` for a drag): in ``space``: None while it is the reply's numbers in the
+    profile's declared space; a parser that knows better names it (``normalized``, ``grid1000``,
+    ``pixel_sent``, ``pixel_original``); ``screen`` once mapped by :func:`to_screen` (pixels of the
+    screenshot shown, what an environment takes).
+    ``text``: what ``type`` types, or the message of ``done``/``fail``. ``keys``: a key or combination
+    for ``key``, lower-case names (``ctrl``, ``shift``, ``alt``, ``meta``, ``enter``, ``tab``, ``a``).
+    ``scroll``: (dx, dy) in wheel notches, positive dy scrolls down. ``seconds``: for ``wait``.
+    """
+
+    kind: str
+    point: Point | None = None
+    end: Point | None = None
+    text: str = ""
+    keys: tuple[str, ...] = ()
+    scroll: tuple[float, float] = (0.0, 0.0)
+    seconds: float = 0.0
+    space: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown action kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+
+    @property
+    def final(self) -> bool:
+        return self.kind in FINAL
+
+    def describe(self) -> dict[str, object]:
+        """The action as plain builtins (the report and the trajectory), empty fields left out."""
+        out: dict[str, object] = {"kind": self.kind}
+        if self.point is not None:
+            out["point"] = [round(v, 2) for v in self.point]
+        if self.end is not None:
+            out["end"] = [round(v, 2) for v in self.end]
+        if self.text:
+            out["text"] = self.text
+        if self.keys:
+            out["keys"] = list(self.keys)
+        if self.scroll != (0.0, 0.0):
+            out["scroll"] = list(self.scroll)
+        if self.seconds:
+            out["seconds"] = self.seconds
+        if self.space is not None:
+            out["space"] = self.space
+        return out
+
+
+def to_screen(action: Action, space: str, sent_size: tuple[int, int], screen_size: tuple[int, int]) -> Action:
+    """``action`` with its points mapped from its own space (the profile's ``space`` when the action
+    names none) to pixels of the screenshot shown (``screen_size``), the image sent being ``sent_size``."""
+    own = action.space or space
+    if own == "screen":
+        return replace(action, space="screen")
+
+    def mapped(p: Point | None) -> Point | None:
+        return None if p is None else to_original_pixels(p, own, sent_size, screen_size)
+
+    return replace(action, point=mapped(action.point), end=mapped(action.end), space="screen")
