@@ -3,22 +3,21 @@
 ``build_prompt -> preprocess -> generate -> postprocess``: a case calls them in this
 order (see :func:`guitest.case.run_case`). Subclasses usually override ``generate``
 only; the model's profile (:mod:`guitest.profiles`) supplies the prompt, the image
-sizing and the answer convention that the default stages use.
+sizing and the answer convention that the default stages use. The data the stages pass
+(Case, Prompt, SentImage, Reply) lives in :mod:`guitest.exchange` and is re-exported here.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PIL import Image
 
 from ..images import decode_rgb, resized, target_size
 from ..profiles import PROFILES, Profile
-from ..sample import Sample
-
-if TYPE_CHECKING:
-    from ..tasks import Task
+from ..secrets import redact_urls
+from ..exchange import Case, Prompt, Reply, SentImage  # noqa: F401  (re-exported: adapters import them from here)
 
 
 @dataclass(frozen=True)
@@ -32,6 +31,7 @@ class Settings:
     concurrency: int = 8
     seed: int | None = None
     base_url: str | None = None
+    base_urls: tuple[str, ...] = ()  # every --base-url given (base_url is the first); one model served by several
     api_key_env: str = "OPENAI_API_KEY"
     min_pixels: int | None = None
     max_pixels: int | None = None
@@ -47,59 +47,8 @@ class Settings:
         out = asdict(self)
         if self.base_url:
             out["base_url"] = redact_url(self.base_url)
+        out["base_urls"] = [redact_url(u) for u in self.base_urls]
         return out
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """What is said to the model for one case, besides the image.
-
-    Most cases send one screenshot and ``user``. A case that sends several images
-    (a trajectory) also gives ``parts``: the user message in order, each a text or the
-    index of an image in ``images`` (already preprocessed); ``user`` then holds the
-    whole text, for adapters and cache keys that read text only.
-    """
-
-    user: str
-    system: str | None = None
-    parts: tuple[str | int, ...] = ()
-    images: tuple["SentImage", ...] = ()
-
-
-@dataclass(frozen=True)
-class SentImage:
-    """The image as it is sent: pixels (None for models that never look at them), size, and encoded bytes when an adapter encodes."""
-
-    image: Image.Image | None
-    size: tuple[int, int]
-    data: bytes | None = None
-    mime: str | None = None
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...) and how many tries it took."""
-
-    text: str
-    finish_reason: str | None = "stop"
-    attempts: int = 1
-
-
-@dataclass(frozen=True)
-class Case:
-    """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size,
-    which attempt this is (0-based; with --repeats each attempt is its own model call), which variant of the
-    question (0-based; a task asking several, as circular evaluation asks every rotation of the options), and the task
-    (:mod:`guitest.tasks`; None means grounding). ``truth`` is what the task's judge reads: a box
-    in original pixels for grounding."""
-
-    sample: Sample
-    original_size: tuple[int, int]
-    truth: Any
-    sent_size: tuple[int, int]
-    attempt: int = 0
-    task: "Task | None" = None
-    variant: int = 0
 
 
 class Model:
@@ -161,6 +110,17 @@ class Model:
         s = self.settings
         return {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed, "max_image_bytes": s.max_image_bytes}
 
+    def identity(self) -> dict[str, Any]:
+        """Who answers: the endpoint(s) and what they report of the model they serve (part of the response
+        cache's key, so replies of one server or checkpoint never answer for another). Plain builtins, no
+        credentials; empty for a model that is only its name (a local model names its weights in ``name``)."""
+        return {}
+
+    def endpoint_stats(self) -> list[dict[str, Any]]:
+        """Per endpoint, what this process sent it: ``url``, ``replies``, ``failures``, ``down`` (why it was
+        taken out, or None). Empty for models without endpoints."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         """What the report records about this model: name, class, profile (and why), settings."""
         return {
@@ -187,10 +147,4 @@ class Blind(Model):
 
 def redact_url(url: str) -> str:
     """A URL without any ``user:password@`` part."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    host, slash, path = rest.partition("/")
-    if "@" in host:
-        host = host.rsplit("@", 1)[1]
-    return f"{scheme}://{host}{slash}{path}"
+    return redact_urls(url)

@@ -388,6 +388,18 @@ class HFModel(Model):
         out.update(device=self.device, dtype=self.dtype_name)
         return out
 
+    def identity(self) -> dict[str, Any]:
+        """The checkpoint: its folder and the name, size and modification time of each weight and config file
+        (a checkpoint saved over an earlier one in the same folder is another identity); a hub id as given."""
+        if not os.path.isdir(self.path):
+            return {"path": self.path}
+        files = []
+        for entry in sorted(os.scandir(self.path), key=lambda e: e.name):
+            if entry.is_file() and entry.name.endswith((".safetensors", ".bin", ".json", ".model", ".txt", ".jinja")):
+                stat = entry.stat()
+                files.append([entry.name, stat.st_size, int(stat.st_mtime)])
+        return {"path": os.path.abspath(self.path), "files": files}
+
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info["path"] = self.path

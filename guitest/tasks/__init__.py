@@ -25,7 +25,8 @@ from ..verdict import ERROR, HIT
 if TYPE_CHECKING:
     from PIL import Image
 
-    from ..models.base import Case, Model, Prompt, SentImage
+    from ..exchange import Case, Prompt, SentImage
+    from ..models.base import Model
     from ..profiles import Profile
     from ..sample import Sample
 

@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 from ..choices import read_choice
 from ..metrics import group_key
-from ..models.base import Case, Prompt
+from ..exchange import Case, Prompt
 from ..profiles import Profile
 from ..report import pct
 from ..sample import Sample

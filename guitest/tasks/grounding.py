@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..geometry import Box, center, clip, contains, from_original_pixels, guess_space, is_proper, to_original_pixels
-from ..models.base import Case, Prompt
+from ..exchange import Case, Prompt
 from ..parsing import is_refusal, parse_answer
 from ..profiles import Profile
 from ..sample import Sample

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..geometry import Box, center, clip, contains, is_proper
-from ..models.base import Case, Prompt
+from ..exchange import Case, Prompt
 from ..parsing import is_refusal
 from ..profiles import Profile
 from ..sample import Sample

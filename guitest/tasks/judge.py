@@ -37,7 +37,8 @@ from .. import schema
 from ..agreement import binary_confusion, cohen_kappa, precision, rate, recall
 from ..errors import SuiteError
 from ..metrics import wilson
-from ..models.base import Blind, Case, Model, Prompt, SentImage
+from ..exchange import Case, Prompt, SentImage
+from ..models.base import Blind, Model
 from ..parsing import strip_think
 from ..profiles import Profile
 from ..report import align_table, pct

@@ -1,0 +1,70 @@
+"""The data of one exchange with a model: what a case may know (Case), what is said (Prompt),
+the image as sent (SentImage) and the raw reply (Reply).
+
+Models, tasks and the live loop all use these; this module imports none of them, so none
+of them needs another to name these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image
+
+from .sample import Sample
+
+if TYPE_CHECKING:
+    from .tasks import Task
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What is said to the model for one case, besides the image.
+
+    Most cases send one screenshot and ``user``. A case that sends several images
+    (a trajectory) also gives ``parts``: the user message in order, each a text or the
+    index of an image in ``images`` (already preprocessed); ``user`` then holds the
+    whole text, for adapters and cache keys that read text only.
+    """
+
+    user: str
+    system: str | None = None
+    parts: tuple[str | int, ...] = ()
+    images: tuple["SentImage", ...] = ()
+
+
+@dataclass(frozen=True)
+class SentImage:
+    """The image as it is sent: pixels (None for models that never look at them), size, and encoded bytes when an adapter encodes."""
+
+    image: Image.Image | None
+    size: tuple[int, int]
+    data: bytes | None = None
+    mime: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...) and how many tries it took."""
+
+    text: str
+    finish_reason: str | None = "stop"
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class Case:
+    """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size,
+    which attempt this is (0-based; with --repeats each attempt is its own model call), which variant of the
+    question (0-based; a task asking several, as circular evaluation asks every rotation of the options), and the task
+    (:mod:`guitest.tasks`; None means grounding). ``truth`` is what the task's judge reads: a box
+    in original pixels for grounding."""
+
+    sample: Sample
+    original_size: tuple[int, int]
+    truth: Any
+    sent_size: tuple[int, int]
+    attempt: int = 0
+    task: "Task | None" = None
+    variant: int = 0
