@@ -23,3 +23,19 @@ def where(file: str, row: int | None = None, row_id: str | None = None, field: s
     if field:
         parts.append(f"field '{field}'")
     return ", ".join(parts)
+
+
+class EndpointDown(ModelError):
+    """The case was not asked: every endpoint of the model is unreachable or failing (``url``: the one that
+    failed last, credentials removed; ``state``: ``unreachable`` or ``failing``; ``reason``: its last error).
+    The case is an error, so ``--lf`` asks it later."""
+
+    def __init__(self, message: str, url: str, state: str, reason: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.state = state
+        self.reason = reason
+
+    def describe(self) -> dict[str, str]:
+        """Plain builtins for the case's result (the controller's summary says it once for all cases)."""
+        return {"url": self.url, "state": self.state, "reason": self.reason}

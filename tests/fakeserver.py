@@ -2,14 +2,15 @@
 
 Run as its own process::
 
-    python tests/fakeserver.py --port-file PATH [--latency S] [--script PATH] [--log PATH] [--max-seconds S]
+    python tests/fakeserver.py --port-file PATH [--port N] [--models JSON] [--latency S] [--script PATH] [--log PATH] [--max-seconds S]
 
-It listens on 127.0.0.1 on an ephemeral port, writes the port to ``--port-file`` once
+It listens on 127.0.0.1 on an ephemeral port (or ``--port``), writes the port to ``--port-file`` once
 listening (atomically: temp file + rename) and serves until killed. It bounds itself:
 it exits after ``--max-seconds`` (default 600) and as soon as its parent process dies.
 
 Endpoints: ``POST /v1/chat/completions`` (also ``/chat/completions``) and
-``GET /v1/models``.
+``GET /v1/models``, which lists ``--models`` (JSON ``{id: root}``; a root of null leaves the
+field out; default ``{"fake-model": null}``) as vLLM does: ``id``, ``root``, ``owned_by``.
 
 Default reply: the text after ``ANSWER=`` up to the end of that line, searched in the
 last user message's text; else ``Answer: [0.5, 0.5]``.
@@ -32,7 +33,8 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
   (``{x}``/``{y}``) for the image received; ``"processor": {"factor", "min_pixels", "max_pixels"}``
   makes ``pixel_sent`` the size after a Qwen-style smart_resize of the received image
 * ``{"body": ANY_JSON}``          200 with exactly that JSON value as the body
-* ``{"content": "...", "finish_reason": "length"}``  a fixed reply and/or finish reason
+* ``{"content": "...", "finish_reason": "length"}``  a fixed reply and/or finish reason (``null`` content too)
+* ``{"pad": 5000000}``            that many characters of prose before the reply's answer
 * ``{"point": [nx, ny], "space": "pixel_sent", "render": "click(start_box='({x},{y})')", "decimals": 0}``
   answer the normalized point in a coordinate space (``normalized``, ``grid1000``, or
   ``pixel_sent``: pixels of the image as received, so the server learns the size only
@@ -53,7 +55,8 @@ is sent (so a request the client gave up on is still logged)::
 
 ``texts`` are the text parts of all messages in order (a string content counts as one
 part); ``image_size`` is read from the PNG header when the image is a PNG; ``auth`` says
-only whether an ``Authorization`` header was present (the key itself is never logged);
+only whether an ``Authorization`` header was present (the key itself is never logged; ``auth_scheme``
+is its first word, ``auth_sha256`` the SHA-256 of the whole header);
 ``openai_headers`` holds the ``OpenAI-Organization`` and ``OpenAI-Project`` headers received (names in lower case);
 ``key`` is the script key that matched and ``fault`` the action applied (None: normal);
 ``in_flight`` counts the chat requests being answered when this one arrived, itself included.
@@ -68,6 +71,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import hashlib
 import itertools
 import json
 import math
@@ -136,8 +140,9 @@ class FakeServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, script: Script, latency: float, log_path: str | None) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
+    def __init__(self, script: Script, latency: float, log_path: str | None, port: int = 0, models: dict[str, str | None] | None = None) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.models = models or {"fake-model": None}
         self.script = script
         self.latency = latency
         self.log_path = log_path
@@ -313,6 +318,9 @@ class Handler(BaseHTTPRequestHandler):
             "method": self.command,
             "path": self.path,
             "auth": bool(self.headers.get("Authorization")),
+            # the scheme and a digest of the whole header: a test can check which credentials came, none is logged
+            "auth_scheme": (self.headers.get("Authorization") or " ").split(" ", 1)[0] or None,
+            "auth_sha256": hashlib.sha256((self.headers.get("Authorization") or "").encode()).hexdigest(),
             "openai_headers": {k.lower(): v for k, v in self.headers.items() if k.lower() in ("openai-organization", "openai-project")},
         }
 
@@ -324,7 +332,8 @@ class Handler(BaseHTTPRequestHandler):
         self.server.log(record)
         if self.path.split("?", 1)[0].rstrip("/") in ("/v1/models", "/models"):
             self._send_json(200, {"object": "list", "data": [
-                {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fakeserver"},
+                {"id": name, "object": "model", "created": 0, "owned_by": "fakeserver", **({"root": root} if root else {})}
+                for name, root in self.server.models.items()
             ]})
         else:
             self._error(404, f"no such endpoint: GET {self.path}")
@@ -411,6 +420,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             match = ANSWER_RE.search(user_texts[-1]) if user_texts else None
             content = match.group(1).strip() if match else DEFAULT_ANSWER
+        if action.get("pad"):  # a huge reply: that many characters of prose before the answer
+            content = ("thinking aloud " * (int(action["pad"]) // 15 + 1))[: int(action["pad"])] + "\n" + str(content or "")
         choices = [] if action.get("no_choices") else [{
             "index": 0,
             "message": {"role": "assistant", "content": content},
@@ -450,6 +461,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", help="JSON fault script (see the module docstring)")
     parser.add_argument("--log", help="append one JSON line per request here")
     parser.add_argument("--max-seconds", type=float, default=600.0, help="exit by itself after this long")
+    parser.add_argument("--port", type=int, default=0, help="listen on this port (default: an ephemeral one)")
+    parser.add_argument("--models", default=None, help='JSON {id: root} listed by GET /v1/models (default {"fake-model": null})')
     args = parser.parse_args(argv)
 
     threading.Thread(target=_watchdog, args=(args.max_seconds, os.getppid()), daemon=True).start()
@@ -457,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.script:
         with open(args.script, encoding="utf-8") as fh:
             actions = json.load(fh)
-    server = FakeServer(Script(actions), args.latency, args.log)
+    server = FakeServer(Script(actions), args.latency, args.log, args.port, json.loads(args.models) if args.models else None)
     port = server.server_address[1]
     tmp = f"{args.port_file}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -491,7 +504,11 @@ class Server:
         return self.process.pid
 
     def requests(self) -> list[dict[str, Any]]:
-        """Every request received so far, oldest first (see the log format in the module docstring)."""
+        """Every chat request received so far, oldest first (see the log format in the module docstring)."""
+        return [r for r in self.all_requests() if r["method"] == "POST"]
+
+    def all_requests(self) -> list[dict[str, Any]]:
+        """Every request received so far, GET /v1/models included, oldest first."""
         if not self.log_path.exists():
             return []
         lines = self.log_path.read_text(encoding="utf-8").splitlines()
@@ -510,16 +527,21 @@ def serve(
     script: dict[str, list[dict[str, Any]]] | Path | str | None = None,
     max_seconds: float = 120.0,
     startup_timeout: float = 15.0,
+    port: int = 0,
+    models: dict[str, str | None] | None = None,
 ) -> Iterator[Server]:
     """Start the fake server as a subprocess; yield a :class:`Server`; kill it on exit.
 
-    ``script`` is a fault script as a dict (written to a file) or the path of a JSON file.
+    ``script`` is a fault script as a dict (written to a file) or the path of a JSON file; ``port`` a port to
+    listen on (a second server on the port of a first one that ended); ``models`` what GET /v1/models lists.
     """
     directory = Path(tempfile.mkdtemp(prefix="fakeserver-", dir=str(tmp_path)))
     port_file = directory / "port"
     log_path = directory / "requests.jsonl"
     command = [sys.executable, os.path.abspath(__file__), "--port-file", str(port_file),
-               "--log", str(log_path), "--latency", str(latency), "--max-seconds", str(max_seconds)]
+               "--log", str(log_path), "--latency", str(latency), "--max-seconds", str(max_seconds), "--port", str(port)]
+    if models is not None:
+        command += ["--models", json.dumps(models)]
     if script is not None:
         if isinstance(script, dict):
             script_path = directory / "script.json"

@@ -133,7 +133,7 @@ def test_models_endpoint(tmp_path):
         model = make(server.base_url)
         ids = [item.id for item in model.client.models.list()]
         model.close()
-        assert server.requests()[0]["path"] == "/v1/models"
+        assert server.all_requests()[0]["path"] == "/v1/models"
     assert ids == ["fake-model"]
 
 
@@ -447,3 +447,55 @@ def test_palette_screenshots_go_as_their_file_and_16_bit_ones_are_converted(tmp_
     model.close()
     assert (sent.data == path.read_bytes()) is as_is
     assert sent.mime == "image/png" and sent.size == IMAGE_SIZE
+
+
+# --------------------------------------------------------------------------- empty replies and tool calls
+
+
+@pytest.mark.parametrize("content", [None, "", "  \n"], ids=["null", "empty", "blank"])
+def test_an_empty_reply_is_an_endpoint_fault_retried_then_an_error(tmp_path, case, content):
+    script = {"*": [{"content": content}] * 3}
+    with fakeserver.serve(tmp_path, script=script) as server:
+        error = fail(make(server.base_url, retries=2), case)
+        assert len(server.requests()) == 3
+    assert "empty reply: no text and no tool calls (finish_reason 'stop')" in str(error)
+
+
+def test_an_empty_reply_is_asked_again_and_the_next_one_counts(tmp_path, case):
+    with fakeserver.serve(tmp_path, script={"*": [{"content": None}]}) as server:
+        reply = ask(make(server.base_url, retries=1), case)
+        assert len(server.requests()) == 2
+    assert reply.text == EXPECTED and reply.attempts == 2
+
+
+def test_an_empty_reply_cut_off_by_the_token_limit_is_a_truncated_reply_not_a_fault(tmp_path, case):
+    with fakeserver.serve(tmp_path, script={"*": [{"content": None, "finish_reason": "length"}]}) as server:
+        reply = ask(make(server.base_url, retries=2), case)
+        assert len(server.requests()) == 1
+    assert reply.text == "" and reply.finish_reason == "length"
+
+
+def _tool_call_body(content):
+    return {
+        "id": "chatcmpl-tools", "object": "chat.completion", "created": 0, "model": MODEL,
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": content,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                "name": "computer_use", "arguments": json.dumps({"action": "left_click", "coordinate": [12, 34]})}}],
+        }}],
+    }
+
+
+@pytest.mark.parametrize("content", [None, "I will click it."], ids=["null", "with-text"])
+def test_tool_calls_with_or_without_text_are_read_as_tool_call_text(tmp_path, case, content):
+    """vLLM with a tool parser on returns Qwen's call in ``tool_calls`` and content null: the reply is the call."""
+    from guitest.parsing import parse_answer
+    from guitest.profiles import PROFILES
+
+    with fakeserver.serve(tmp_path, script={"*": [{"body": _tool_call_body(content)}]}) as server:
+        reply = ask(make(server.base_url, retries=0), case)
+    call = '<tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [12, 34]}}\n</tool_call>'
+    assert reply.text == (f"{content}\n{call}" if content else call)
+    assert reply.finish_reason == "tool_calls"
+    parsed = parse_answer(reply.text, PROFILES["qwen2.5-vl"].styles)
+    assert parsed is not None and (parsed.x, parsed.y) == (12.0, 34.0)

@@ -1,13 +1,20 @@
-"""``openai:NAME``: any OpenAI-compatible chat-completions endpoint, through guitest's lean client
-(:mod:`guitest.models.transport`, ``--http-client=stdlib``, the default) or the official ``openai``
-client (``--http-client=openai``): the same request, the same reading of the reply; the lean
-client needs about a quarter of the CPU per request, which decides whether one process keeps
-up with a fast endpoint at high ``--concurrency`` (docs/bench.md).
+"""``openai:NAME``: any OpenAI-compatible chat-completions endpoint, or several serving the same model,
+through guitest's lean client (:mod:`guitest.models.transport`, ``--http-client=stdlib``, the
+default) or the official ``openai`` client (``--http-client=openai``): the same request, the same
+credentials, the same reading of the reply; the lean client needs about a quarter of the CPU per
+request, which decides whether one process keeps up with a fast endpoint at high ``--concurrency``
+(docs/bench.md).
+
+Several endpoints (``--base-url`` given more than once, :mod:`guitest.models.endpoints`): each
+request goes to the endpoint with the fewest requests in flight; a failed try is retried on
+another endpoint at once. An endpoint that keeps failing is taken out for the rest of the run.
 
 Retries (with exponential backoff and jitter, honouring ``Retry-After``) on 408, 409,
-429 and 5xx replies, timeouts, broken connections and malformed replies; other HTTP
+429 and 5xx replies, timeouts, broken connections, malformed and empty replies; other HTTP
 errors fail at once with a message that says what to check. The API key is read from
-the environment variable named by ``--api-key-env`` and never printed or stored.
+the environment variable named by ``--api-key-env``; credentials in a base URL
+(``http://user:password@host/v1``) are sent as HTTP Basic authentication instead. Neither is
+ever printed or stored.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 import time
 from typing import Any
 
@@ -23,27 +31,23 @@ import openai
 from PIL import Image
 
 from .. import __version__
-from ..errors import ModelError
-
+from ..errors import EndpointDown, ModelError
 from ..images import as_file, data_uri, encode
 from ..profiles import Profile
+from ..secrets import Scrubber
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
+from .endpoints import Endpoint, EndpointPool, Retryable, credentials
 from .transport import HTTPFailure, JSONPoster
 
 RETRYABLE_STATUS = {408, 409, 429}
 MAX_BACKOFF = 30.0
-
-
-class Retryable(Exception):
-    """A failure worth another try; carries the server's Retry-After when it gave one."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+IDENTITY_TIMEOUT = 10.0
+#: the model-entry fields of GET /v1/models that tell one served checkpoint from another (vLLM gives root and parent)
+IDENTITY_FIELDS = ("id", "root", "parent")
 
 
 class OpenAIChat(Model):
-    """Chat completions with one image per request."""
+    """Chat completions with one image per request, over one or more endpoints serving the same model."""
 
     def __init__(self, name: str, settings: Settings, model: str, profile: Profile | None = None, profile_reason: str = "", backoff: float = 0.5) -> None:
         super().__init__(name, settings, profile, profile_reason)
@@ -53,35 +57,92 @@ class OpenAIChat(Model):
         self.backoff = backoff
         key = os.environ.get(settings.api_key_env)
         self.key_is_set = bool(key)
-        self._secret = key or ""
-        self.client = openai.OpenAI(
+        urls = list(settings.base_urls or ([settings.base_url] if settings.base_url else []))
+        self.scrub = Scrubber([key or ""])
+        endpoints = []
+        for index, url in enumerate(urls or [None]):
+            endpoints.append(self._endpoint(index, url, key))
+        self.client = endpoints[0].client  # the official client of the first endpoint (also used in tests)
+        self.base_url = endpoints[0].base_url  # --base-url, else $OPENAI_BASE_URL, else OpenAI's
+        self.pool = EndpointPool(endpoints, settings.retries + 1)
+        self._identity: dict[str, Any] | None = None
+        self._identity_lock = threading.Lock()
+
+    def _endpoint(self, index: int, url: str | None, key: str | None) -> Endpoint:
+        """One endpoint: its official client (without credentials in its URL, so its logger never prints them),
+        the Authorization header both clients send, and the lean client when that is the one in use."""
+        plain = redact_url(url) if url else None
+        auth, secrets, kind = credentials(url, key)
+        self.scrub.add(*secrets)
+        headers = {"Authorization": auth}
+        client = openai.OpenAI(
             api_key=key or "EMPTY",
-            base_url=settings.base_url,
-            timeout=settings.timeout,
-            max_retries=0,  # retries are ours: counted, and also on malformed replies
+            base_url=plain,
+            timeout=self.settings.timeout,
+            max_retries=0,  # retries are ours: counted, also on malformed replies, and over several endpoints
+            default_headers=headers,
         )
-        self.base_url = settings.base_url or str(self.client.base_url)  # --base-url, else $OPENAI_BASE_URL, else OpenAI's
-        self.poster: JSONPoster | None = None
-        if settings.http_client == "stdlib":
-            headers = {"Authorization": f"Bearer {key or 'EMPTY'}", "User-Agent": f"guitest/{__version__}"}
+        base_url = plain or str(client.base_url)
+        poster = None
+        if self.settings.http_client == "stdlib":
+            lean = {**headers, "User-Agent": f"guitest/{__version__}"}
             # what the official client would send from $OPENAI_ORG_ID and $OPENAI_PROJECT_ID
-            if self.client.organization:
-                headers["OpenAI-Organization"] = self.client.organization
-            if self.client.project:
-                headers["OpenAI-Project"] = self.client.project
+            if client.organization:
+                lean["OpenAI-Organization"] = client.organization
+            if client.project:
+                lean["OpenAI-Project"] = client.project
             try:
-                self.poster = JSONPoster(self.base_url, settings.timeout, headers)
+                poster = JSONPoster(base_url, self.settings.timeout, lean)
             except ValueError as exc:
                 raise ModelError(f"--base-url: {exc}") from None
+        return Endpoint(index=index, base_url=base_url, auth=auth, auth_kind=kind, client=client, poster=poster)
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info["api_key"] = f"from ${self.settings.api_key_env} ({'set' if self.key_is_set else 'not set'})"
-        info["base_url"] = redact_url(self.base_url)
+        info["base_url"] = self.base_url
+        if len(self.pool.endpoints) > 1:
+            info["base_urls"] = [e.base_url for e in self.pool.endpoints]
+        if any(e.auth_kind == "basic" for e in self.pool.endpoints):
+            info["auth"] = "HTTP Basic from the credentials in --base-url" + (f" (${self.settings.api_key_env} not sent)" if self.key_is_set else "")
         info["http_client"] = self.settings.http_client
         if self.server_resizes():
             info["image_sizing"] = "smart_resize done by the model server's processor: screenshots sent as their files, sent_size is the size it makes (--resize=auto)"
         return info
+
+    def identity(self) -> dict[str, Any]:
+        """The endpoints (base URLs without credentials) and, per endpoint, what GET /models says of this model:
+        its ``id`` and, where the server gives them (vLLM), ``root`` (the weights it loaded) and ``parent``.
+        Asked once per process; an endpoint that cannot say is recorded as such (never an error)."""
+        with self._identity_lock:
+            if self._identity is None:
+                served = [self._served(e) for e in self.pool.endpoints]
+                self._identity = {"endpoints": [e.base_url for e in self.pool.endpoints], "served": served}
+            return self._identity
+
+    def _served(self, endpoint: Endpoint) -> dict[str, Any]:
+        poster = endpoint.poster or JSONPoster(endpoint.base_url, min(self.settings.timeout, IDENTITY_TIMEOUT), {"Authorization": endpoint.auth})
+        try:
+            response = poster.get("/models")
+        except HTTPFailure:
+            return {"unknown": "unreachable"}
+        finally:
+            if endpoint.poster is None:
+                poster.close()
+        if response.status >= 400:
+            return {"unknown": f"HTTP {response.status}"}
+        try:
+            body = json.loads(response.body)
+            entries = [e for e in body.get("data", []) if isinstance(e, dict)]
+        except (ValueError, AttributeError):
+            return {"unknown": "malformed"}
+        for entry in entries:
+            if entry.get("id") == self.model:
+                return {k: entry[k] for k in IDENTITY_FIELDS if entry.get(k) is not None}
+        return {"unknown": "not listed", "listed": sorted(str(e.get("id")) for e in entries)[:20]}
+
+    def endpoint_stats(self) -> list[dict[str, Any]]:
+        return self.pool.stats()
 
     def server_resizes(self) -> bool:
         """Whether the model server's own processor makes the planned size from the original (``--resize=auto``
@@ -119,24 +180,37 @@ class OpenAIChat(Model):
         messages = self.messages(prompt, image)
         last = ""
         tries = self.settings.retries + 1
+        failed: Endpoint | None = None
         for attempt in range(1, tries + 1):
+            endpoint = self.pool.pick(avoid=failed)
+            if endpoint is None:
+                raise self._down()
             try:
-                text, finish = self._call(messages, case.attempt)
+                with self.pool.using(endpoint):
+                    text, finish = self._call(endpoint, messages, case.attempt)
                 return Reply(text=text, finish_reason=finish, attempts=attempt)
             except Retryable as exc:
                 last = str(exc)
-                if attempt < tries:
+                failed = endpoint
+                if attempt < tries and not self.pool.has_other(endpoint):
                     time.sleep(self._delay(attempt, exc.retry_after))
-        raise ModelError(self._scrub(f"{self.model}: gave up after {tries} tries: {last}"))
+        raise ModelError(self.scrub(f"{self.model}: gave up after {tries} tries: {last}"))
 
-    def _call(self, messages: list[dict[str, Any]], attempt: int = 0) -> tuple[str, str | None]:
+    def _down(self) -> EndpointDown:
+        url, state, reason = self.pool.why_down()
+        several = len(self.pool.endpoints) > 1
+        what = f"every endpoint ({len(self.pool.endpoints)}) is unreachable or failing; the last, {url}, is {state}" if several else f"{url} is {state}"
+        return EndpointDown(self.scrub(f"not asked: {what} ({reason}); start the endpoint and re-run with --lf"), url, state, self.scrub(reason))
+
+    def _call(self, endpoint: Endpoint, messages: list[dict[str, Any]], attempt: int = 0) -> tuple[str, str | None]:
         extra: dict[str, Any] = {}
         if self.settings.seed is not None:
             extra["seed"] = self.settings.seed + attempt  # each repeat its own sample
-        if self.poster is not None:
-            return self._call_stdlib({"model": self.model, "messages": messages, "temperature": self.settings.temperature, "max_tokens": self.settings.max_tokens, **extra})
+        if endpoint.poster is not None:
+            payload = {"model": self.model, "messages": messages, "temperature": self.settings.temperature, "max_tokens": self.settings.max_tokens, **extra}
+            return self._call_stdlib(endpoint, payload)
         try:
-            completion = self.client.chat.completions.create(
+            completion = endpoint.client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=self.settings.temperature,
@@ -144,11 +218,11 @@ class OpenAIChat(Model):
                 **extra,
             )
         except openai.APITimeoutError:
-            raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)") from None
+            raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True) from None
         except openai.APIConnectionError as exc:
-            raise Retryable(f"cannot connect to {redact_url(str(self.client.base_url))}: {exc.__cause__ or exc}") from None
+            raise Retryable(f"cannot connect to {endpoint.base_url}: {self.scrub(str(exc.__cause__ or exc))}", no_reply=True) from None
         except openai.APIStatusError as exc:
-            raise self._status_error(exc.status_code, str(exc.message), exc.response.headers) from None
+            raise self._status_error(endpoint, exc.status_code, str(exc.message), exc.response.headers) from None
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise Retryable(f"malformed reply: {type(exc).__name__}: {str(exc)[:200]}") from None
         choices = getattr(completion, "choices", None)
@@ -158,27 +232,29 @@ class OpenAIChat(Model):
         message = getattr(choice, "message", None)
         if message is None:
             raise Retryable("malformed reply: the first choice has no message")
-        return _text(getattr(message, "content", None)), getattr(choice, "finish_reason", None)
+        calls = [c.model_dump() if hasattr(c, "model_dump") else c for c in (getattr(message, "tool_calls", None) or [])]
+        finish = getattr(choice, "finish_reason", None)
+        return reply_text(getattr(message, "content", None), calls, finish), finish
 
-    def _call_stdlib(self, payload: dict[str, Any]) -> tuple[str, str | None]:
+    def _call_stdlib(self, endpoint: Endpoint, payload: dict[str, Any]) -> tuple[str, str | None]:
         """The same request and the same reading of the reply through :mod:`guitest.models.transport`."""
-        assert self.poster is not None
+        assert endpoint.poster is not None
         try:
-            response = self.poster.post("/chat/completions", json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+            response = endpoint.poster.post("/chat/completions", json.dumps(payload, ensure_ascii=False).encode("utf-8"))
         except HTTPFailure as exc:
             if exc.timeout:
-                raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)") from None
-            raise Retryable(f"cannot connect to {redact_url(self.base_url)}: {exc}") from None
+                raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True) from None
+            raise Retryable(f"cannot connect to {endpoint.base_url}: {self.scrub(str(exc))}", no_reply=True) from None
         try:
             body = json.loads(response.body)
         except ValueError as exc:
             if response.status >= 400:
-                raise self._status_error(response.status, response.body[:300].decode("utf-8", "replace"), response.headers) from None
+                raise self._status_error(endpoint, response.status, response.body[:300].decode("utf-8", "replace"), response.headers) from None
             raise Retryable(f"malformed reply: {type(exc).__name__}: {str(exc)[:200]}") from None
         if response.status >= 400:
             error = body.get("error") if isinstance(body, dict) else None
             message = error.get("message") if isinstance(error, dict) else error
-            raise self._status_error(response.status, str(message if message is not None else body), response.headers)
+            raise self._status_error(endpoint, response.status, str(message if message is not None else body), response.headers)
         choices = body.get("choices") if isinstance(body, dict) else None
         if not choices or not isinstance(choices, list):
             raise self._no_choices(body.get("error") if isinstance(body, dict) else None)
@@ -186,22 +262,24 @@ class OpenAIChat(Model):
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             raise Retryable("malformed reply: the first choice has no message")
-        return _text(message.get("content")), choice.get("finish_reason")
+        finish = choice.get("finish_reason")
+        return reply_text(message.get("content"), message.get("tool_calls") or [], finish), finish
 
-    def _status_error(self, status: int, message: str, headers: Any) -> Exception:
+    def _status_error(self, endpoint: Endpoint, status: int, message: str, headers: Any) -> Exception:
         """A retryable failure for 408, 409, 429 and 5xx; else a ModelError that says what to check."""
-        body = self._scrub(message)[:300]
+        body = self.scrub(message)[:300]
         if status in RETRYABLE_STATUS or status >= 500:
-            return Retryable(f"HTTP {status}: {body}", _retry_after(headers))
+            return Retryable(f"HTTP {status}: {body}", _retry_after(headers), server_error=status >= 500)
+        where = "the user and password in --base-url" if endpoint.auth_kind == "basic" else f"the API key in ${self.settings.api_key_env} (--api-key-env)"
         hint = {
-            401: f"check the API key in ${self.settings.api_key_env} (--api-key-env)",
-            403: f"check the API key in ${self.settings.api_key_env} and its permissions",
+            401: f"check {where}",
+            403: f"check {where} and its permissions",
             404: f"check --base-url and that the endpoint serves model {self.model!r}",
         }.get(status, "the endpoint rejected the request")
-        return ModelError(f"{self.model}: HTTP {status}: {body} ({hint})")
+        return ModelError(f"{self.model}: HTTP {status} from {endpoint.base_url}: {body} ({hint})")
 
     def _no_choices(self, error: Any) -> Retryable:
-        detail = f" (the body says: {self._scrub(str(error))[:200]})" if error else ""
+        detail = f" (the body says: {self.scrub(str(error))[:200]})" if error else ""
         return Retryable(f"malformed reply: no choices{detail}")
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -209,22 +287,36 @@ class OpenAIChat(Model):
             return min(retry_after, MAX_BACKOFF)
         return min(self.backoff * 2 ** (attempt - 1), MAX_BACKOFF) * (0.5 + random.random() / 2)
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
-
     def close(self) -> None:
-        self.client.close()
-        if self.poster is not None:
-            self.poster.close()
+        for endpoint in self.pool.endpoints:
+            endpoint.client.close()
+            if endpoint.poster is not None:
+                endpoint.poster.close()
 
 
-def _text(content: Any) -> str:
-    """A message's content as text (None is an empty reply); anything else is a malformed reply."""
-    if content is None:
-        return ""
-    if not isinstance(content, str):
+def reply_text(content: Any, tool_calls: list[Any], finish_reason: str | None) -> str:
+    """A message as the text the parsers read: its content, then each tool call as
+    ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (how vLLM returns Qwen's tool calls with a tool
+    parser on: content null, the call in ``tool_calls``). A reply with neither is an endpoint fault (retried,
+    then an error; never cached), unless it was cut off by the token limit (a truncated reply, scored as such)."""
+    if content is not None and not isinstance(content, str):
         raise Retryable("malformed reply: message content is not text")
-    return content
+    parts = [content] if content else []
+    for call in tool_calls if isinstance(tool_calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                pass  # kept as the string the server sent; the parser says what it can read
+        parts.append("<tool_call>\n" + json.dumps({"name": function.get("name"), "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>")
+    text = "\n".join(parts)
+    if not text.strip() and finish_reason != "length":
+        raise Retryable(f"empty reply: no text and no tool calls (finish_reason {finish_reason!r})")
+    return text
 
 
 def _image_part(image: SentImage) -> dict[str, Any]:

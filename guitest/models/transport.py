@@ -166,7 +166,7 @@ class _Reader:
 
 
 class JSONPoster:
-    """POSTs to URLs under one base URL, one keep-alive connection per calling thread."""
+    """POSTs (and GETs) to URLs under one base URL, one keep-alive connection per calling thread."""
 
     def __init__(self, base_url: str, timeout: float, headers: dict[str, str]) -> None:
         parts = urllib.parse.urlsplit(base_url)
@@ -178,6 +178,8 @@ class JSONPoster:
         self.prefix = parts.path.rstrip("/")
         self.timeout = timeout
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
+        self._lines_post = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+        self._lines_get = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items() if k != "Content-Type")
         self.proxy = _proxy_for(parts.scheme, self.host)
         default_port = 443 if self.https else 80
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -188,9 +190,18 @@ class JSONPoster:
 
     def post(self, path: str, body: bytes) -> Response:
         """POST ``body`` to ``base_url + path``; a dropped keep-alive connection is reopened once before failing."""
-        head = [f"POST {self._target(path)} HTTP/1.1", f"Host: {self.host_header}", "Accept-Encoding: identity", f"Content-Length: {len(body)}"]
-        head.extend(f"{k}: {v}" for k, v in self.headers.items())
-        request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+        return self._exchange("POST", path, body)
+
+    def get(self, path: str) -> Response:
+        """GET ``base_url + path`` (same connections, headers and failures as :meth:`post`)."""
+        return self._exchange("GET", path, None)
+
+    def _exchange(self, method: str, path: str, body: bytes | None) -> Response:
+        start = f"{method} {self._target(path)} HTTP/1.1\r\nHost: {self.host_header}\r\nAccept-Encoding: identity\r\n"
+        if body is None:
+            request = (start + self._lines_get + "\r\n").encode("latin-1")
+        else:
+            request = (start + f"Content-Length: {len(body)}\r\n" + self._lines_post + "\r\n").encode("latin-1") + body
         for fresh in (False, True):
             conn = self._connection(fresh)
             reused = conn.sock is not None
