@@ -8,49 +8,66 @@ becomes an ``error`` result with a message; nothing here raises for bad input.
 from __future__ import annotations
 
 import os
+import time
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, ContextManager
 
 from PIL import Image
 
-from .errors import GuitestError
+from .cache import ResponseCache, Stored, image_digest
+from .errors import EndpointDown, GuitestError
+from .exchange import Case, Prompt, Reply, SentImage
 from .images import open_image
-from .cache import ResponseCache, image_digest
-from .models.base import Case, Model, Prompt, Reply, SentImage
+from .models.base import Model
 from .sample import Sample
 from .tasks import Task, grounding
 from .verdict import ERROR, HIT, PARTIAL, case_result
 
+#: the longest reply kept (parsed, cached, reported), in characters; a longer one keeps its first
+#: REPLY_HEAD_CHARS and its last MAX_REPLY_CHARS - REPLY_HEAD_CHARS characters (answers come last)
+MAX_REPLY_CHARS = 65_536
+REPLY_HEAD_CHARS = 16_384
+#: what stands where a reply was cut (no digits or brackets, so no answer parser reads a number from it)
+CUT_MARKER = "\n... (guitest cut this reply here) ...\n"
 
-def run_case(
-    sample: Sample,
-    model: Model,
-    prompt_template: str | None = None,
-    repeats: int = 1,
-    strategy: str = "avg",
-    thumbnail: Callable[[str, Image.Image], str] | None = None,
-    cache: ResponseCache | None = None,
-    task: Task | None = None,
-    slot: ContextManager[Any] | None = None,
-) -> dict[str, Any]:
+
+@dataclass(frozen=True, eq=False)
+class RunOptions:
+    """How every case of a session runs, made once per session: ``repeats`` attempts per case with the
+    ``strategy`` (``avg`` runs them all, ``pass`` stops at the first hit); ``thumbnail(path, image)`` makes
+    the report's picture of a screenshot (None: none); ``cache``: the response cache (None: not used);
+    ``slot``: held around each model call and nothing else (the semaphore of ``--concurrency``);
+    ``max_steps``: the step budget of a live episode."""
+
+    repeats: int = 1
+    strategy: str = "avg"
+    thumbnail: Callable[[str, Image.Image], str] | None = None
+    cache: ResponseCache | None = None
+    slot: ContextManager[Any] | None = None
+    max_steps: int = 15
+
+
+DEFAULT_OPTIONS = RunOptions()
+
+
+def run_case(sample: Sample, model: Model, task: Task | None = None, prompt_template: str | None = None, options: RunOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
     """Run one case of ``task`` (grounding when None) and return its result (see :func:`guitest.verdict.case_result`).
 
-    With ``repeats`` > 1 the model is asked that many times (the image is still decoded
-    and sent-prepared once): every attempt is recorded under ``attempts``; with the
-    ``pass`` strategy the attempts stop at the first hit. ``thumbnail(path, image)``, when
-    given, makes the picture of the screenshot the HTML report shows (result key ``thumbnail``).
-    With ``cache``, replies are looked up before and stored after each model call (result
-    key ``cached``: how many attempts the cache answered). ``slot``, when given, is held
-    around each model call and nothing else (a semaphore of ``--concurrency``): the rest of
-    the case (reading the screenshot, building the request, judging, caching) runs outside it,
-    so a thread that has its request ready takes a freed slot at once.
+    With ``options.repeats`` > 1 the model is asked that many times (the image is still decoded
+    and sent-prepared once): every attempt is recorded under ``attempts``; with the ``pass``
+    strategy the attempts stop at the first hit. With a thumbnail maker the result carries the
+    report's picture (key ``thumbnail``). With a cache, replies are looked up before and stored
+    after each model call (result key ``cached``: True when the cache answered; ``cached_attempts``
+    how many attempts it answered, with ``--repeats``; ``cached_recorded`` when the oldest of them
+    was recorded). The slot is held around each model call only: the rest of the case (reading the
+    screenshot, building the request, judging, caching) runs outside it, so a thread that has its
+    request ready takes a freed slot at once.
     """
     task = task or grounding.TASK()
     notes = list(sample.notes)
     if not sample.image:  # a case with no screenshot of its own (a trajectory whose images the task opens)
-        size = tuple(sample.size or (0, 0))
-        return _run_opened(sample, model, None, size, notes, prompt_template, repeats, strategy, None, cache, task, slot)  # type: ignore[arg-type]
+        return _run_opened(_Opened(sample, model, task, None, tuple(sample.size or (0, 0)), notes), prompt_template, options)  # type: ignore[arg-type]
     try:
         image = open_image(sample.image)
     except FileNotFoundError:
@@ -60,24 +77,25 @@ def run_case(
     with image:
         if sample.size is not None and tuple(sample.size) != image.size:
             notes.append("image_size_mismatch")
-        return _run_opened(sample, model, image, image.size, notes, prompt_template, repeats, strategy, thumbnail, cache, task, slot)
+        return _run_opened(_Opened(sample, model, task, image, image.size, notes), prompt_template, options)
 
 
-def _run_opened(
-    sample: Sample,
-    model: Model,
-    image: Image.Image | None,
-    size: tuple[int, int],
-    notes: list[str],
-    prompt_template: str | None,
-    repeats: int,
-    strategy: str,
-    thumbnail: Callable[[str, Image.Image], str] | None,
-    cache: ResponseCache | None,
-    task: Task,
-    slot: ContextManager[Any] | None = None,
-) -> dict[str, Any]:
-    """The rest of :func:`run_case` once the screenshot is open (``image`` None for a case without one)."""
+@dataclass(frozen=True)
+class _Opened:
+    """A case whose screenshot is open (``image`` None for a case without one), with the notes gathered so far."""
+
+    sample: Sample
+    model: Model
+    task: Task
+    image: Image.Image | None
+    size: tuple[int, int]
+    notes: list[str]
+
+
+def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOptions) -> dict[str, Any]:
+    """The rest of :func:`run_case` once the screenshot is open."""
+    sample, model, task, image, size, notes = opened.sample, opened.model, opened.task, opened.image, opened.size, opened.notes
+    repeats = max(options.repeats, 1)
     truth, fixed, problem = task.truth(sample, size)
     notes.extend(fixed)
     common: dict[str, Any] = {"notes": notes, "instruction": sample.instruction, "truth": _shown(truth), "size": list(size), "image": os.path.basename(sample.image)}
@@ -101,26 +119,47 @@ def _run_opened(
         return case_result(sample.id, ERROR, sample.tags, error=str(exc), **common)
     except Exception as exc:  # an adapter's bug must not stop the other cases
         return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", **common)
-    if thumbnail is not None and image is not None:
+    if options.thumbnail is not None and image is not None:
         try:
-            common["thumbnail"] = thumbnail(sample.image, image)
+            common["thumbnail"] = options.thumbnail(sample.image, image)
         except OSError:
             pass  # a picture for the report only: never a reason to fail the case
     common["sent_size"] = list(sent.size)
+    cache = options.cache
     use_cache = cache is not None and cache.mode != "off" and model.cacheable
-    asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, slot or nullcontext())
+    asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, options.slot or nullcontext())
     attempts = []
-    for index in range(max(repeats, 1)):
+    for index in range(repeats):
         attempt = _variants(replace(case, attempt=index), prompts, sent, asker, notes)
         attempts.append(attempt)
-        if strategy == "pass" and attempt["verdict"] == HIT:
+        if options.strategy == "pass" and attempt["verdict"] == HIT:
             break
-    cached = sum(bool(a.pop("cached", False)) for a in attempts)
-    if cached:
-        common["cached"] = cached
+    common.update(_cache_fields(attempts, repeats))
+    down = next((a.pop("unreachable") for a in attempts if "unreachable" in a), None)
+    if down is not None:
+        common["unreachable"] = down
     if repeats <= 1:
         return case_result(sample.id, attempts[0].pop("verdict"), sample.tags, **attempts[0], **common)
     return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
+
+
+def _cache_fields(attempts: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
+    """What a case's result says of the cache: ``cached`` (True when the cache answered an attempt),
+    ``cached_attempts`` (with --repeats), ``cached_recorded`` (the oldest reply's time) and ``cached_runs``
+    (the runs that recorded them); the attempts lose their own markers."""
+    stored = [s for a in attempts for s in a.pop("stored", ())]
+    if not stored:
+        return {}
+    out: dict[str, Any] = {"cached": True, "cached_recorded": _iso(min(s.created for s in stored)), "cached_runs": sorted({s.run or "" for s in stored})}
+    if repeats > 1:
+        out["cached_attempts"] = sum(bool(a.pop("cached", False)) for a in attempts)
+    for a in attempts:
+        a.pop("cached", None)
+    return out
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
 
 
 def _shown(truth: Any) -> Any:
@@ -138,6 +177,26 @@ def _digest(sample: Sample, sent: SentImage, prompt: Prompt) -> str:
     return digest
 
 
+def key_parts(model: Model, identity: bool = True) -> dict[str, Any]:
+    """The model's part of every cache key: spec, adapter, profile, the settings a reply depends on, and (with
+    ``identity``) the endpoint with what it reports of the model it serves (:meth:`Model.identity`, asked once).
+    Without ``identity`` (nothing asked of the endpoint), the scope of a run in the cache's ledger."""
+    parts = {"model": model.name, "adapter": type(model).__name__, "profile": model.profile.name, "settings": model.generation_settings()}
+    if identity:
+        parts["endpoint"] = model.identity()
+    return parts
+
+
+def bound_reply(reply: Reply) -> tuple[Reply, int]:
+    """The reply as it is parsed, cached and reported, and how many characters were cut from it: a reply over
+    :data:`MAX_REPLY_CHARS` keeps its head and its tail (where the answer is) around :data:`CUT_MARKER`."""
+    text = reply.text
+    if len(text) <= MAX_REPLY_CHARS:
+        return reply, 0
+    tail = MAX_REPLY_CHARS - REPLY_HEAD_CHARS
+    return replace(reply, text=text[:REPLY_HEAD_CHARS] + CUT_MARKER + text[-tail:]), len(text) - MAX_REPLY_CHARS
+
+
 class Asker:
     """How a case asks its model: through the response cache when one is used (``digest``: the key's image
     part), each model call holding ``slot`` (the worker's semaphore of ``--concurrency``) and nothing else."""
@@ -150,32 +209,25 @@ class Asker:
         self.digest = digest
         self.slot = slot
 
-    def ask(self, case: Case, prompt: Prompt, sent: SentImage) -> tuple[Reply, bool]:
-        """The model's reply to ``prompt``, from the cache when it holds one; and whether it did."""
+    def ask(self, case: Case, prompt: Prompt, sent: SentImage) -> tuple[Reply, Stored | None, int]:
+        """The model's reply to ``prompt`` (bounded, :func:`bound_reply`), from the cache when it holds one this
+        run may read; the stored record when it did; and how many characters were cut from a new reply.
+        An empty reply is never stored: it is asked again next time."""
         model, cache = self.model, self.cache
         key = None
         if cache is not None:
-            key = cache.key(
-                {
-                    "model": model.name,
-                    "adapter": type(model).__name__,
-                    "profile": model.profile.name,
-                    "system": prompt.system,
-                    "user": prompt.user,
-                    "image": self.digest,
-                    "sent_size": list(sent.size),
-                    "settings": model.generation_settings(),
-                    "attempt": case.attempt,
-                }
-            )
+            parts = key_parts(model)
+            parts.update(system=prompt.system, user=prompt.user, image=self.digest, sent_size=list(sent.size), attempt=case.attempt)
+            key = cache.key(parts)
             stored = cache.get(key)
             if stored is not None:
-                return Reply(text=stored[0], finish_reason=stored[1]), True
+                return Reply(text=stored.text, finish_reason=stored.finish_reason), stored, 0
         with self.slot:
             reply = model.generate(prompt, sent, case)
-        if key is not None:
+        reply, cut = bound_reply(reply)
+        if key is not None and reply.text.strip():
             cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
-        return reply, False
+        return reply, None, cut
 
 
 def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
@@ -185,14 +237,21 @@ def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, 
     task = case.task or grounding.TASK()
     outcomes = [_attempt(replace(case, variant=v), prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
     cached = all([o.pop("cached", False) for o in outcomes])  # a list: every outcome loses the key
+    stored = [s for o in outcomes for s in o.pop("stored", ())]
+    down = next((o.pop("unreachable") for o in outcomes if "unreachable" in o), None)
     out = task.combine(outcomes)
     if cached:
         out["cached"] = True
+    if stored:
+        out["stored"] = stored
+    if down is not None:
+        out["unreachable"] = down
     return out
 
 
 def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
-    """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error][, cached]}``.
+    """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error]
+    [, cached, stored][, unreachable]}``.
 
     When the task asks for a repair (:meth:`guitest.tasks.Task.repair_prompt`: a reply it
     cannot read, answered once more with a follow-up prompt), the second reply is judged and
@@ -201,19 +260,26 @@ def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: l
     task = case.task or grounding.TASK()
     model = asker.model
     first: Reply | None = None
+    records: list[Stored] = []
     try:
-        reply, stored = asker.ask(case, prompt, sent)
+        reply, stored, cut = asker.ask(case, prompt, sent)
+        records += [stored] if stored else []
         text = model.parse_response(model.postprocess(reply, case), case)
         repair = task.repair_prompt(text, reply.finish_reason, prompt, case)
         if repair is not None:
             first = reply
-            reply, again = asker.ask(case, repair, sent)
-            stored = stored and again
+            reply, again, more = asker.ask(case, repair, sent)
+            records += [again] if again else []
+            stored, cut = stored if again else None, cut + more
             text = model.parse_response(model.postprocess(reply, case), case)
+    except EndpointDown as exc:
+        return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": str(exc), "unreachable": exc.describe()}
     except GuitestError as exc:
         return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": str(exc)}
     except Exception as exc:  # an adapter's bug must not stop the other cases
         return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": f"{type(exc).__name__}: {exc}"}
+    if cut:
+        notes.append("reply_cut")
     try:
         verdict, prediction = task.judge(text, reply.finish_reason, case, model.profile, sent.size)
     except Exception as exc:  # a judge must never raise; if it does, the case says so instead of the run dying
@@ -229,8 +295,10 @@ def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: l
     out: dict[str, Any] = {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
     if first is not None:
         out["first_response"] = first.text
-    if stored:
+    if stored is not None:
         out["cached"] = True
+    if records:
+        out["stored"] = records
     return out
 
 

@@ -43,6 +43,20 @@ def inside(base: str, relative: str) -> str | None:
 GENERATORS = {"demo": "guitest.demo"}
 
 
+def data_folder(suite_folder: str, data: dict, root: str) -> str:
+    """Where a suite's data is: ``dir`` under the suite's folder (``base: suite``) or under the data root."""
+    base = suite_folder if data.get("base") == "suite" else root
+    return os.path.normpath(os.path.join(base, data["dir"]))
+
+
+def describe_data(suite_folder: str, data: dict, root: str, root_source: str) -> str:
+    """A phrase saying where a suite reads its data from, for the terminal and the reports."""
+    folder = data_folder(suite_folder, data, root)
+    if data.get("base") == "suite":
+        return f"{folder} (its own data, beside the suite file)"
+    return f"{folder}, under the data root {root} (from {root_source})"
+
+
 def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_path: str) -> str:
     """The data folder of a suite; runs its generator first if it declares one.
 
@@ -51,8 +65,7 @@ def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_pat
     """
     from .errors import SuiteError
 
-    base = suite_folder if data.get("base") == "suite" else root
-    folder = os.path.normpath(os.path.join(base, data["dir"]))
+    folder = data_folder(suite_folder, data, root)
     generator = data.get("generator")
     if generator:
         import importlib

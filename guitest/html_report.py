@@ -338,6 +338,22 @@ def _gallery(report: Mapping[str, Any], thumbnails: Mapping[str, str]) -> str:
             f"<p class=\"note\">{_e(legend)}</p><div class=\"cards\" id=\"cards\">{cards}</div></section>")
 
 
+def _warnings(report: Mapping[str, Any]) -> str:
+    """Banners for what changes how the numbers may be read: replies from the response cache, an unreachable endpoint."""
+    from .report import cache_sentence
+
+    run = report.get("run") or {}
+    notes = []
+    if isinstance(report, dict) and isinstance(run.get("cache"), Mapping):
+        cached = cache_sentence(report)
+        if cached:
+            notes.append(cached)
+    down = run.get("unreachable")
+    if isinstance(down, Mapping):
+        notes.append(f"Endpoint {down.get('url')} {down.get('state', 'unreachable')} ({down.get('reason')}): {down.get('cases_not_asked')} case(s) not asked (errors); re-run them with --lf.")
+    return "".join(f"<p class=\"warn\">{_e(n)}</p>" for n in notes)
+
+
 def _missing(report: Mapping[str, Any]) -> str:
     missing = report.get("missing") or []
     if not missing:
@@ -417,6 +433,7 @@ pre.err{background:#ffebe9;color:var(--err);padding:6px 8px;border-radius:6px;ma
 .noreply{color:var(--mute);font-style:italic;margin:4px 0}
 .meta{color:var(--mute);font-size:12px;margin:4px 0 0;word-break:break-word}
 ul.missing{columns:3;font-size:12px}
+p.warn{border-left:4px solid var(--amber);background:#fff8e6;padding:8px 12px;font-weight:600}
 footer{margin-top:40px;color:var(--mute);font-size:12px}
 """
 
@@ -490,6 +507,7 @@ def render(report: dict[str, Any], thumbnails: dict[str, str] | None = None) -> 
     sub = f"model {spec} · {report.get('n_results', '?')} of {report.get('n_selected', '?')} cases" + (f" · {started}" if started else "")
     body = "".join([
         f"<header><h1>{_e(title)}</h1><p class=\"sub\">{_e(sub)}</p></header>",
+        _warnings(report),
         _headline(report),
         _tables(report),
         _charts(report),

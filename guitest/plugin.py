@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -16,19 +17,21 @@ from typing import Any, Iterator
 
 import pytest
 
-from . import __version__, html_report
+from . import __version__, history, html_report
 from . import compare as compare_mod
 from . import gate as gate_mod
 from . import report as report_mod
-from .cache import FILENAME, MODES, ResponseCache
-from .case import run_case
-from .datapath import locate, resolve_root
+from . import cache as cache_mod
+from .cache import DEFAULT_MODE, FILENAME, MODES, ResponseCache
+from .case import RunOptions, key_parts, run_case
+from .datapath import describe_data, locate, resolve_root
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
 from .images import thumbnail
 from .models.base import Blind, Model, Settings
 from .runner import Prefetcher
+from .secrets import scrub_args
 from .pysuite import Point, Region, load_samples, region
 from .sample import Sample
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
@@ -45,7 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("guitest", "guitest: GUI-agent benchmarks")
     add = group.addoption
     add("--model", metavar="SPEC", help=f"model under test: {SPECS}")
-    add("--base-url", metavar="URL", help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1")
+    add("--base-url", metavar="URL", action="append", default=None, help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1; give it several times to spread the run over several servers of the same model (--concurrency applies per endpoint)")
     add("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY); the key is never printed")
     add("--http-client", choices=("stdlib", "openai"), default="stdlib", help="openai: models: send requests through guitest's lean standard-library client (default: about a quarter of the CPU per request, which keeps one process ahead of a fast endpoint at high --concurrency, docs/bench.md) or through the official openai client")
     add("--timeout", metavar="SECONDS", type=float, default=120.0, help="timeout of one model request (default 120)")
@@ -62,7 +65,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--resize", choices=("auto", "client"), default="auto", help="openai: models with a smart_resize profile (Qwen2.5-VL, UI-TARS-1.5): 'auto' sends the screenshot file as it is and lets the model server's processor make the smart_resize size (as it would anyway; recorded as sent_size) unless --min-pixels/--max-pixels ask for other limits; 'client' always resizes here first")
     add("--max-image-bytes", metavar="N", type=int, default=None, help="re-encode a screenshot whose PNG is over N bytes as JPEG, then downscale until it fits")
     add("--data-root", metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else $LMUData (MMBench-GUI's tooling), else ~/.local/share/guitest)")
-    add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir)")
+    add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir): <suite>.json|md|html are the latest run's; every run's are also kept under runs/<suite>/<time>/, and the last run that passed under <suite>.passed.*")
+    add("--keep-runs", metavar="N", type=int, default=20, help="earlier runs' reports kept per suite under <report-dir>/runs/ (default 20; 0 keeps none; the last passed run is always kept)")
     add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
     add("--report-md", metavar="PATH", default=None, help="also write the Markdown summary here ('{suite}' is replaced too)")
     add("--report-html", metavar="PATH", default=None, help="also write the HTML report here ('{suite}' is replaced too); asks for screenshot thumbnails even for models that never decode images")
@@ -71,7 +75,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--device", default="cpu", help="hf: models: cpu, cuda, cuda:N, mps or auto (default cpu)")
     add("--dtype", default="auto", help="hf: models: auto (the checkpoint's own), float32, float16, bfloat16")
     add("--batch-size", metavar="N", type=int, default=1, help="hf: models: generate up to N cases in one batch per worker (needs --concurrency >= N)")
-    add("--cache", choices=MODES, default="on", help="the response cache: on (read and write; default), off, read (never write), write (never read), refresh (call the model and overwrite)")
+    add("--cache", choices=MODES, default=DEFAULT_MODE, help="the response cache: resume (default: store every reply, read back only the replies of the run this one resumes: --lf, or after an incomplete run), on (also reuse replies recorded by earlier runs of the same model, endpoint and settings), off, read (reuse, never write), write (never read), refresh (call the model and overwrite)")
     add("--cache-dir", metavar="DIR", default=None, help=f"folder of the response cache ({FILENAME}); default: the report folder")
     add("--repeats", metavar="K", type=int, default=1, help="ask the model K times per case (each attempt its own call); reports avg@k, pass@k, spread and flakiness")
     add("--attempt-strategy", choices=("avg", "pass"), default="avg", help="with --repeats: 'avg' runs all K attempts, 'pass' stops at the first hit (pass@k)")
@@ -100,6 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = GuitestState(config)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "guitest-state")
+    config.pluginmanager.register(SummaryFirst(state), "guitest-summary-first")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -173,10 +178,7 @@ class ModelHandle:
     def click(self, sample: Sample) -> Point | None:
         """Ask the model where to click for ``sample``; the point in pixels of the original screenshot, or None
         when the reply had none. The case's verdict and evidence go into the run's report."""
-        opt = self._state.config.option
-        state = self._state
-        thumbnail = state.thumbnail if state.want_thumbnails else None
-        result = run_case(sample, self.adapter, None, repeats=opt.repeats, strategy=opt.attempt_strategy, thumbnail=thumbnail, cache=state.cache)
+        result = run_case(sample, self.adapter, None, None, self._state.options)
         self._node.guitest_result = result  # type: ignore[attr-defined]
         if result["verdict"] == ERROR:
             pytest.fail(f"{sample.id}: error: {result.get('error')}", pytrace=False)
@@ -214,6 +216,7 @@ class SuiteFile(pytest.File):
             task = load_task(suite.task, suite.settings, str(suite.path))
         except SuiteError as exc:
             raise self.CollectError(f"guitest: {exc}") from None
+        state.data_read[self.nodeid] = describe_data(str(suite.folder), suite.data, str(state.data_root), state.data_root_source)
         template = prompt_text(suite)
         marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags
         for sample in samples:
@@ -239,19 +242,8 @@ class GuitestItem(pytest.Item):
         self.position: int | None = None  # in session.items, set when collection is final
 
     def job(self) -> dict[str, Any]:
-        opt = self.config.option
         state = self.config.stash[STATE]
-        return run_case(
-            self.sample,
-            state.model,
-            self.prompt,
-            repeats=opt.repeats,
-            strategy=opt.attempt_strategy,
-            thumbnail=state.thumbnail if state.want_thumbnails else None,
-            cache=state.cache,
-            task=self.task,
-            slot=state.slots,
-        )
+        return run_case(self.sample, state.model, self.task, self.prompt, state.options)
 
     def runtest(self) -> None:
         self.result = self.config.stash[STATE].result_for(self)
@@ -269,6 +261,36 @@ class GuitestItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.sample.id}: {self.sample.instruction}"
+
+
+class SummaryFirst:
+    """The part of the summary that comes before pytest's own sections (a plugin of its own: one class cannot hold
+    two implementations of one hook)."""
+
+    def __init__(self, state: "GuitestState") -> None:
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        """Before pytest's own sections: say once that an endpoint was unreachable, and leave the cases that were
+        therefore not asked out of the failures listed one by one (they are still failed, counted, and --lf runs them)."""
+        tr = terminalreporter
+        down = next((r["run"]["unreachable"] for r in self.state.reports.values() if r["run"].get("unreachable")), None)
+        failed = tr.stats.get("failed", [])
+        hidden = [r for r in failed if getattr(r, "guitest", None) and r.guitest.get("unreachable")]
+        if down is not None:
+            n = sum(r["run"]["unreachable"]["cases_not_asked"] for r in self.state.reports.values() if r["run"].get("unreachable"))
+            state = down.get("state", "unreachable")
+            tr.write_sep("=", f"guitest: endpoint {state}", red=True, bold=True)
+            tr.write_line(f"{down['url']} is {state} ({down['reason']}).", red=True, bold=True)
+            tr.write_line(f"{n} case(s) were not asked and are errors: start the endpoint (or check --base-url), then re-run them with --lf.")
+        if hidden:
+            tr.stats["failed"] = [r for r in failed if r not in hidden]
+        try:
+            return (yield)
+        finally:
+            if hidden:
+                tr.stats["failed"] = failed
 
 
 STATE = pytest.StashKey["GuitestState"]()
@@ -289,6 +311,7 @@ class GuitestState:
         self.is_worker = hasattr(config, "workerinput")
         opt = config.option
         self.data_root, self.data_root_source = resolve_root(opt.data_root)
+        urls = tuple(opt.base_url or ())
         self.settings = Settings(
             temperature=opt.temperature,
             max_tokens=opt.max_tokens,
@@ -296,7 +319,8 @@ class GuitestState:
             retries=max(opt.retries, 0),
             concurrency=opt.concurrency,
             seed=opt.seed,
-            base_url=opt.base_url,
+            base_url=urls[0] if urls else None,
+            base_urls=urls,
             api_key_env=opt.api_key_env,
             min_pixels=opt.min_pixels,
             max_pixels=opt.max_pixels,
@@ -309,6 +333,10 @@ class GuitestState:
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")
+        if opt.keep_runs < 0:
+            raise pytest.UsageError("--keep-runs must be 0 or more")
+        # requests in flight in this process: --concurrency per endpoint
+        self.concurrency = opt.concurrency * max(len(urls), 1)
         if opt.baseline and not Path(opt.baseline).is_file():
             raise pytest.UsageError(f"--baseline={opt.baseline}: no such file (give the JSON report of an earlier run)")
         if opt.repeats < 1:
@@ -331,13 +359,16 @@ class GuitestState:
                     self.model = apply_config(self.model, opt.model_config)
             except GuitestError as exc:
                 raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
+        self.cache_folder = Path(opt.cache_dir) if opt.cache_dir else self._report_dir()
+        self.run: cache_mod.Run | None = self._open_run()
         self.want_thumbnails = bool(self.model is not None and (opt.report_html or not isinstance(self.model, Blind)))
         self._thumbnails: OrderedDict[str, str] = OrderedDict()  # the last THUMBNAILS_KEPT, for rows that share a screenshot
         self._thumb_lock = threading.Lock()
         self._cache: ResponseCache | None = None
         self._cache_lock = threading.Lock()
         self._prefetcher: Prefetcher | None = None
-        self.slots = threading.BoundedSemaphore(opt.concurrency)  # model calls in flight in this process
+        self._options: RunOptions | None = None
+        self.slots = threading.BoundedSemaphore(self.concurrency)  # model calls in flight in this process
         self._jobs: list[tuple[int, Any] | None] = []
         self._session: pytest.Session | None = None
         self._xdist_queue: Any = None
@@ -346,14 +377,59 @@ class GuitestState:
         self.results: dict[str, list[dict[str, Any]]] = {}
         self.reports: dict[str, dict[str, Any]] = {}
         self.paths: dict[str, list[Path]] = {}
+        self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
+        self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
         self.baseline_text: dict[str, str] = {}
+        self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
         self.started = time.time()
+        self._finished = False
+
+    def _open_run(self) -> "cache_mod.Run | None":
+        """This run in the cache's ledger (None when no cache is used): a worker takes the controller's; the
+        controller resumes the previous run of this model and settings (--lf, or after an incomplete run) or starts one."""
+        opt = self.config.option
+        if self.model is None or not self.model.cacheable or opt.cache == "off" or opt.collectonly:
+            return None
+        if self.is_worker:
+            given = self.config.workerinput.get("guitest_run")  # type: ignore[attr-defined]
+            return cache_mod.Run(given["id"], given.get("resumes")) if given else None
+        scope = ResponseCache.key({**key_parts(self.model, identity=False), "base_urls": self.model.settings.public()["base_urls"]})
+        try:
+            return cache_mod.open_run(self.cache_folder, scope, resume=bool(self.config.getoption("lf", False)))
+        except (OSError, sqlite3.Error) as exc:
+            raise pytest.UsageError(f"--cache-dir={self.cache_folder}: cannot open the response cache ({exc}); give a writable folder or pass --cache=off") from None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: every worker runs as part of the controller's run (it reads and writes that run's replies)."""
+        if self.run is not None:
+            node.workerinput["guitest_run"] = {"id": self.run.id, "resumes": self.run.resumes}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        stats = getattr(node, "workeroutput", {}).get("guitest_endpoints")
+        if stats:
+            self.endpoint_stats.append(stats)
+
+    @property
+    def options(self) -> RunOptions:
+        """How every case of this session runs (made once, on first use)."""
+        if self._options is None:
+            opt = self.config.option
+            self._options = RunOptions(
+                repeats=opt.repeats,
+                strategy=opt.attempt_strategy,
+                thumbnail=self.thumbnail if self.want_thumbnails else None,
+                cache=self.cache,
+                slot=self.slots,
+            )
+        return self._options
 
     # -- start ---------------------------------------------------------------------------------
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         model = self.model.describe() if self.model else None
-        lines = [f"guitest {__version__}: data root {self.data_root} (from {self.data_root_source})"]
+        lines = [f"guitest {__version__}"]
         if model:
             extra = "".join(f", {k} {model[k]}" for k in ("base_url", "api_key") if k in model)
             s = self.model.settings  # a --model-config may have changed them
@@ -374,7 +450,30 @@ class GuitestState:
                 + (f", at most {s.max_image_bytes} bytes" if s.max_image_bytes else "")
                 + (" (by the model server's processor: files sent as they are, --resize=auto)" if model.get("image_sizing") else "")
             )
+            cache_line = self._cache_header()
+            if cache_line:
+                lines.append(cache_line)
         return lines
+
+    def _cache_header(self) -> str | None:
+        opt = self.config.option
+        if self.model is None or not self.model.cacheable:
+            return None
+        if opt.cache == "off":
+            return "guitest cache: off: every case asks the model"
+        where = self.cache_folder / FILENAME
+        if self.run is not None and self.run.resumes:
+            r = self.run.resumes
+            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["started"]))
+            return f"guitest cache: {opt.cache}: this run resumes run {r['id']} (started {started}; {r['why']}): the replies it recorded in {where} are read back, not asked again"
+        if opt.cache in ("on", "read"):
+            return f"guitest cache: {opt.cache}: replies recorded by earlier runs of this model, endpoint and settings in {where} are REUSED, not asked again"
+        run = f" (run {self.run.id})" if self.run else ""
+        return f"guitest cache: {opt.cache}: a fresh run{run}: every case asks the model; replies are stored in {where} (read back only when this run is resumed)"
+
+    def pytest_report_collectionfinish(self, config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+        """Where each collected suite reads its data (a suite with its own data names no data root)."""
+        return [f"guitest data: {key}: {where}" for key, where in sorted(self.data_read.items())]
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -410,7 +509,7 @@ class GuitestState:
             return None
         from .scheduling import make
 
-        return make(config, log, depth=LOOKAHEAD * self.settings.concurrency + 1)
+        return make(config, log, depth=LOOKAHEAD * self.concurrency + 1)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -435,7 +534,7 @@ class GuitestState:
             return None
         with self._cache_lock:
             if self._cache is None:
-                self._cache = ResponseCache(Path(opt.cache_dir) if opt.cache_dir else self._report_dir(), opt.cache)
+                self._cache = ResponseCache(self.cache_folder, opt.cache, self.run.id if self.run else "")
             return self._cache
 
     def _report_dir(self) -> Path:
@@ -458,7 +557,7 @@ class GuitestState:
     def result_for(self, item: GuitestItem) -> dict[str, Any]:
         """Run ``item``'s case (and start the next few in the background); its result."""
         if self._prefetcher is None:
-            c = self.settings.concurrency
+            c = self.concurrency
             self._prefetcher = Prefetcher(c + min(c, SPARE_THREADS), window=LOOKAHEAD * c)
         if item.position is None:  # not among the session's items (a plugin ran it on its own): no lookahead
             return self._prefetcher.result(("item", item.nodeid), item.job)
@@ -528,9 +627,12 @@ class GuitestState:
     # -- the end -------------------------------------------------------------------------------
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._finish_work()
         if self.is_worker or self.model is None or self.config.option.collectonly:
             return
         incomplete = gate_failed = False
+        if not self.endpoint_stats:  # serial: this process asked the endpoints itself
+            self.endpoint_stats.append(self.model.endpoint_stats())
         for key in sorted(set(self.selected) | set(self.results)):
             report = self._build(key)
             self._compare_baseline(report)
@@ -539,11 +641,28 @@ class GuitestState:
             self.paths[key] = self._write(report, thumbnails)
             incomplete |= not report["complete"]
             gate_failed |= bool(report["gate"]["failures"])
+        if self.run is not None:
+            interrupted = session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+            cache_mod.close_run(self.cache_folder, self.run.id, complete=not incomplete and not interrupted and bool(self.reports))
         if session.exitstatus == 0:
             if incomplete:
                 session.exitstatus = INCOMPLETE_EXIT_CODE
             elif gate_failed:
                 session.exitstatus = self.config.option.gate_exit_code
+
+    def _finish_work(self) -> None:
+        """Let running cases end and commit the cache, before the session's end is reported: an xdist worker
+        says it has finished from inside this hook, and the controller may then end the process at any moment
+        (a commit left for pytest_unconfigure was lost under load). A worker also sends what its endpoints did."""
+        if self._finished:
+            return
+        self._finished = True
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+        if self._cache is not None:
+            self._cache.close()
+        if self.is_worker and self.model is not None:
+            self.config.workeroutput["guitest_endpoints"] = self.model.endpoint_stats()  # type: ignore[attr-defined]
 
     def _build(self, key: str) -> dict[str, Any]:
         results = self.results.get(key, [])
@@ -578,20 +697,60 @@ class GuitestState:
             run={
                 "data_root": str(self.data_root),
                 "data_root_source": self.data_root_source,
+                "data": describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source) if suite else None,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
                 "seconds": round(time.time() - self.started, 3),
                 "workers": getattr(self.config.option, "numprocesses", None) or 0,
-                "pytest_args": [a for a in self.config.invocation_params.args if "key" not in a.lower()],
+                "pytest_args": scrub_args(self.config.invocation_params.args),
                 "merged_into_report_of": merged_from,
-                "cache": {
-                    "mode": self.config.option.cache if self.model.cacheable else "not used (this model costs nothing)",  # type: ignore[union-attr]
-                    "attempts_answered_from_cache": sum(r.get("cached", 0) for r in results),
-                },
+                "cache": self._cache_record(results),
+                **self._endpoint_record(results),
             },
         )
         failures, notes = gate_mod.check(limits, report)
         report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
         return report
+
+    def _cache_record(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the report says of the cache: the mode, the file, this run (and the one it resumes), and how many
+        attempts and cases were answered from it, recorded when and by which runs."""
+        assert self.model is not None
+        if not self.model.cacheable:
+            return {"mode": "not used (this model costs nothing)", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
+        cached = [r for r in results if r.get("cached")]
+        record: dict[str, Any] = {
+            "mode": self.config.option.cache,
+            "path": str(self.cache_folder / FILENAME) if self.config.option.cache != "off" else None,
+            "run": self.run.id if self.run else None,
+            "resumes": self.run.resumes if self.run else None,
+            "attempts_answered_from_cache": sum(r.get("cached_attempts", 1) for r in cached),
+            "cases_answered_from_cache": len(cached),
+        }
+        if cached:
+            times = sorted(r["cached_recorded"] for r in cached if r.get("cached_recorded"))
+            record["recorded"] = {"first": times[0], "last": times[-1]} if times else None
+            record["recorded_by_runs"] = sorted({run for r in cached for run in r.get("cached_runs", ()) if run})
+        return record
+
+    def _endpoint_record(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+        """Per endpoint, the replies and failures every process saw, and the one that was unreachable (if any)."""
+        assert self.model is not None
+        merged: dict[str, dict[str, Any]] = {}
+        for stats in self.endpoint_stats:
+            for e in stats:
+                row = merged.setdefault(e["url"], {"url": e["url"], "replies": 0, "failures": 0, "down": None})
+                row["replies"] += e["replies"]
+                row["failures"] += e["failures"]
+                row["down"] = row["down"] or e["down"]
+        out: dict[str, Any] = {}
+        if merged:
+            out["endpoints"] = [merged[url] for url in sorted(merged)]
+        not_asked = [r["unreachable"] for r in results if r.get("unreachable")]
+        if not_asked:
+            out["unreachable"] = {**not_asked[0], "cases_not_asked": len(not_asked)}
+        if self.run is not None and self.model.identity():
+            out["served_model"] = self.model.identity()
+        return out
 
     def _compare_baseline(self, report: dict[str, Any]) -> None:
         """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
@@ -643,17 +802,22 @@ class GuitestState:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(page, "utf-8")
             written.append(path)
+        good = history.passed(report)
+        kept = history.keep([json_paths[0], md_paths[0], html_paths[0]], self._report_dir(), report["suite"]["name"], self.started, good, self.config.option.keep_runs)
+        folders = sorted({str(p.parent) for p in kept if p.parent != self._report_dir()})
+        self.kept[report["suite"]["path"]] = folders + ([f"{self._report_dir() / report['suite']['name']}.passed.*"] if good else [])
         return written
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         for key, report in self.reports.items():
             tr = terminalreporter
             tr.write_sep("=", f"guitest: {report['suite']['name']} ({key})")
-            cached = report["run"].get("cache", {}).get("attempts_answered_from_cache", 0)
-            tr.write_line(
-                f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases"
-                + (f" ({cached} answered from the response cache)" if cached else "")
-            )
+            tr.write_line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")
+            if report["run"].get("data"):
+                tr.write_line(f"data: {report['run']['data']}")
+            cached = report_mod.cache_sentence(report)
+            if cached:
+                tr.write_line(cached, yellow=True, bold=True)
             for line in report_mod.text_table(report):
                 tr.write_line(line)
             if not report["complete"]:
@@ -676,9 +840,9 @@ class GuitestState:
             for note in gate["notes"]:
                 tr.write_line(f"gate note: {note}", yellow=True)
             if gate["failures"]:
-                tr.write_line("GATE FAILED: " + "; ".join(gate["failures"]), red=True, bold=True)
+                tr.write_line("GATE FAILED: " + "; ".join(gate["failures"]) + (f" ({report_mod.cache_note(report)})" if cached else ""), red=True, bold=True)
             elif gate["passed"]:
-                tr.write_line("gate passed: " + _describe_limits(gate["thresholds"]), green=True)
+                tr.write_line("gate passed: " + _describe_limits(gate["thresholds"]) + (f" ({report_mod.cache_note(report)})" if cached else ""), green=True)
             for problem in report.get("schema_problems", []):
                 tr.write_line(f"guitest bug: the report does not match its schema: {problem}", red=True)
             if key in self.baseline_text:
@@ -686,12 +850,14 @@ class GuitestState:
                 for line in self.baseline_text[key].splitlines():
                     tr.write_line(line)
             tr.write_line("reports: " + ", ".join(str(p) for p in self.paths.get(key, [])))
+            if self.kept.get(key):
+                tr.write_line("kept: " + ", ".join(self.kept[key]) + " (each run's reports under runs/; *.passed.* is the last run that passed)")
 
     def close(self) -> None:
         if self._prefetcher is not None:
             self._prefetcher.close()
         if self._cache is not None:
-            self._cache.close()
+            self._cache.close()  # a second close only closes this thread's connection
         if self.model is not None:
             self.model.close()
 

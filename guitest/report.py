@@ -11,7 +11,10 @@ from . import __version__, schema
 from .metrics import aggregate, headline
 from .tasks import Task, task_named
 
-REPORT_FIELDS = ("id", "verdict", "tags", "instruction", "prediction", "response", "first_response", "error", "finish_reason", "truth", "size", "sent_size", "image", "notes", "attempts")
+REPORT_FIELDS = (
+    "id", "verdict", "tags", "instruction", "prediction", "response", "first_response", "error", "finish_reason",
+    "truth", "size", "sent_size", "image", "notes", "attempts", "cached", "cached_attempts", "cached_recorded",
+)
 
 _KEPT = frozenset(REPORT_FIELDS)
 
@@ -187,6 +190,31 @@ def headline_line(report: dict[str, Any]) -> str:
     return f"headline: {pct(h['accuracy'])}% micro (the suite's declared headline)" + (f"; macro over {h['over']} {pct(h['macro'])}%" if h.get("over") else "")
 
 
+def cache_sentence(report: dict[str, Any]) -> str | None:
+    """One sentence saying that (and how much of) the result came from the response cache, where and when those
+    replies were recorded; None when no reply came from it."""
+    cache = report["run"].get("cache") or {}
+    attempts = cache.get("attempts_answered_from_cache", 0)
+    if not attempts:
+        return None
+    recorded = cache.get("recorded") or {}
+    when = f", recorded {recorded['first']}" + (f" to {recorded['last']}" if recorded.get("last") != recorded.get("first") else "") if recorded else ""
+    runs = cache.get("recorded_by_runs") or []
+    by = f" by run {', '.join(runs)}" if runs else ""
+    return (
+        f"{cache.get('cases_answered_from_cache', attempts)} of {report['n_results']} case(s) answered from the response cache "
+        f"({attempts} attempt(s); --cache={cache.get('mode')}; {cache.get('path')}{when}{by}), not asked of the model in this run"
+    )
+
+
+def cache_note(report: dict[str, Any]) -> str:
+    """The short form for the gate's line: how many cases the cache answered, and from when."""
+    cache = report["run"].get("cache") or {}
+    recorded = cache.get("recorded") or {}
+    since = f" recorded from {recorded['first']}" if recorded else ""
+    return f"{cache.get('cases_answered_from_cache', 0)} of {report['n_results']} cases answered from the response cache{since}"
+
+
 def markdown(report: dict[str, Any]) -> str:
     """A Markdown summary: settings, the table, the gate, the data notes."""
     model = report["model"]
@@ -195,7 +223,15 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"- model: `{model['spec']}` ({model['adapter']}, answers in `{model['space']}` coordinates)",
         f"- results: {report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)"),
-        f"- guitest {report['guitest']}, data root `{report['run'].get('data_root', '')}`",
+        f"- guitest {report['guitest']}, data {report['run'].get('data') or '`' + str(report['run'].get('data_root', '')) + '`'}",
+    ]
+    cached = cache_sentence(report)
+    if cached:
+        out.append(f"- **{cached}**")
+    down = report["run"].get("unreachable")
+    if down:
+        out.append(f"- **endpoint {down.get('state', 'unreachable')}**: {down['url']} ({down['reason']}); {down['cases_not_asked']} case(s) not asked (errors): re-run them with `--lf`")
+    out += [
         "",
         "| " + " | ".join(_header(report)) + " |",
         "|" + "|".join("---" for _ in _header(report)) + "|",
@@ -211,7 +247,7 @@ def markdown(report: dict[str, Any]) -> str:
     gate = report["gate"]
     if gate.get("failures") or gate.get("passed") is not None:
         out += ["", "## Gate", ""]
-        out.append("passed" if gate.get("passed") else "FAILED: " + "; ".join(gate.get("failures", [])))
+        out.append(("passed" if gate.get("passed") else "FAILED: " + "; ".join(gate.get("failures", []))) + (f" ({cache_note(report)})" if cached else ""))
     if report["notes"]:
         out += ["", "## Notes", ""] + [f"- {k}: {v}" for k, v in report["notes"].items()]
     return "\n".join(out) + "\n"

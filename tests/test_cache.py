@@ -23,36 +23,150 @@ def report(pytester: pytest.Pytester) -> dict:
     return data
 
 
-@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_second_run_is_answered_from_the_cache(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+
+def chats(server: fakeserver.Server) -> int:
+    return len(server.requests())
+
+
+@MODES
+def test_a_fresh_run_asks_the_model_again(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    """The default (--cache=resume): replies are stored, but a new run asks the endpoint for every case."""
     write_suite(pytester.path / "suites" / "tiny")
-    x, y = center_norm("desktop", 0)
-    script = {"open the file menu": [{"content": f"Answer: [{x}, {y}]"}]}
-    with fakeserver.serve(tmp_path, script=script) as server:
+    with fakeserver.serve(tmp_path) as server:
         first = run(pytester, server.base_url, *mode)
-        calls = len(server.requests())
-        url = server.base_url
-    assert first.ret == 0, first.stdout.str()
-    assert calls == n_rows()
-    one = report(pytester)
-    assert one["run"]["cache"]["attempts_answered_from_cache"] == 0
-    with sqlite3.connect(pytester.path / "reports" / FILENAME) as db:
-        assert db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == n_rows()
-    # the endpoint is gone: every case must come from the cache, and the report is the same
-    second = run(pytester, url, *mode)
-    assert second.ret == 0, second.stdout.str()
+        assert first.ret == 0, first.stdout.str()
+        assert _stored(pytester.path / "reports") == n_rows()
+        second = run(pytester, server.base_url, *mode)
+        assert second.ret == 0, second.stdout.str()
+        assert chats(server) == 2 * n_rows()
+    second.stdout.fnmatch_lines(["*guitest cache: resume: a fresh run*every case asks the model*"])
+    assert "answered from the response cache" not in second.stdout.str()
     two = report(pytester)
-    assert two["run"]["cache"]["attempts_answered_from_cache"] == n_rows()
-    second.stdout.fnmatch_lines([f"*{n_rows()} answered from the response cache*"])
-    one.pop("run"), two.pop("run")
-    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
-    assert one["overall"]["hit"] == 1
+    assert two["run"]["cache"]["attempts_answered_from_cache"] == 0
+    assert not any(c.get("cached") for c in two["cases"])
+
+
+@MODES
+def test_cache_on_reuses_replies_of_the_same_endpoint_and_checkpoint_only(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    """--cache=on reuses earlier runs' replies, but never those of another endpoint, nor of another checkpoint
+    served under the same name on the same port (vLLM's root), and says so wherever the result is shown."""
+    write_suite(pytester.path / "suites" / "tiny", "gate:\n  accuracy: 0.1\n")
+    x, y = center_norm("desktop", 0)
+    right = {"open the file menu": [{"content": f"Answer: [{x}, {y}]"}]}
+    models = {"agent": "/ckpt/release-1"}
+    with fakeserver.serve(tmp_path, script=right, models=models) as a:
+        assert run(pytester, a.base_url, "--cache=on", *mode).ret == 0
+        assert chats(a) == n_rows()
+        again = run(pytester, a.base_url, "--cache=on", *mode)
+        assert again.ret == 0, again.stdout.str()
+        assert chats(a) == n_rows()  # nothing asked: the same endpoint, the same checkpoint
+        port = a.port
+    again.stdout.fnmatch_lines([
+        "*guitest cache: on: replies recorded by earlier runs*REUSED*",
+        f"*{n_rows()} of {n_rows()} case(s) answered from the response cache*recorded 20*",
+        f"gate passed: *({n_rows()} of {n_rows()} cases answered from the response cache recorded from 20*",
+    ])
+    cached = report(pytester)
+    assert cached["overall"]["hit"] == 1 and all(c["cached"] is True and c["cached_recorded"].startswith("20") for c in cached["cases"])
+    assert cached["run"]["cache"]["cases_answered_from_cache"] == n_rows()
+    assert "answered from the response cache" in (pytester.path / "reports" / "tiny.md").read_text()
+    assert "answered from the response cache" in (pytester.path / "reports" / "tiny.html").read_text()
+    # another server (another port) that answers wrong: asked, never answered from the first one's replies
+    with fakeserver.serve(tmp_path, models=models) as b:
+        other = run(pytester, b.base_url, "--cache=on", *mode)
+        assert chats(b) == n_rows()
+    assert report(pytester)["overall"]["hit"] == 0 and other.ret == 10  # the gate sees the wrong answers
+    # the same port and model name, another checkpoint behind it (the next release candidate)
+    with fakeserver.serve(tmp_path, port=port, models={"agent": "/ckpt/release-2"}) as c:
+        assert c.base_url == a.base_url
+        run(pytester, c.base_url, "--cache=on", *mode)
+        assert chats(c) == n_rows()
+    assert report(pytester)["overall"]["hit"] == 0
+    assert report(pytester)["run"]["served_model"]["served"] == [{"id": "agent", "root": "/ckpt/release-2"}]
+
+
+@MODES
+def test_an_incomplete_run_is_resumed_and_a_complete_one_is_not(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    """A run that stopped early (-x after an error) leaves cases without a result; the next run resumes it:
+    the replies it recorded are read back and only the rest is asked. The run after that is fresh again."""
+    write_suite(pytester.path / "suites" / "tiny")
+    script = {"close the dialog": [{"status": 400}]}
+    with fakeserver.serve(tmp_path, script=script) as server:
+        first = run(pytester, server.base_url, "-x", *mode)
+        assert first.ret in (1, 2)  # xdist reports a stop after -x as interrupted
+        assert not report(pytester)["complete"]
+        stored = _stored(pytester.path / "reports")  # every reply that came, also of cases started ahead of the stop
+        assert 1 <= stored < n_rows()
+        asked = chats(server)
+        second = run(pytester, server.base_url, *mode)
+        assert second.ret == 0, second.stdout.str()
+        assert chats(server) - asked == n_rows() - stored
+        second.stdout.fnmatch_lines(["*guitest cache: resume: this run resumes run *it ended with cases missing*"])
+        assert report(pytester)["run"]["cache"]["cases_answered_from_cache"] == stored
+        third = run(pytester, server.base_url, *mode)
+        assert third.ret == 0
+        assert chats(server) - asked == 2 * n_rows() - stored
+    third.stdout.fnmatch_lines(["*guitest cache: resume: a fresh run*"])
+
+
+@MODES
+def test_lf_resumes_the_run_and_asks_only_the_attempts_that_failed(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    """--repeats=2 where one case's second attempt errors: --lf re-runs that case, its first attempt is read back
+    from this run's replies and only the failed attempt is asked."""
+    write_suite(pytester.path / "suites" / "tiny")
+    script = {"close the dialog": [{}, {"status": 400}]}
+    with fakeserver.serve(tmp_path, script=script) as server:
+        first = pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", "--retries=0", "--timeout=2", "--repeats=2", *mode)
+        assert first.ret == 1
+        assert chats(server) == 2 * n_rows()
+        second = pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", "--retries=0", "--timeout=2", "--repeats=2", "--lf", *mode)
+        assert second.ret == 0, second.stdout.str()
+        assert chats(server) == 2 * n_rows() + 1
+    second.stdout.fnmatch_lines(["*this run resumes run *--lf*"])
+    merged = report(pytester)
+    assert merged["overall"]["error"] == 0 and merged["n_results"] == n_rows()
+    (case,) = [c for c in merged["cases"] if c.get("cached")]
+    assert case["instruction"] == "close the dialog" and case["cached_attempts"] == 1
+
+
+SLOW_FLUSH = """
+import time
+import guitest.cache
+
+_flush = guitest.cache.ResponseCache.flush
+
+
+def slow_flush(self):
+    if self._pending:  # the last commit of a worker takes longer than the 5 s xdist's controller gives a
+        time.sleep(6)  # finished worker before it interrupts it (what a loaded machine does to it)
+    _flush(self)
+
+
+guitest.cache.ResponseCache.flush = slow_flush
+"""
+
+
+def test_every_reply_is_committed_before_an_xdist_worker_reports_its_end(pytester: pytest.Pytester, tmp_path) -> None:
+    """A worker's last commit used to happen in pytest_unconfigure, after it had told the controller it was done;
+    the controller then ends the worker (execnet interrupts it after 5 s and kills it after 15 s), and on a
+    loaded machine the replies of the last batch were lost (2 of 6 stored). A commit slowed past those 5 s
+    reproduces it; every reply must be in the file."""
+    write_suite(pytester.path / "suites" / "tiny")
+    pytester.makeconftest(SLOW_FLUSH)
+    with fakeserver.serve(tmp_path) as server:
+        result = run(pytester, server.base_url, "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    assert _stored(pytester.path / "reports") == n_rows()
 
 
 def test_cache_modes(pytester: pytest.Pytester, tmp_path) -> None:
     write_suite(pytester.path / "suites" / "tiny")
     with fakeserver.serve(tmp_path) as server:
-        assert run(pytester, server.base_url, "--cache=off").ret == 0
+        off = run(pytester, server.base_url, "--cache=off")
+        assert off.ret == 0
+        off.stdout.fnmatch_lines(["guitest cache: off: every case asks the model"])
         assert not (pytester.path / "reports" / FILENAME).exists()
         assert run(pytester, server.base_url, "--cache=write").ret == 0
         assert run(pytester, server.base_url, "--cache=write").ret == 0  # write never reads: asks again
@@ -61,7 +175,7 @@ def test_cache_modes(pytester: pytest.Pytester, tmp_path) -> None:
         assert run(pytester, server.base_url, "--cache=read").ret == 0  # read answers from what is stored
         assert len(server.requests()) == 4 * n_rows()
     # another temperature is another key: nothing cached for it, and the endpoint is gone
-    result = run(pytester, server.base_url, "--temperature=0.7")
+    result = run(pytester, server.base_url, "--temperature=0.7", "--cache=on")
     assert result.ret == 1
     assert report(pytester)["overall"]["error"] == n_rows()
 
@@ -73,15 +187,22 @@ def test_baselines_bypass_the_cache(pytester: pytest.Pytester) -> None:
     assert report(pytester)["run"]["cache"]["mode"].startswith("not used")
 
 
+def reply(stored) -> tuple | None:
+    """A stored reply as ``(text, finish_reason)``."""
+    return None if stored is None else (stored.text, stored.finish_reason)
+
+
 def _hammer(folder: str) -> None:
     from pathlib import Path
 
     from guitest.cache import ResponseCache
 
+    from test_cache import reply
+
     cache = ResponseCache(Path(folder), "on")
     for i in range(30):
         cache.put(f"k{i}", "text", "stop", "m")
-        assert cache.get(f"k{i}") == ("text", "stop")
+        assert reply(cache.get(f"k{i}")) == ("text", "stop")
     cache.close()
 
 
@@ -114,7 +235,7 @@ def test_replies_are_committed_in_batches_and_at_close(tmp_path) -> None:
     for i in range(BATCH - 1):
         cache.put(f"k{i}", f"text {i}", "stop", "m")
     assert _stored(tmp_path) == 0  # not committed yet: the bounded loss of a killed run
-    assert cache.get("k3") == ("text 3", "stop")  # but this process answers from them already
+    assert reply(cache.get("k3")) == ("text 3", "stop")  # but this process answers from them already
     cache.put("k-last", "last", None, "m")  # the batch is full: one commit
     assert _stored(tmp_path) == BATCH
     cache.put("k-after", "after", "stop", "m")
@@ -122,7 +243,7 @@ def test_replies_are_committed_in_batches_and_at_close(tmp_path) -> None:
     cache.close()  # the end of the run commits the rest
     assert _stored(tmp_path) == BATCH + 1
     again = ResponseCache(tmp_path, "on")
-    assert again.get("k-after") == ("after", "stop") and again.get("k-last") == ("last", None)
+    assert reply(again.get("k-after")) == ("after", "stop") and reply(again.get("k-last")) == ("last", None)
     assert again.get("k-missing") is None
     again.close()
 
@@ -165,12 +286,12 @@ def test_keys_are_read_once_and_other_processes_later_replies_are_misses(tmp_pat
     writer.put("early", "one", "stop", "m")
     writer.close()
     reader = ResponseCache(tmp_path, "on")
-    assert reader.get("early") == ("one", "stop")  # reads the stored keys
+    assert reply(reader.get("early")) == ("one", "stop")  # reads the stored keys
     writer = ResponseCache(tmp_path, "on")
     writer.put("late", "two", "stop", "m")
     writer.close()
     assert reader.get("late") is None  # stored after the reader read the keys: asked again, never wrong
-    assert ResponseCache(tmp_path, "read").get("late") == ("two", "stop")
+    assert reply(ResponseCache(tmp_path, "read").get("late")) == ("two", "stop")
     reader.close()
 
 
@@ -190,3 +311,41 @@ def test_a_cache_that_cannot_be_written_never_fails_a_case(tmp_path, monkeypatch
         cache.put(f"k{i}", "text", "stop", "m")  # the last one commits the batch, which fails
     assert cache.write_errors == guitest.cache.BATCH
     cache.close()
+
+
+@MODES
+def test_an_empty_reply_is_an_error_never_cached_and_asked_again(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    """content null with finish_reason stop: an endpoint fault, so the case errors (--lf runs it again), and even
+    --cache=on never answers a later run from it."""
+    write_suite(pytester.path / "suites" / "tiny")
+    with fakeserver.serve(tmp_path, script={"*": [{"content": None}] * 50}) as broken:
+        first = run(pytester, broken.base_url, "--cache=on", *mode)
+    assert first.ret == 1
+    assert report(pytester)["overall"]["error"] == n_rows()
+    assert all("empty reply" in c["error"] for c in report(pytester)["cases"])
+    assert _stored(pytester.path / "reports") == 0
+    x, y = center_norm("desktop", 0)
+    with fakeserver.serve(tmp_path, script={"open the file menu": [{"content": f"Answer: [{x}, {y}]"}]}) as healthy:
+        second = run(pytester, healthy.base_url, "--cache=on", *mode)
+        assert chats(healthy) == n_rows()
+    assert second.ret == 0, second.stdout.str()
+    assert report(pytester)["overall"]["error"] == 0 and report(pytester)["overall"]["hit"] == 1
+
+
+def test_a_huge_reply_is_kept_bounded_in_reports_and_cache(pytester: pytest.Pytester, tmp_path) -> None:
+    """A 5 MB reply per case: reports and cache hold at most MAX_REPLY_CHARS per reply (its head and its tail, where
+    the answer is), each case notes the cut, and the answer at the end is still read."""
+    from guitest.case import MAX_REPLY_CHARS
+
+    write_suite(pytester.path / "suites" / "tiny")
+    x, y = center_norm("desktop", 0)
+    script = {"open the file menu": [{"pad": 5_000_000, "content": f"Answer: [{x}, {y}]"}], "*": [{"pad": 5_000_000}] * 10}
+    with fakeserver.serve(tmp_path, script=script) as server:
+        result = run(pytester, server.base_url, "--timeout=60")
+    assert result.ret == 0, result.stdout.str()
+    folder = pytester.path / "reports"
+    data = report(pytester)
+    assert data["overall"]["hit"] == 1 and data["notes"]["reply_cut"] == n_rows()
+    assert all(len(c["response"]) <= MAX_REPLY_CHARS + 100 and "reply_cut" in c["notes"] for c in data["cases"])
+    for name in ("tiny.json", "tiny.html", FILENAME):
+        assert (folder / name).stat().st_size < 2_000_000, name

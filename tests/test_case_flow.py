@@ -7,7 +7,7 @@ from typing import Any
 
 from PIL import Image
 
-from guitest.case import run_case
+from guitest.case import RunOptions, run_case
 from guitest.cache import ResponseCache
 from guitest.errors import ModelError
 from guitest.models.base import Blind, Case, Prompt, Reply, SentImage, Settings
@@ -84,13 +84,13 @@ def test_variants_are_cached_apart_and_a_rerun_asks_nothing(tmp_path: Path) -> N
     answers = {"say 0": "0", "say 1": "1", "say 2": "0"}
     cache = ResponseCache(tmp_path / "cache", "on")
     try:
-        first = run_case(sample(tmp_path), Scripted(answers), task=Echo(), cache=cache)
+        first = run_case(sample(tmp_path), Scripted(answers), task=Echo(), options=RunOptions(cache=cache))
         again_model = Scripted({})
-        again = run_case(sample(tmp_path), again_model, task=Echo(), cache=cache)
+        again = run_case(sample(tmp_path), again_model, task=Echo(), options=RunOptions(cache=cache))
     finally:
         cache.close()
     assert again_model.asked == []
-    assert again["verdict"] == first["verdict"] == MISS and again.get("cached") == 1
+    assert again["verdict"] == first["verdict"] == MISS and again.get("cached") is True
     assert [v["response"] for v in again["prediction"]["variants"]] == ["0", "1", "0"]
 
 
@@ -104,7 +104,7 @@ class Ruled(Echo):
 
 def test_a_decided_case_asks_nothing_and_repeats_carry_the_rule(tmp_path: Path) -> None:
     model = Scripted({})
-    result = run_case(sample(tmp_path), model, task=Ruled(), repeats=3)
+    result = run_case(sample(tmp_path), model, task=Ruled(), options=RunOptions(repeats=3))
     assert model.asked == []
     assert result["verdict"] == HIT and result["prediction"] == {"decided_by": "rule"}
     assert [a["verdict"] for a in result["attempts"]] == [HIT, HIT, HIT]
@@ -157,7 +157,7 @@ def test_the_request_slot_is_held_around_the_model_call_only(tmp_path: Path) -> 
 
     slot = threading.BoundedSemaphore(1)
     model = SlotWatcher({"say 0": "0", "say 1": "1", "say 2": "2"}, slot)
-    result = run_case(sample(tmp_path), model, task=Echo(), slot=slot)
+    result = run_case(sample(tmp_path), model, task=Echo(), options=RunOptions(slot=slot))
     assert result["verdict"] == HIT
     assert model.held == {"preprocess": [False], "generate": [True, True, True], "parse_response": [False, False, False]}
     assert slot.acquire(blocking=False)  # and given back

@@ -282,7 +282,7 @@ def test_inline_screenshots_and_tiny_payload_placeholders_in_the_trajectory_form
 def test_a_suite_prompt_file_replaces_the_instructions(tmp_path: Path) -> None:
     sample, task = ufo_sample(tmp_path, ["screen"])
     model = Scripted([reply("yes", "yes")])
-    run_case(sample, model, "Be strict. The request was: {instruction}. Answer in JSON.", task=task)
+    run_case(sample, model, task, "Be strict. The request was: {instruction}. Answer in JSON.")
     assert model.prompts[0].system == "Be strict. The request was: make the title bold. Answer in JSON."
 
 

@@ -278,7 +278,7 @@ def test_second_identical_run_is_answered_from_the_cache(pytester: pytest.Pytest
     write_suite(pytester.path / "suites" / "tiny")
     reports = []
     for _ in range(2):
-        result = pytester.runpytest_subprocess("suites/tiny", "--model=ocr", "-p", "no:cacheprovider")
+        result = pytester.runpytest_subprocess("suites/tiny", "--model=ocr", "--cache=on", "-p", "no:cacheprovider")
         assert result.ret == 0, result.stdout.str()
         report = json.loads((pytester.path / "reports" / "tiny.json").read_text())
         reports.append(report)
@@ -286,4 +286,5 @@ def test_second_identical_run_is_answered_from_the_cache(pytester: pytest.Pytest
     assert reports[1]["run"]["cache"]["attempts_answered_from_cache"] == n_rows()
     first, second = (dict(r) for r in reports)
     first.pop("run"), second.pop("run")
+    assert all(c.pop("cached") is True and c.pop("cached_recorded") for c in second["cases"])  # said per case
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)

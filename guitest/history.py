@@ -1,0 +1,65 @@
+"""Earlier runs' reports: each run's files are kept beside the latest, so a failed run never destroys the evidence
+of the last good one.
+
+In the report folder, ``<suite>.json|md|html`` are always the latest run's. Each run's files are also copied to
+``runs/<suite>/<started>/`` (the newest ``keep`` runs are kept), and a run that passed (every selected case has a
+result, none is an error, the gate, if any, is met) to ``<suite>.passed.json|md|html``, which a later failed run
+leaves in place (``guitest compare reports/<suite>.passed.json reports/<suite>.json``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+RUNS = "runs"
+PASSED = "passed"
+
+
+def passed(report: dict[str, Any]) -> bool:
+    """Whether a run counts as good evidence: complete, no case in error, and no gate failure."""
+    return bool(report["complete"]) and not report["overall"].get("error") and not report["gate"].get("failures")
+
+
+def run_folder(report_dir: Path, name: str, started: float) -> Path:
+    """The folder of this run's copies: ``runs/<suite>/<YYYYmmdd-HHMMSS>`` (``-2``, ``-3`` ... when taken)."""
+    base = report_dir / RUNS / name / time.strftime("%Y%m%d-%H%M%S", time.localtime(started))
+    folder, n = base, 1
+    while folder.exists():
+        n += 1
+        folder = base.with_name(f"{base.name}-{n}")
+    return folder
+
+
+def keep(files: list[Path], report_dir: Path, name: str, started: float, good: bool, keep_runs: int) -> list[Path]:
+    """Copy this run's report ``files`` (the latest, in ``report_dir``) into its run folder and, when ``good``,
+    over the last passed run's; remove the oldest run folders beyond ``keep_runs``. Returns the copies made."""
+    made: list[Path] = []
+    if keep_runs > 0:
+        folder = run_folder(report_dir, name, started)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ".guitest-run").touch()
+        for path in files:
+            made.append(_copy(path, folder / path.name))
+        _prune(report_dir / RUNS / name, keep_runs)
+    if good:
+        for path in files:
+            stem, ext = os.path.splitext(path.name)
+            made.append(_copy(path, report_dir / f"{stem}.{PASSED}{ext}"))
+    return made
+
+
+def _copy(source: Path, target: Path) -> Path:
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, target)  # a crash mid-copy never leaves half a file where the last good one was
+    return target
+
+
+def _prune(folder: Path, keep_runs: int) -> None:
+    runs = sorted((p for p in folder.iterdir() if (p / ".guitest-run").exists()), key=lambda p: p.name)
+    for old in runs[:-keep_runs]:
+        shutil.rmtree(old, ignore_errors=True)

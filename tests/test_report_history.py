@@ -1,0 +1,71 @@
+"""A failed run never destroys the last good report: every run's reports are kept, and the last passed one apart."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+import fakeserver
+from builders import center_norm, n_rows, write_suite
+from guitest import history
+from guitest.cli import main as guitest_main
+
+
+def _report(**over) -> dict:
+    base = {"complete": True, "overall": {"error": 0}, "gate": {"failures": []}}
+    base.update(over)
+    return base
+
+
+def test_what_counts_as_a_passed_run() -> None:
+    assert history.passed(_report())
+    assert not history.passed(_report(complete=False))
+    assert not history.passed(_report(overall={"error": 1}))
+    assert not history.passed(_report(gate={"failures": ["accuracy 0.1 < 0.5"]}))
+
+
+def test_runs_are_kept_and_pruned_to_the_newest(tmp_path: Path) -> None:
+    latest = tmp_path / "s.json"
+    for n in range(4):
+        latest.write_text(json.dumps({"n": n}))
+        history.keep([latest], tmp_path, "s", 1_796_000_000 + n, good=n == 1, keep_runs=2)
+    runs = sorted(p.name for p in (tmp_path / "runs" / "s").iterdir())
+    assert len(runs) == 2 and [json.loads((tmp_path / "runs" / "s" / r / "s.json").read_text())["n"] for r in runs] == [2, 3]
+    assert json.loads((tmp_path / "s.passed.json").read_text()) == {"n": 1}  # the last passed run, kept through later ones
+
+
+def test_two_runs_in_the_same_second_keep_two_folders(tmp_path: Path) -> None:
+    latest = tmp_path / "s.json"
+    latest.write_text("{}")
+    for _ in range(2):
+        history.keep([latest], tmp_path, "s", 1_796_000_000, good=False, keep_runs=5)
+    assert len(list((tmp_path / "runs" / "s").iterdir())) == 2
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_run_against_a_dead_endpoint_leaves_the_last_good_report(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    x, y = center_norm("desktop", 0)
+    reports = pytester.path / "reports"
+    with fakeserver.serve(tmp_path, script={"open the file menu": [{"content": f"Answer: [{x}, {y}]"}]}) as server:
+        good = pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", "-p", "no:cacheprovider", *mode)
+    assert good.ret == 0, good.stdout.str()
+    good_report = json.loads((reports / "tiny.json").read_text())
+    bad = pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url=http://127.0.0.1:{free_port()}/v1", "--retry-backoff=0.01", "-p", "no:cacheprovider", *mode)
+    assert bad.ret == 1
+    assert json.loads((reports / "tiny.json").read_text())["overall"]["error"] == n_rows()  # the latest is the failed run
+    for ext in ("json", "md", "html"):
+        assert (reports / f"tiny.passed.{ext}").exists()
+    assert json.loads((reports / "tiny.passed.json").read_text()) == good_report  # the last green evidence, unchanged
+    runs = sorted((reports / "runs" / "tiny").iterdir())
+    assert len(runs) == 2 and all({p.name for p in r.iterdir()} >= {"tiny.json", "tiny.md", "tiny.html"} for r in runs)
+    assert guitest_main(["compare", str(reports / "tiny.passed.json"), str(reports / "tiny.json")]) == 0  # comparable
