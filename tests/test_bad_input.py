@@ -361,3 +361,13 @@ def test_non_finite_bbox_is_rejected(tmp_path: Path, pro_suite) -> None:
     write_annotations(tmp_path, "a.json", text)
     message = read_error(pro_suite, tmp_path / "Pro")
     assert "a.json, row 0 (id b_0), field 'bbox[2]'" in message
+
+
+def test_a_row_with_several_bad_fields_counts_as_one_row(tmp_path: Path, pro_suite) -> None:
+    row = {k: v for k, v in pro_row(0).items() if k not in ("instruction", "img_filename")}
+    row.update(bbox=[1, 2], ui_type=7)
+    write_annotations(tmp_path, "a.json", [row, pro_row(1)])
+    message = read_error(pro_suite, tmp_path / "Pro")
+    problems = [line for line in message.splitlines()[1:] if line.strip()]
+    assert len(problems) == 4 and all("row 0" in p for p in problems)
+    assert "1 invalid annotation row(s) (4 problems)" in message

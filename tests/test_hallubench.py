@@ -512,3 +512,13 @@ def test_judges_never_raise_on_garbage(tmp_path: Path) -> None:
                 assert verdict in ("hit", "miss", "unparsed", "truncated")
                 verdict, _ = hallucination.judge(text, finish, probe_case, PROFILES[profile], (400, 300))
                 assert verdict in ("hit", "miss", "unparsed", "truncated", "refused")
+
+
+def test_no_scored_case_is_not_a_perfect_score() -> None:
+    """A parsing run in which no case was scored (all errors, or none selected) measured nothing: n/a, not 1.000."""
+    task = load_task("parsing")
+    errors = [{"id": "a", "verdict": "error", "tags": {}, "prediction": None, "response": None}]
+    for cases in ([], errors):
+        metrics = task.summarize(cases)
+        assert metrics["overall"]["precision"] is None and metrics["overall"]["f1"] is None
+        assert "P n/a  R n/a  F1 n/a" in task.summary_lines(metrics)[1]

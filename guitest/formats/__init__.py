@@ -12,6 +12,7 @@ import glob
 import importlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -189,4 +190,15 @@ def raise_problems(suite: Suite, data_dir: str, problems: list[str], what: str =
     head = problems[:MAX_PROBLEMS_SHOWN]
     more = len(problems) - len(head)
     tail = f"\n  ... and {more} more" if more else ""
-    raise SuiteError(f"{suite.path}: {len(problems)} {what} under {data_dir}; nothing was run:\n  " + "\n  ".join(head) + tail)
+    places = len({_place(p) for p in problems})  # a row with four bad fields is one row, with four problems
+    count = f"{places} {what}" + (f" ({len(problems)} problems)" if places != len(problems) else "")
+    raise SuiteError(f"{suite.path}: {count} under {data_dir}; nothing was run:\n  " + "\n  ".join(head) + tail)
+
+
+_PLACE = re.compile(r"^(.*?, (?:row|line) \d+(?: \(id [^)]*\))?)(?:,|:)")
+
+
+def _place(problem: str) -> str:
+    """The row (or line, or file) a problem message names: the start of the message that :func:`where` wrote."""
+    found = _PLACE.match(problem)
+    return found.group(1) if found else problem.split(": ", 1)[0]

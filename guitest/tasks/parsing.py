@@ -24,7 +24,7 @@ from .. import elements as el
 from ..answers.elements import find_list
 from ..errors import SuiteError
 from ..geometry import clip, from_original_pixels, guess_space, is_proper, to_original_pixels
-from ..models.base import Case, Prompt
+from ..exchange import Case, Prompt
 from ..profiles import Profile
 from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED
@@ -202,9 +202,9 @@ def _counts(case: dict[str, Any]) -> tuple[int, int, int, float, float | None, d
 
 
 def _group(rows: list[tuple[int, int, int, float, float | None, dict[str, list[int]]]]) -> dict[str, Any]:
-    """Micro P/R/F1 and mean similarity of a group of cases' counts."""
+    """Micro P/R/F1 and mean similarity of a group of cases' counts; with no case scored, nothing was measured (None, n/a)."""
     tp, fp, fn = (sum(r[k] for r in rows) for k in range(3))
-    precision, recall, f1 = el.prf(tp, fp, fn)
+    precision, recall, f1 = el.prf(tp, fp, fn) if rows else (None, None, None)
     sim = math.fsum(r[3] for r in rows)
     out: dict[str, Any] = {"samples": len(rows), "tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1, "similarity": sim / tp if tp else None}
     diff = [r[4] for r in rows if r[4] is not None]
