@@ -75,6 +75,14 @@ def test_the_screen_is_the_task_area_at_zoom_3(mw) -> None:
     assert Image.open(io.BytesIO(obs.screenshot)).size == (480, 630)
     assert rgb(obs.screenshot, 10, 10) == (255, 255, 0)  # the yellow instruction bar (CSS 0..50 px high)
     assert rgb(obs.screenshot, 470, 620) == (255, 255, 255)  # the white task area, not the grey page beside it
+    assert obs.text is None
+    mw.dom_text = True
+    try:
+        listed = mw.reset(task("click-test"), 0).text
+    finally:
+        mw.dom_text = False
+    left, top, width, height = mw.run_js("() => { const r = document.getElementById('subbtn').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
+    assert f"button 'Click Me!' at ({left * 3:.0f}, {top * 3:.0f}, {(left + width) * 3:.0f}, {(top + height) * 3:.0f})" in listed
 
 
 def test_clicks_are_mapped_back_from_screenshot_pixels(mw) -> None:

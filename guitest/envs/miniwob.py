@@ -50,6 +50,7 @@ START_JS = """seed => {
   clearTimeout(core.EP_TIMER);
   core.EP_TIMER = 'guitest: timer off';
   core.clearTimer();
+  return WOB_TASK_READY !== false;
 }"""
 READY_JS = "WOB_TASK_READY !== false"
 STATE_JS = """async frames => {
@@ -170,8 +171,8 @@ class MiniWobEnv:
             page.goto(url, wait_until="load")
             page.wait_for_function(LOADED_JS, timeout=10_000)
         page.mouse.move(*PARKED)
-        page.evaluate(START_JS, seed)
-        page.wait_for_function(READY_JS, timeout=10_000)
+        if not page.evaluate(START_JS, seed):
+            page.wait_for_function(READY_JS, timeout=10_000)
         state = self._settled_state(page)
         return screenshot(page, self.area), state, self._dom(page)
 

@@ -335,22 +335,29 @@ class _Timer:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
-        self.env = 0.0
-        self.policy = 0.0
+        self.spent = {"env": 0.0, "policy": 0.0}
+
+    @property
+    def env(self) -> float:
+        return self.spent["env"]
+
+    @property
+    def policy(self) -> float:
+        return self.spent["policy"]
+
+    def timed(self, bucket: str, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+        """``(fn(*args), seconds)``, the seconds added to ``bucket`` even when ``fn`` raises."""
+        start = self.clock()
+        try:
+            return fn(*args), self.clock() - start
+        finally:
+            self.spent[bucket] += self.clock() - start
 
     def env_timed(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
-        start = self.clock()
-        try:
-            return fn(*args), self.clock() - start
-        finally:
-            self.env += self.clock() - start
+        return self.timed("env", fn, *args)
 
     def env_call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return self.env_timed(fn, *args)[0]
+        return self.timed("env", fn, *args)[0]
 
     def policy_call(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
-        start = self.clock()
-        try:
-            return fn(*args), self.clock() - start
-        finally:
-            self.policy += self.clock() - start
+        return self.timed("policy", fn, *args)

@@ -152,15 +152,17 @@ def number(value: Any) -> float | None:
 def point_of(value: Any) -> Point | None:
     """A point from a box string (``'(x,y)'``, ``'<|box_start|>(x,y)<|box_end|>'``, ``'<point>x y</point>'``,
     ``'[x1, y1, x2, y2]'``: its centre) or a list of 2 or 4 numbers; None otherwise."""
+    values: list[float]
     if isinstance(value, (list, tuple)):
-        values = [number(v) for v in value]
-        if any(v is None for v in values):
+        read = [number(v) for v in value]
+        if any(v is None for v in read):
             return None
+        values = [v for v in read if v is not None]
     elif isinstance(value, str):
         values = numbers(value[:2000])
     else:
         return None
-    found = from_numbers([v for v in values if v is not None])
+    found = from_numbers(values)
     if found is None or not (math.isfinite(found.x) and math.isfinite(found.y)):
         return None
     return (found.x, found.y)
@@ -203,3 +205,11 @@ def quote(text: str) -> str:
     import json
 
     return json.dumps(text, ensure_ascii=False)
+
+
+def direction(scroll: tuple[float, float]) -> str:
+    """The word for a scroll's direction (``down`` for positive dy, ``right`` for positive dx with no dy)."""
+    dx, dy = scroll
+    if dy:
+        return "down" if dy > 0 else "up"
+    return "right" if dx > 0 else "left"

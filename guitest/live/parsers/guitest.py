@@ -25,7 +25,7 @@ import re
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo
 from . import MAX_REPLY, Parsed
-from .calls import Call, find_calls, fmt, number, pick, quote, region
+from .calls import Call, direction, find_calls, fmt, number, pick, quote, region
 
 NAMES = re.compile(r"click|double_click|right_click|move|drag|scroll|type|key|wait|done|fail")
 SPACE = "normalized"
@@ -88,11 +88,11 @@ def _scroll(call: Call) -> Action | None:
     if len(args) >= 2 and number(args[0]) is not None and number(args[1]) is not None:
         point = (number(args[0]), number(args[1]))
         args = args[2:]
-    direction = args[0] if args else call.kwargs.get("direction")
+    word = args[0] if args else call.kwargs.get("direction")
     amount = number(args[1]) if len(args) > 1 else number(call.kwargs.get("amount", DEFAULT_NOTCHES))
-    if not isinstance(direction, str) or direction.lower() not in DIRECTIONS or amount is None:
+    if not isinstance(word, str) or word.lower() not in DIRECTIONS or amount is None:
         return None
-    dx, dy = DIRECTIONS[direction.lower()]
+    dx, dy = DIRECTIONS[word.lower()]
     return Action(SCROLL, point=point, scroll=(dx * amount, dy * amount), space=SPACE if point else None)  # type: ignore[arg-type]
 
 
@@ -108,9 +108,8 @@ def render(action: Action, decimals: int = 4) -> str:
         body = f"drag({p(action.point)}, {p(action.end)})"
     elif kind == SCROLL:
         dx, dy = action.scroll
-        direction = ("down" if dy > 0 else "up") if dy else ("right" if dx > 0 else "left")
-        amount = fmt(abs(dy or dx), 2)
-        body = f"scroll({p(action.point)}, {quote(direction)}, {amount})" if action.point else f"scroll({quote(direction)}, {amount})"
+        where = f"{p(action.point)}, " if action.point else ""
+        body = f"scroll({where}{quote(direction(action.scroll))}, {fmt(abs(dy or dx), 2)})"
     elif kind == TYPE:
         body = f"type({quote(action.text)})"
     elif kind == KEY:

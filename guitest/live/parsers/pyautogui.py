@@ -22,6 +22,7 @@ from .calls import Call, find_calls, fmt, number, quote
 
 NAMES = re.compile(r"(?:pyautogui\.)?(?:click|leftClick|doubleClick|rightClick|middleClick|tripleClick|moveTo|dragTo|write|typewrite|press|hotkey|scroll|vscroll|hscroll|moveRel|move|drag|dragRel|mouseDown|mouseUp|keyDown|keyUp)")
 BARE = re.compile(r"^[ \t`]*(WAIT|DONE|FAIL)[ \t`.]*$", re.MULTILINE)
+RENDERED = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MOVE: "moveTo"}
 CLICKS = {"click": CLICK, "leftClick": CLICK, "doubleClick": DOUBLE_CLICK, "rightClick": RIGHT_CLICK, "middleClick": CLICK, "tripleClick": DOUBLE_CLICK, "moveTo": MOVE}
 
 
@@ -82,7 +83,8 @@ def _action(call: Call) -> tuple[Action | None, tuple[str, ...]]:
         point, ok = _point(call)
         if not ok:
             return None, ("coordinates_not_numbers",)
-        kind, notes = CLICKS[name], ()
+        kind = CLICKS[name]
+        notes: tuple[str, ...] = ()
         if name == "click":
             clicks = number(call.kwargs.get("clicks", 1)) or 1
             button = call.kwargs.get("button", "left")
@@ -126,13 +128,13 @@ def _action(call: Call) -> tuple[Action | None, tuple[str, ...]]:
             keys = tuple(normalize(k) for k in call.args[0] if isinstance(k, str) and k)
         return (Action(KEY, keys=keys), ()) if keys else (None, ("no_key",))
     if name in ("scroll", "vscroll", "hscroll"):
-        clicks = number(call.args[0]) if call.args else number(call.kwargs.get("clicks"))
-        if clicks is None:
+        amount = number(call.args[0]) if call.args else number(call.kwargs.get("clicks"))
+        if amount is None:
             return None, ("no_amount",)
         x = number(call.args[1]) if len(call.args) > 1 else number(call.kwargs.get("x"))
         y = number(call.args[2]) if len(call.args) > 2 else number(call.kwargs.get("y"))
         point = (x, y) if x is not None and y is not None else None
-        delta = (clicks, 0.0) if name == "hscroll" else (0.0, -clicks)
+        delta = (amount, 0.0) if name == "hscroll" else (0.0, -amount)
         return Action(SCROLL, point=point, scroll=delta), ()
     return None, (f"{name}_not_read",)
 
@@ -147,14 +149,8 @@ def render(action: Action, decimals: int = 4) -> str:
         return kind.upper()
     if kind == WAIT:
         return "WAIT"
-    if kind == CLICK:
-        code = f"pyautogui.click({xy(action.point)})"
-    elif kind == DOUBLE_CLICK:
-        code = f"pyautogui.doubleClick({xy(action.point)})"
-    elif kind == RIGHT_CLICK:
-        code = f"pyautogui.rightClick({xy(action.point)})"
-    elif kind == MOVE:
-        code = f"pyautogui.moveTo({xy(action.point)})"
+    if kind in RENDERED:
+        code = f"pyautogui.{RENDERED[kind]}({xy(action.point)})"
     elif kind == DRAG:
         code = (f"pyautogui.moveTo({xy(action.point)})\n" if action.point else "") + f"pyautogui.dragTo({xy(action.end)})"
     elif kind == SCROLL:

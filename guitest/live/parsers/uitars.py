@@ -17,7 +17,7 @@ import re
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo
 from . import MAX_REPLY, Parsed
-from .calls import Call, find_calls, fmt, pick, point_of, region
+from .calls import Call, direction, find_calls, fmt, pick, point_of, region
 
 NAMES = re.compile(r"click|left_single|left_double|right_single|hover|drag|select|hotkey|press|type|scroll|wait|finished|call_user")
 CLICKS = {"click": CLICK, "left_single": CLICK, "left_double": DOUBLE_CLICK, "right_single": RIGHT_CLICK, "hover": MOVE}
@@ -95,9 +95,8 @@ def render(action: Action, decimals: int = 1) -> str:
     elif kind == DRAG:
         body = f"drag(start_box={box(action.point)}, end_box={box(action.end)})"
     elif kind == SCROLL:
-        dx, dy = action.scroll
-        direction = ("down" if dy > 0 else "up") if dy else ("right" if dx > 0 else "left")
-        body = f"scroll(start_box={box(action.point)}, direction='{direction}')" if action.point else f"scroll(direction='{direction}')"
+        where = f"start_box={box(action.point)}, " if action.point else ""
+        body = f"scroll({where}direction='{direction(action.scroll)}')"
     elif kind == TYPE:
         body = f"type(content={_py(action.text)})"
     elif kind == KEY:
