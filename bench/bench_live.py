@@ -1,6 +1,7 @@
 """How fast live MiniWoB++ tasks run in the browser: the environment's overhead per step, and scripted episodes per second.
 
     python bench/bench_live.py [--steps 60] [--seeds 5] [--processes 1 2] [--tasks click-button enter-text ...]
+                               [--convention guitest --space normalized] [--no-overhead]
 
 Part 1, overhead per step at zoom 3 (the 160x210 task area as a 480x630 screenshot), on a reused
 page of ``click-test``: medians over ``--steps`` of
@@ -13,8 +14,8 @@ page of ``click-test``: medians over ``--steps`` of
 - ``reset``: ``env.reset(task, seed)`` on the reused page (a new episode, the timer switched off).
 
 Part 2, the ``oracle`` baseline over its MiniWoB++ subset (every task of
-:data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) with guitest's own reply format
-(render, parse, map, act), one process per ``--processes`` value: episodes per second (wall time from
+:data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) speaking ``--convention`` in
+``--space`` (render, parse, map, act; default guitest's own format), one process per ``--processes`` value: episodes per second (wall time from
 the first reset to the last evaluation, browser start-up excluded), steps per second, and the success
 rate per task, which must be 1.0 everywhere (the check of the whole path). Runs with 2 processes
 split the episodes evenly, each process with its own browser, as ``pytest -n 2`` would.
@@ -66,10 +67,10 @@ def overhead(steps: int) -> dict[str, float]:
     return out
 
 
-def _episodes(jobs: list[tuple[str, int]], queue: Any) -> None:
+def _episodes(jobs: list[tuple[str, int]], queue: Any, convention: str, space: str) -> None:
     """Run the oracle over ``jobs`` in this process; put (seconds, steps, [(task, seed, success, score)])."""
     env = envs.open_env("miniwob", {"zoom": 3})
-    policy = OraclePolicy(env)
+    policy = OraclePolicy(env, convention, space)
     results = []
     steps = 0
     start = time.perf_counter()
@@ -83,13 +84,13 @@ def _episodes(jobs: list[tuple[str, int]], queue: Any) -> None:
     queue.put((seconds, steps, results))
 
 
-def throughput(tasks: list[str], seeds: int, processes: int) -> dict[str, Any]:
+def throughput(tasks: list[str], seeds: int, processes: int, convention: str = "guitest", space: str = "normalized") -> dict[str, Any]:
     """Part 2 with ``processes`` processes: episodes and steps per second, failures."""
     jobs = [(t, s) for t in tasks for s in range(seeds)]
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     shares = [jobs[i::processes] for i in range(processes)]
-    workers = [ctx.Process(target=_episodes, args=(share, queue)) for share in shares]
+    workers = [ctx.Process(target=_episodes, args=(share, queue, convention, space)) for share in shares]
     for w in workers:
         w.start()
     parts = [queue.get() for _ in workers]
@@ -120,16 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per task for the oracle run")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--tasks", nargs="+", default=list(SOLVED))
+    parser.add_argument("--convention", default="guitest", help="the oracle's reply convention (guitest, uitars, computer_use, pyautogui)")
+    parser.add_argument("--space", default="normalized", help="its coordinate space (normalized, grid1000, pixel_sent)")
+    parser.add_argument("--no-overhead", action="store_true", help="skip part 1")
     args = parser.parse_args(argv)
 
-    print(f"overhead per step at zoom 3, medians of {args.steps}:")
-    for name, ms in overhead(args.steps).items():
-        print(f"  {name:12s} {ms:7.1f} ms")
+    if not args.no_overhead:
+        print(f"overhead per step at zoom 3, medians of {args.steps}:")
+        for name, ms in overhead(args.steps).items():
+            print(f"  {name:12s} {ms:7.1f} ms")
     ok = True
     for processes in args.processes:
-        r = throughput(args.tasks, args.seeds, processes)
+        r = throughput(args.tasks, args.seeds, processes, args.convention, args.space)
         print(
-            f"oracle, {r['processes']} process(es): {r['episodes']} episodes, {r['steps']} steps in {r['seconds']:.1f} s: "
+            f"oracle ({args.convention}, {args.space}), {r['processes']} process(es): {r['episodes']} episodes, {r['steps']} steps in {r['seconds']:.1f} s: "
             f"{r['episodes_per_second']:.2f} episodes/s, {r['steps_per_second']:.2f} steps/s, success {r['success_rate']:.3f}"
         )
         for name, seed, score in r["failed"]:

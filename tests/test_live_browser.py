@@ -155,7 +155,8 @@ def test_random_policy_is_reproducible(mw) -> None:
 
 
 def test_two_episodes_at_once_in_two_contexts(mw) -> None:
-    second = envs.open_env("miniwob", {"zoom": 3})
+    second = envs.open_env("miniwob", {"zoom": 3, "serve": "http"})  # the second over a 127.0.0.1 server, the first over file://
+    assert second.base.startswith("http://127.0.0.1:") and mw.base.startswith("file://")
     results: dict[str, bool] = {}
 
     def run(env, name: str) -> None:
@@ -246,3 +247,18 @@ def test_a_suite_server_command(tmp_path: Path) -> None:
         env.close()
         envs.shutdown()
     assert episode.success and episode.end == "done" and episode.screen_size == (300, 200)
+
+
+def test_a_crashed_browser_is_replaced(tmp_path: Path) -> None:
+    _require()
+    from guitest.envs import browser
+
+    old = browser.host({})
+    old.call(lambda: old.browser.close())  # as if the browser process died
+    env = envs.open_env("miniwob", {"zoom": 1})
+    try:
+        assert env.browser.host is not old and not old.alive
+        assert env.reset(task("click-test"), 0).size == (160, 210)
+    finally:
+        env.close()
+        envs.shutdown()

@@ -110,14 +110,28 @@ class BrowserHost:
                     future.set_result(fn(*args))
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                     future.set_exception(exc)
+        while not self._queue.empty():  # commands that arrived while stopping are answered, not left waiting
+            item = self._queue.get_nowait()
+            if item is not None and item[2].set_running_or_notify_cancel():
+                item[2].set_exception(EnvFailure("the browser was stopped"))
         try:
             self.browser.close()
+        except Exception:  # noqa: BLE001 - a crashed browser cannot be closed; Playwright still stops
+            pass
         finally:
             playwright.stop()
 
     @property
     def alive(self) -> bool:
+        """Whether the browser thread runs (the browser itself may still have crashed: :meth:`connected`)."""
         return self._thread.is_alive()
+
+    def connected(self) -> bool:
+        """Whether the browser process still answers."""
+        try:
+            return bool(self.call(lambda: self.browser.is_connected(), timeout=10))
+        except EnvFailure:
+            return False
 
     def call(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
         """``fn(*args)`` run on the browser thread; a Playwright error or a timeout becomes an EnvFailure."""
@@ -149,6 +163,8 @@ def host(options: dict[str, Any] | None = None) -> BrowserHost:
     key = (executable(options), bool((options or {}).get("headless", True)))
     with _hosts_lock:
         running = _hosts.get(key)
+        if running is not None and running.alive and not running.connected():
+            running.stop()  # the browser crashed or was killed: start a new one
         if running is None or not running.alive:
             running = _hosts[key] = BrowserHost(*key)
         return running

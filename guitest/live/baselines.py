@@ -56,21 +56,26 @@ def oracle_reason(task: TaskSpec) -> str | None:
     return f"the oracle has no scripted solutions for environment backend {task.env!r}"
 
 
+def action_line(reply: str) -> str:
+    """A rendered reply without its wrapping (code fences, ``<tool_call>`` tags, UI-TARS's thought): the history line."""
+    lines = [ln.strip() for ln in reply.splitlines() if ln.strip() and not ln.startswith(("```", "<tool_call>", "</tool_call>", "Thought:"))]
+    return " ".join(lines) or reply.strip()
+
+
 class _Speaker:
     """Says an action (screen pixels) in a convention and reads it back, as a model's reply is read."""
 
     def __init__(self, convention: str, space: str, decimals: int | None) -> None:
         self.convention = convention
         self.space = "normalized" if convention == "guitest" else space  # guitest's format is normalized by definition
-        self.decimals = decimals if decimals is not None else (4 if self.space == "normalized" else 1)
+        self.decimals = decimals if decimals is not None else (6 if self.space == "normalized" else 1)  # as the generic profile writes
 
     def say(self, action: Action, step: StepInput, notes: tuple[str, ...] = ()) -> Decision:
         size = step.observation.size
         reply = render(self.convention, from_screen(action, self.space, size, size), self.decimals)
         parsed = read(self.convention, reply)
         mapped = to_screen(parsed.action, self.space, size, size) if parsed.action is not None else None
-        line = next((ln for ln in reversed(reply.splitlines()) if ln.strip() and not ln.startswith("```")), reply)
-        return Decision(reply=reply, action=mapped, text=line.strip(), notes=notes + parsed.notes)
+        return Decision(reply=reply, action=mapped, text=action_line(reply), notes=notes + parsed.notes)
 
 
 class OraclePolicy:

@@ -89,24 +89,23 @@ def render(action: Action, decimals: int = 1) -> str:
         return f"'({fmt(point[0], decimals)},{fmt(point[1], decimals)})'" if point else "''"
 
     kind = action.kind
-    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE):
-        name = {CLICK: "click", DOUBLE_CLICK: "left_double", RIGHT_CLICK: "right_single", MOVE: "hover"}[kind]
-        body = f"{name}(start_box={box(action.point)})"
+    worded = {
+        TYPE: f"type(content={_py(action.text)})",
+        KEY: f"hotkey(key={_py(' '.join(action.keys))})",
+        WAIT: "wait()",
+        DONE: f"finished(content={_py(action.text)})",
+        FAIL: "call_user()",
+    }
+    if kind in worded:
+        body = worded[kind]
     elif kind == DRAG:
         body = f"drag(start_box={box(action.point)}, end_box={box(action.end)})"
     elif kind == SCROLL:
         where = f"start_box={box(action.point)}, " if action.point else ""
         body = f"scroll({where}direction='{direction(action.scroll)}')"
-    elif kind == TYPE:
-        body = f"type(content={_py(action.text)})"
-    elif kind == KEY:
-        body = f"hotkey(key={_py(' '.join(action.keys))})"
-    elif kind == WAIT:
-        body = "wait()"
-    elif kind == DONE:
-        body = f"finished(content={_py(action.text)})"
     else:
-        body = "call_user()"
+        name = {CLICK: "click", DOUBLE_CLICK: "left_double", RIGHT_CLICK: "right_single", MOVE: "hover"}[kind]
+        body = f"{name}(start_box={box(action.point)})"
     return f"Thought: {kind.replace('_', ' ')}.\nAction: {body}"
 
 
