@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..geometry import Point, to_original_pixels
+from ..geometry import Point, from_original_pixels, to_original_pixels
 
 CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG, SCROLL, TYPE, KEY, WAIT, DONE, FAIL = (
     "click", "double_click", "right_click", "move", "drag", "scroll", "type", "key", "wait", "done", "fail",
@@ -26,7 +26,8 @@ POINTED = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG)
 class Action:
     """One agent action.
 
-    ``point`` (and ``end`` for a drag): in ``space``: None while it is the reply's numbers in the
+    ``point`` (and ``end`` for a drag): None for a click, scroll or drag that starts where the pointer
+    is (``pyautogui.click()``, Qwen's ``left_click_drag``); in ``space``: None while it is the reply's numbers in the
     profile's declared space; a parser that knows better names it (``normalized``, ``grid1000``,
     ``pixel_sent``, ``pixel_original``); ``screen`` once mapped by :func:`to_screen` (pixels of the
     screenshot shown, what an environment takes).
@@ -83,3 +84,13 @@ def to_screen(action: Action, space: str, sent_size: tuple[int, int], screen_siz
         return None if p is None else to_original_pixels(p, own, sent_size, screen_size)
 
     return replace(action, point=mapped(action.point), end=mapped(action.end), space="screen")
+
+
+def from_screen(action: Action, space: str, sent_size: tuple[int, int], screen_size: tuple[int, int]) -> Action:
+    """The inverse of :func:`to_screen`: ``action`` (points in screenshot pixels) with its points in ``space``,
+    as a reply in that space would write them (what baselines and test policies render)."""
+
+    def mapped(p: Point | None) -> Point | None:
+        return None if p is None else from_original_pixels(p, space, sent_size, screen_size)
+
+    return replace(action, point=mapped(action.point), end=mapped(action.end), space=space)

@@ -39,6 +39,15 @@ class TaskSpec:
     instruction: str = ""
     config: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The task as plain builtins (what a :class:`~guitest.sample.Sample` carries in ``data["task"]``)."""
+        return {"env": self.env, "name": self.name, "instruction": self.instruction, "config": dict(self.config)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TaskSpec":
+        """A task from :meth:`to_dict`'s builtins."""
+        return cls(env=data["env"], name=data["name"], instruction=data.get("instruction", ""), config=dict(data.get("config") or {}))
+
 
 @dataclass(frozen=True)
 class Observation:

@@ -1,0 +1,148 @@
+"""How fast live MiniWoB++ tasks run in the browser: the environment's overhead per step, and scripted episodes per second.
+
+    python bench/bench_live.py [--steps 60] [--seeds 5] [--processes 1 2] [--tasks click-button enter-text ...]
+                               [--convention guitest --space normalized] [--no-overhead]
+
+Part 1, overhead per step at zoom 3 (the 160x210 task area as a 480x630 screenshot), on a reused
+page of ``click-test``: medians over ``--steps`` of
+
+- ``screenshot``: the PNG of the task area alone;
+- ``click``: a click on empty space (the episode goes on);
+- ``reward read``: the task's state (done, raw reward, utterance) after one animation frame;
+- ``step``: a whole ``env.step(click)`` as the loop sees it (click, settle, state, screenshot), from
+  the calling thread through the browser thread and back;
+- ``reset``: ``env.reset(task, seed)`` on the reused page (a new episode, the timer switched off).
+
+Part 2, the ``oracle`` baseline over its MiniWoB++ subset (every task of
+:data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) speaking ``--convention`` in
+``--space`` (render, parse, map, act; default guitest's own format), one process per ``--processes`` value: episodes per second (wall time from
+the first reset to the last evaluation, browser start-up excluded), steps per second, and the success
+rate per task, which must be 1.0 everywhere (the check of the whole path). Runs with 2 processes
+split the episodes evenly, each process with its own browser, as ``pytest -n 2`` would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+from guitest import envs
+from guitest.envs.browser import screenshot
+from guitest.envs.miniwob import STATE_JS
+from guitest.live.actions import Action
+from guitest.live.baselines import OraclePolicy
+from guitest.live.loop import run_episode
+from guitest.live.oracle_miniwob import SOLVED
+from guitest.live.protocol import TaskSpec
+
+
+def median_ms(fn: Callable[[], Any], n: int) -> float:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def overhead(steps: int) -> dict[str, float]:
+    """Part 1's medians in milliseconds."""
+    env = envs.open_env("miniwob", {"zoom": 3})
+    task = TaskSpec("miniwob", "click-test")
+    env.reset(task, 0)
+    blank = Action("click", point=(470.0, 620.0), space="screen")  # bottom-right corner: empty white task area
+    out = {
+        "screenshot": median_ms(lambda: env.browser.run(lambda page: screenshot(page, env.area)), steps),
+        "click": median_ms(lambda: env.browser.run(lambda page: page.mouse.click(156, 206)), steps),
+        "reward read": median_ms(lambda: env.browser.run(lambda page: page.evaluate(STATE_JS, 1)), steps),
+        "step": median_ms(lambda: env.step(blank), steps),
+        "reset": median_ms(lambda: env.reset(task, 0), steps),
+    }
+    env.close()
+    envs.shutdown()
+    return out
+
+
+def _episodes(jobs: list[tuple[str, int]], queue: Any, convention: str, space: str) -> None:
+    """Run the oracle over ``jobs`` in this process; put (seconds, steps, [(task, seed, success, score)])."""
+    env = envs.open_env("miniwob", {"zoom": 3})
+    policy = OraclePolicy(env, convention, space)
+    results = []
+    steps = 0
+    start = time.perf_counter()
+    for name, seed in jobs:
+        episode = run_episode(env, TaskSpec("miniwob", name), seed, policy, 15)
+        steps += len(episode.steps)
+        results.append((name, seed, episode.success, episode.score))
+    seconds = time.perf_counter() - start
+    env.close()
+    envs.shutdown()
+    queue.put((seconds, steps, results))
+
+
+def throughput(tasks: list[str], seeds: int, processes: int, convention: str = "guitest", space: str = "normalized") -> dict[str, Any]:
+    """Part 2 with ``processes`` processes: episodes and steps per second, failures."""
+    jobs = [(t, s) for t in tasks for s in range(seeds)]
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    shares = [jobs[i::processes] for i in range(processes)]
+    workers = [ctx.Process(target=_episodes, args=(share, queue, convention, space)) for share in shares]
+    for w in workers:
+        w.start()
+    parts = [queue.get() for _ in workers]
+    for w in workers:
+        w.join()
+    wall = max(p[0] for p in parts)
+    steps = sum(p[1] for p in parts)
+    results = [r for p in parts for r in p[2]]
+    by_task: dict[str, list[bool]] = {}
+    for name, _, success, _ in results:
+        by_task.setdefault(name, []).append(success)
+    return {
+        "processes": processes,
+        "episodes": len(results),
+        "steps": steps,
+        "seconds": wall,
+        "episodes_per_second": len(results) / wall,
+        "steps_per_second": steps / wall,
+        "success_rate": sum(s for _, _, s, _ in results) / len(results),
+        "failed": [(n, s, score) for n, s, ok, score in results if not ok],
+        "per_task": {t: sum(v) / len(v) for t, v in sorted(by_task.items())},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=60, help="samples per overhead median")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds per task for the oracle run")
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--tasks", nargs="+", default=list(SOLVED))
+    parser.add_argument("--convention", default="guitest", help="the oracle's reply convention (guitest, uitars, computer_use, pyautogui)")
+    parser.add_argument("--space", default="normalized", help="its coordinate space (normalized, grid1000, pixel_sent)")
+    parser.add_argument("--no-overhead", action="store_true", help="skip part 1")
+    args = parser.parse_args(argv)
+
+    if not args.no_overhead:
+        print(f"overhead per step at zoom 3, medians of {args.steps}:")
+        for name, ms in overhead(args.steps).items():
+            print(f"  {name:12s} {ms:7.1f} ms")
+    ok = True
+    for processes in args.processes:
+        r = throughput(args.tasks, args.seeds, processes, args.convention, args.space)
+        print(
+            f"oracle ({args.convention}, {args.space}), {r['processes']} process(es): {r['episodes']} episodes, {r['steps']} steps in {r['seconds']:.1f} s: "
+            f"{r['episodes_per_second']:.2f} episodes/s, {r['steps_per_second']:.2f} steps/s, success {r['success_rate']:.3f}"
+        )
+        for name, seed, score in r["failed"]:
+            print(f"  FAILED {name} seed {seed}: raw reward {score}")
+        ok = ok and not r["failed"]
+    print(f"tasks: {len(args.tasks)} ({', '.join(args.tasks)})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""The browser backends' shared part: one headless Chromium per process on a thread of its own, driven by Playwright.
+
+Threading: Playwright's sync API is bound to the thread that started it, and guitest runs cases in a
+thread pool. So each process has one :class:`BrowserHost`: a dedicated thread that owns Playwright
+and the browser and executes commands from a queue, one at a time. Any thread calls
+:meth:`BrowserHost.call` with a function of Playwright objects; it runs on the browser thread and its
+result (or exception) comes back. An environment holds one :class:`BrowserPage` (a browser context and
+its page: one per concurrent episode) and does each of its steps in one call (action, settle,
+screenshot, state read), so episodes running concurrently interleave step by step. Waiting (a ``wait``
+action) happens in the caller's thread, never on the browser thread.
+
+The browser: Debian's ``/usr/bin/chromium`` through ``executable_path`` (Playwright downloads
+nothing), launched with :data:`LAUNCH_ARGS`. Override the path with ``env_options.executable`` or
+``GUITEST_CHROMIUM``. A missing browser or Playwright is an :class:`EnvFailure` saying how to install it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from ..live.actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, Action
+from ..live.keys import NAMED
+from ..live.protocol import EnvFailure
+
+DEFAULT_EXECUTABLE = "/usr/bin/chromium"
+LAUNCH_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+INSTALL_BROWSER = "install Debian's Chromium with `apt-get install chromium` (or set GUITEST_CHROMIUM / env_options.executable to a Chromium binary)"
+INSTALL_PLAYWRIGHT = "install it with `pip install 'guitest[live]'` (or `pip install playwright`; no `playwright install` is needed: guitest drives the system Chromium)"
+CALL_TIMEOUT = 120.0  # seconds one browser command may take before the episode is an error
+NOTCH_PIXELS = 50  # CSS pixels per wheel notch (MiniWoB++'s own DEFAULT_SCROLL_AMOUNT)
+PLAYWRIGHT_KEYS = {
+    "ctrl": "Control", "shift": "Shift", "alt": "Alt", "meta": "Meta", "enter": "Enter", "tab": "Tab", "escape": "Escape",
+    "backspace": "Backspace", "delete": "Delete", "space": "Space", "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft",
+    "right": "ArrowRight", "home": "Home", "end": "End", "pageup": "PageUp", "pagedown": "PageDown", "insert": "Insert", "capslock": "CapsLock",
+    **{f"f{i}": f"F{i}" for i in range(1, 13)},
+}
+
+T = TypeVar("T")
+
+
+def executable(options: dict[str, Any] | None = None) -> str:
+    """The Chromium binary: ``options["executable"]``, else ``GUITEST_CHROMIUM``, else :data:`DEFAULT_EXECUTABLE`."""
+    return str((options or {}).get("executable") or os.environ.get("GUITEST_CHROMIUM") or DEFAULT_EXECUTABLE)
+
+
+class BrowserHost:
+    """One Chromium on a dedicated thread; :meth:`call` runs a function there. Start it with :func:`host`."""
+
+    def __init__(self, executable_path: str, headless: bool = True) -> None:
+        self.executable_path = executable_path
+        self._queue: queue.Queue[tuple[Callable[..., Any], tuple[Any, ...], concurrent.futures.Future[Any]] | None] = queue.Queue()
+        self._ready = threading.Event()
+        self._error: EnvFailure | None = None
+        self._playwright_error: type[BaseException] = RuntimeError
+        self.browser: Any = None
+        self._thread = threading.Thread(target=self._run, args=(headless,), name="guitest-browser", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self, headless: bool) -> None:
+        try:
+            from playwright.sync_api import Error, sync_playwright
+        except ImportError:
+            self._error = EnvFailure(f"live browser tasks need Playwright, which is not installed: {INSTALL_PLAYWRIGHT}")
+            self._ready.set()
+            return
+        self._playwright_error = Error
+        if not os.path.isfile(self.executable_path) or not os.access(self.executable_path, os.X_OK):
+            self._error = EnvFailure(f"no Chromium at {self.executable_path}: {INSTALL_BROWSER}")
+            self._ready.set()
+            return
+        try:
+            playwright = sync_playwright().start()
+        except Exception as exc:  # noqa: BLE001 - any start-up failure is an environment failure with its message
+            self._error = EnvFailure(f"Playwright could not start: {type(exc).__name__}: {exc}")
+            self._ready.set()
+            return
+        try:
+            self.browser = playwright.chromium.launch(executable_path=self.executable_path, headless=headless, args=list(LAUNCH_ARGS))
+        except Exception as exc:  # noqa: BLE001
+            playwright.stop()
+            self._error = EnvFailure(f"Chromium at {self.executable_path} did not start: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; {INSTALL_BROWSER}")
+            self._ready.set()
+            return
+        self._ready.set()
+        while True:
+            item = self._queue.get()
+            if item is None:
+                break
+            fn, args, future = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                    future.set_exception(exc)
+        while not self._queue.empty():  # commands that arrived while stopping are answered, not left waiting
+            item = self._queue.get_nowait()
+            if item is not None and item[2].set_running_or_notify_cancel():
+                item[2].set_exception(EnvFailure("the browser was stopped"))
+        try:
+            self.browser.close()
+        except Exception:  # noqa: BLE001 - a crashed browser cannot be closed; Playwright still stops
+            pass
+        finally:
+            playwright.stop()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the browser thread runs (the browser itself may still have crashed: :meth:`connected`)."""
+        return self._thread.is_alive()
+
+    def connected(self) -> bool:
+        """Whether the browser process still answers."""
+        try:
+            return bool(self.call(lambda: self.browser.is_connected(), timeout=10))
+        except EnvFailure:
+            return False
+
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
+        """``fn(*args)`` run on the browser thread; a Playwright error or a timeout becomes an EnvFailure."""
+        if not self.alive:
+            raise EnvFailure("the browser has stopped (guitest.envs.shutdown was called, or it crashed)")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._queue.put((fn, args, future))
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise EnvFailure(f"a browser command took longer than {timeout:g} s") from None
+        except self._playwright_error as exc:
+            raise EnvFailure(f"browser: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+
+    def stop(self) -> None:
+        """Close the browser and end its thread (waits up to 10 s)."""
+        if self.alive:
+            self._queue.put(None)
+            self._thread.join(timeout=10)
+
+
+_hosts: dict[tuple[str, bool], BrowserHost] = {}
+_hosts_lock = threading.Lock()
+
+
+def host(options: dict[str, Any] | None = None) -> BrowserHost:
+    """This process's browser for ``options`` (``executable``, ``headless``), started on first use."""
+    key = (executable(options), bool((options or {}).get("headless", True)))
+    with _hosts_lock:
+        running = _hosts.get(key)
+        if running is not None and running.alive and not running.connected():
+            running.stop()  # the browser crashed or was killed: start a new one
+        if running is None or not running.alive:
+            running = _hosts[key] = BrowserHost(*key)
+        return running
+
+
+def shutdown() -> None:
+    """Close every browser this process started (safe to call twice)."""
+    with _hosts_lock:
+        for running in _hosts.values():
+            running.stop()
+        _hosts.clear()
+
+
+atexit.register(shutdown)
+
+
+@dataclass(frozen=True)
+class Area:
+    """The part of the page a screenshot shows, in CSS pixels, and the zoom (screenshot pixels per CSS pixel)."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    scale: float
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """The screenshot's pixel size."""
+        return (round(self.width * self.scale), round(self.height * self.scale))
+
+    def to_css(self, point: tuple[float, float]) -> tuple[float, float] | None:
+        """A screenshot pixel as a CSS pixel of the page; None when it lies outside the screenshot."""
+        x, y = point
+        w, h = self.size
+        if not (0 <= x <= w and 0 <= y <= h):
+            return None
+        return (self.x + x / self.scale, self.y + y / self.scale)
+
+
+class BrowserPage:
+    """A browser context with one page, for one episode at a time, reused across episodes.
+
+    :meth:`run` executes ``fn(page, *args)`` on the browser thread. The helpers below are meant to be
+    called inside such a function (they take the Playwright page)."""
+
+    def __init__(self, options: dict[str, Any], viewport: tuple[int, int], scale: float) -> None:
+        self.host = host(options)
+        self.viewport = viewport
+        self.scale = scale
+        self._context, self.page = self.host.call(self._open)
+
+    def _open(self) -> tuple[Any, Any]:
+        context = self.host.browser.new_context(viewport={"width": self.viewport[0], "height": self.viewport[1]}, device_scale_factor=self.scale)
+        page = context.new_page()
+        return context, page
+
+    def run(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
+        """``fn(page, *args)`` on the browser thread (EnvFailure on a Playwright error or a closed page)."""
+        if self.page is None:
+            raise EnvFailure("this environment was closed")
+        return self.host.call(fn, self.page, *args, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the context (safe to call twice, and after the browser stopped)."""
+        if self.page is None:
+            return
+        context, self.page = self._context, None
+        if self.host.alive:
+            try:
+                self.host.call(context.close, timeout=10)
+            except EnvFailure:
+                pass
+
+
+def screenshot(page: Any, area: Area) -> bytes:
+    """A PNG of ``area`` at its zoom (on the browser thread)."""
+    return page.screenshot(clip={"x": area.x, "y": area.y, "width": area.width, "height": area.height}, type="png", animations="allow", caret="initial")
+
+
+def perform(page: Any, action: Action, area: Area, pointer: tuple[float, float]) -> tuple[tuple[float, float], tuple[str, ...]]:
+    """Execute ``action`` (points in screenshot pixels of ``area``) on the page (on the browser thread).
+
+    Returns the pointer's new position (CSS pixels) and notes: ``outside_screen`` (a point outside the
+    screenshot: nothing is done, an agent cannot see there), ``unknown_key``. ``wait``, ``done`` and
+    ``fail`` do nothing here."""
+    point = area.to_css(action.point) if action.point is not None else pointer
+    end = area.to_css(action.end) if action.end is not None else None
+    if point is None or (action.end is not None and end is None):
+        return pointer, ("outside_screen",)
+    mouse, keyboard = page.mouse, page.keyboard
+    kind = action.kind
+    if kind == CLICK:
+        mouse.click(*point)
+    elif kind == DOUBLE_CLICK:
+        mouse.dblclick(*point)
+    elif kind == RIGHT_CLICK:
+        mouse.click(*point, button="right")
+    elif kind == MOVE:
+        mouse.move(*point)
+    elif kind == DRAG and end is not None:
+        mouse.move(*point)
+        mouse.down()
+        mouse.move(*end, steps=8)
+        mouse.up()
+        point = end
+    elif kind == SCROLL:
+        mouse.move(*point)
+        mouse.wheel(action.scroll[0] * NOTCH_PIXELS, action.scroll[1] * NOTCH_PIXELS)
+    elif kind == TYPE:
+        keyboard.type(action.text)
+    elif kind == KEY:
+        names = [PLAYWRIGHT_KEYS.get(k, k) for k in action.keys]
+        if not names or any(k not in NAMED and len(k) != 1 for k in action.keys):
+            return pointer, ("unknown_key",)
+        keyboard.press("+".join(names))
+    return point, ()
+
+
+def settle(page: Any, frames: int = 2) -> None:
+    """Let the page paint what the last action changed: wait for ``frames`` animation frames (on the browser thread)."""
+    if frames > 0:
+        page.evaluate(
+            "n => new Promise(done => { const tick = k => k <= 0 ? done() : requestAnimationFrame(() => tick(k - 1)); tick(n); })",
+            frames,
+        )
+
+
+def capped_wait(seconds: float, limit: float) -> float:
+    """Sleep ``seconds`` (at most ``limit``) in the caller's thread; returns the time slept."""
+    slept = max(0.0, min(seconds, limit))
+    if slept:
+        time.sleep(slept)
+    return slept

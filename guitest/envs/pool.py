@@ -1,0 +1,94 @@
+"""A bounded pool of environments of one backend: one per concurrent episode, reused across episodes.
+
+The plugin keeps one pool per (backend, options) in a worker and runs an episode as
+``env = pool.acquire()``, :func:`~guitest.live.loop.run_episode`, then
+``pool.release(env, broken=episode.error_source == "environment")`` (or ``with pool.lease() as env:``
+where an EnvFailure escapes). At most ``size`` environments exist (for the browser backends: ``size`` browser contexts of
+the process's one browser); a lease waits for a free one. An environment whose episode ended in an
+:class:`~guitest.live.protocol.EnvFailure` is closed instead of reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable, Iterator, Mapping
+
+from ..live.protocol import EnvFailure, Environment
+from . import open_env
+
+
+class EnvPool:
+    """Up to ``size`` environments made by ``make()`` (default: :func:`guitest.envs.open_env` of ``name``)."""
+
+    def __init__(
+        self,
+        name: str,
+        options: Mapping[str, Any] | None = None,
+        base_dir: str = ".",
+        size: int = 1,
+        make: Callable[[], Environment] | None = None,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"an environment pool needs a size of at least 1, got {size}")
+        self.name = name
+        self.size = size
+        self._make = make or (lambda: open_env(name, options, base_dir))
+        self._idle: list[Environment] = []
+        self._count = 0
+        self._closed = False
+        self._cond = threading.Condition()
+
+    def acquire(self) -> Environment:
+        """A free environment (made when fewer than ``size`` exist; else the next one released)."""
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise EnvFailure(f"the {self.name} environment pool is closed")
+                if self._idle:
+                    return self._idle.pop()
+                if self._count < self.size:
+                    self._count += 1
+                    break
+                self._cond.wait()
+        try:
+            return self._make()
+        except BaseException:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            raise
+
+    def release(self, env: Environment, broken: bool = False) -> None:
+        """Give ``env`` back; a ``broken`` one (its episode's environment failed) is closed and replaced on demand."""
+        with self._cond:
+            if broken or self._closed:
+                self._count -= 1
+            else:
+                self._idle.append(env)
+            self._cond.notify()
+        if broken or self._closed:
+            env.close()
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Environment]:
+        """``with pool.lease() as env:``: an environment for one episode, released afterwards (closed after an EnvFailure)."""
+        env = self.acquire()
+        broken = False
+        try:
+            yield env
+        except EnvFailure:
+            broken = True
+            raise
+        finally:
+            self.release(env, broken)
+
+    def close(self) -> None:
+        """Close every idle environment; ones in use are closed when released."""
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+            self._cond.notify_all()
+        for env in idle:
+            env.close()

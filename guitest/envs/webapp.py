@@ -1,0 +1,167 @@
+"""Your own web app as a live environment: a start URL, an optional set-up script, a success check in the page.
+
+Where the app comes from (suite ``env_options``, one of):
+
+- ``root``: a folder served by guitest on 127.0.0.1 (the app's static files; relative to the suite folder);
+- ``server``: ``{command: [...], cwd: ".", ready_path: "/", timeout: 20}``, a server the suite starts
+  on 127.0.0.1 (``{port}`` in the command becomes a free port; started once per process, stopped at
+  the end of the session);
+- ``base_url``: an app already running (``http://127.0.0.1:8000/``).
+
+A task (:class:`~guitest.live.protocol.TaskSpec` ``config``, from the suite's task file):
+``start`` (a path under the app's base URL or an absolute URL; ``{seed}`` in it becomes the episode's
+seed), ``setup`` (optional JavaScript run after the page loads, as the body of ``async (seed) => {...}``),
+``success`` (a JavaScript expression over the DOM or the app's state, evaluated in the page when the
+episode ends; truthy = success; it may be a Promise), ``score`` (optional expression giving the raw
+score, default 1 or 0), ``done_when`` (optional expression: when truthy after a step, the episode ends).
+
+Each episode starts clean: cookies cleared, the start URL loaded, and when the app left anything in
+``localStorage``/``sessionStorage`` it is cleared and the page loaded again. The screenshot is the
+viewport (``viewport``, default 1024x768 CSS pixels) at ``zoom`` (default 1).
+Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``executable``, ``headless``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+from urllib.parse import urljoin
+
+from ..live.actions import WAIT, Action
+from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
+from . import servers
+from .browser import Area, BrowserPage, capped_wait, perform, screenshot, settle
+
+DEFAULT_VIEWPORT = (1024, 768)
+STORAGE_JS = "() => { const n = localStorage.length + sessionStorage.length; localStorage.clear(); sessionStorage.clear(); return n; }"
+
+
+def _expression(source: str) -> str:
+    """A JavaScript function evaluating ``source`` as an expression (awaited when it is a Promise)."""
+    return f"async () => ({source}\n)"
+
+
+class WebAppEnv:
+    """A page of your web app in its own browser context (see the module docstring). Not for two episodes at once."""
+
+    def __init__(self, options: Mapping[str, Any] | None = None, base_dir: str = ".") -> None:
+        self.options = dict(options or {})
+        self.base_url = _base_url(self.options, base_dir)
+        viewport = self.options.get("viewport", DEFAULT_VIEWPORT)
+        if not (isinstance(viewport, (list, tuple)) and len(viewport) == 2 and all(isinstance(v, int) and v > 0 for v in viewport)):
+            raise EnvFailure(f"env_options.viewport must be [width, height] in CSS pixels, got {viewport!r}")
+        self.zoom = float(self.options.get("zoom", 1))
+        self.area = Area(0, 0, viewport[0], viewport[1], self.zoom)
+        self.settle_frames = int(self.options.get("settle_frames", 2))
+        self.max_wait = float(self.options.get("max_wait", 5.0))
+        self.browser = BrowserPage(self.options, (viewport[0], viewport[1]), self.zoom)
+        self._pointer = (0.0, 0.0)
+        self._task: TaskSpec | None = None
+
+    def start_url(self, task: TaskSpec, seed: int | None) -> str:
+        """The URL an episode of ``task`` opens: ``start`` under the base URL, ``{seed}`` filled in."""
+        start = str(task.config.get("start", "/")).replace("{seed}", "" if seed is None else str(seed))
+        return urljoin(self.base_url, start.lstrip("/")) if "://" not in start else start
+
+    def reset(self, task: TaskSpec, seed: int | None) -> Observation:
+        """Open the task's start page clean, run its set-up script, and return the first screen."""
+        if "success" not in task.config:
+            raise EnvFailure(f"web task {task.name!r} has no success check (config.success)")
+        self._task = task
+        self._pointer = (0.0, 0.0)
+        url = self.start_url(task, seed)
+        png = self._run(self._reset, url, task.config.get("setup"), seed, what="set-up")
+        return Observation(png, self.area.size, task.instruction, scale=self.zoom)
+
+    def step(self, action: Action) -> Observation:
+        """Execute ``action`` (screenshot pixels) and return the next screen; ``done`` when ``done_when`` holds."""
+        task = self._require_task()
+        if action.kind == WAIT:
+            capped_wait(action.seconds, self.max_wait)
+        png, done, notes = self._run(self._step, action, task.config.get("done_when"), what="done_when check")
+        return Observation(png, self.area.size, task.instruction, scale=self.zoom, done=done, info={"notes": list(notes)} if notes else {})
+
+    def evaluate(self) -> Evaluation:
+        """The task's success check (and score expression) evaluated in the page now."""
+        task = self._require_task()
+        success, score = self._run(self._evaluate, task.config["success"], task.config.get("score"), what="success check")
+        return Evaluation(success, score, f"success check {'held' if success else 'did not hold'}: {task.config['success']}")
+
+    def close(self) -> None:
+        """Close this environment's browser context."""
+        self.browser.close()
+
+    def run_js(self, expression: str, arg: Any = None) -> Any:
+        """Evaluate a JavaScript function expression with ``arg`` in the page (the oracle reads the DOM this way)."""
+        return self.browser.run(lambda page: page.evaluate(expression, arg))
+
+    def _require_task(self) -> TaskSpec:
+        if self._task is None:
+            raise EnvFailure("step() or evaluate() before reset()")
+        return self._task
+
+    def _run(self, fn: Any, *args: Any, what: str) -> Any:
+        try:
+            return self.browser.run(fn, *args)
+        except EnvFailure as exc:
+            name = self._task.name if self._task else "?"
+            raise EnvFailure(f"web task {name!r}, {what} or page: {exc}") from None
+
+    # -- on the browser thread -----------------------------------------------------------------
+
+    def _reset(self, page: Any, url: str, setup: str | None, seed: int | None) -> bytes:
+        page.context.clear_cookies()
+        page.goto(url, wait_until="load")
+        if page.evaluate(STORAGE_JS):
+            page.goto(url, wait_until="load")
+        page.mouse.move(0, 0)
+        if setup:
+            page.evaluate(f"async (seed) => {{ {setup}\n}}", seed)
+        settle(page, self.settle_frames)
+        return screenshot(page, self.area)
+
+    def _step(self, page: Any, action: Action, done_when: str | None) -> tuple[bytes, bool, tuple[str, ...]]:
+        self._pointer, notes = perform(page, action, self.area, self._pointer)
+        try:
+            page.wait_for_load_state("load", timeout=10_000)  # a click that navigates
+        except Exception:  # noqa: BLE001 - a page still loading is shown as it is
+            pass
+        settle(page, self.settle_frames)
+        done = bool(page.evaluate(_expression(done_when))) if done_when else False
+        return screenshot(page, self.area), done, notes
+
+    def _evaluate(self, page: Any, success: str, score: str | None) -> tuple[bool, float]:
+        ok = bool(page.evaluate(_expression(success)))
+        if score is None:
+            return ok, 1.0 if ok else 0.0
+        value = page.evaluate(_expression(score))
+        try:
+            return ok, float(value)
+        except (TypeError, ValueError):
+            raise EnvFailure(f"the score expression {score!r} gave {value!r}, not a number") from None
+
+
+def _base_url(options: Mapping[str, Any], base_dir: str) -> str:
+    """The app's base URL from ``root``, ``server`` or ``base_url`` (exactly one of them)."""
+    given = [k for k in ("root", "server", "base_url") if options.get(k)]
+    if len(given) != 1:
+        raise EnvFailure(f"env_options of a webapp suite need exactly one of root, server, base_url; got {given or 'none'}")
+    if "root" in given:
+        return servers.static(os.path.join(base_dir, str(options["root"])))
+    if "base_url" in given:
+        url = str(options["base_url"])
+        return url if url.endswith("/") else url + "/"
+    server = options["server"]
+    if not isinstance(server, Mapping) or not isinstance(server.get("command"), list) or not server["command"]:
+        raise EnvFailure("env_options.server needs command: a list of program and arguments, e.g. [python3, server.py, --port, '{port}']")
+    return servers.command(
+        [str(a) for a in server["command"]],
+        os.path.join(base_dir, str(server.get("cwd", "."))),
+        str(server.get("ready_path", "/")),
+        float(server.get("timeout", 20)),
+    )
+
+
+def make(options: Mapping[str, Any], base_dir: str) -> WebAppEnv:
+    """The ``webapp`` backend's factory."""
+    return WebAppEnv(options, base_dir)

@@ -1,0 +1,363 @@
+"""The agent loop: one episode of one task, step by step, scored by the environment's own check.
+
+:func:`run_episode` resets the environment, then per step asks the policy for a :class:`Decision`
+(given a :class:`StepInput`: the instruction, the screen, the earlier decisions, the step index and
+the budget) and executes its action, until the agent says ``done`` or ``fail``, the environment
+ends the episode, or the budget is spent; then it asks the environment to evaluate. It returns an
+:class:`Episode`: every step (reply, action, notes, screenshot), how it ended, the evaluation and
+the time spent in the environment and in the policy.
+
+Rules: an action that cannot be read uses up its step (noted ``unreadable_action``) and the episode
+goes on from the same screen. An :class:`~guitest.live.protocol.EnvFailure` (from the environment or
+from a policy that reads it) or a :class:`~guitest.errors.ModelError` from the policy ends the
+episode with ``end="error"`` and the message, so the case is an error and ``--lf`` runs it again.
+Any other exception is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ..errors import ModelError
+from .actions import Action
+from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
+
+DONE, FAIL, BUDGET, ENV_DONE, ERROR = "done", "fail", "budget", "env_done", "error"
+#: how an episode can end
+ENDS = (DONE, FAIL, BUDGET, ENV_DONE, ERROR)
+ENVIRONMENT, MODEL = "environment", "model"
+
+#: ``save(name, png) -> reference``: stores a screenshot (``step-01``, ..., ``final``) and returns its path
+ScreenshotSink = Callable[[str, bytes], str]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the policy decided at one step.
+
+    ``reply``: the model's text (None when there was none, e.g. an empty completion). ``action``: the
+    action read from it with its points in screenshot pixels (``space="screen"``, see
+    :func:`~guitest.live.actions.to_screen`), or None when it could not be read. ``text``: the action
+    as the reply wrote it, for the history of later prompts (defaults to a description of ``action``).
+    ``notes``: how it was read (parser notes). ``finish_reason``: the endpoint's. ``cached``: the
+    reply came from the response cache.
+    """
+
+    reply: str | None
+    action: Action | None
+    text: str = ""
+    notes: tuple[str, ...] = ()
+    finish_reason: str | None = None
+    cached: bool = False
+
+    @property
+    def history_text(self) -> str:
+        """The line this step contributes to the history of later prompts."""
+        if self.text:
+            return self.text
+        if self.action is None:
+            return "(no readable action)"
+        return describe(self.action)
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """What the policy sees at one step: ``step`` counts from 0, ``budget`` is the episode's step budget."""
+
+    task: TaskSpec
+    seed: int | None
+    instruction: str
+    observation: Observation
+    history: tuple[Decision, ...]
+    step: int
+    budget: int
+
+    @property
+    def history_texts(self) -> list[str]:
+        """The earlier steps as history lines (see :attr:`Decision.history_text`)."""
+        return [d.history_text for d in self.history]
+
+    @property
+    def screenshot_digest(self) -> str:
+        """The SHA-256 of this step's screenshot (with the history, what makes a step's cache key)."""
+        return hashlib.sha256(self.observation.screenshot).hexdigest()
+
+
+class Policy(Protocol):
+    """An agent: one decision per step. Raise :class:`~guitest.errors.ModelError` when the model cannot be asked."""
+
+    def act(self, step: StepInput) -> Decision:
+        """The next action for ``step``."""
+        ...
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One executed step. ``number`` counts from 1. ``screenshot``: the reference returned by the episode's
+    screenshot sink for the screen the agent saw (``png`` holds the bytes instead when there is no sink).
+    ``action``: :meth:`Action.describe` of the action executed (screen pixels), None when unreadable.
+    ``info``: what the environment reported after the step (plain builtins)."""
+
+    number: int
+    reply: str | None
+    action: dict[str, Any] | None
+    text: str
+    notes: tuple[str, ...]
+    finish_reason: str | None = None
+    cached: bool = False
+    screenshot: str | None = None
+    png: bytes | None = field(default=None, repr=False)
+    policy_seconds: float = 0.0
+    env_seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step as plain builtins (no screenshot bytes)."""
+        out: dict[str, Any] = {
+            "number": self.number,
+            "reply": self.reply,
+            "action": self.action,
+            "text": self.text,
+            "notes": list(self.notes),
+            "policy_seconds": round(self.policy_seconds, 6),
+            "env_seconds": round(self.env_seconds, 6),
+        }
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason
+        if self.cached:
+            out["cached"] = True
+        if self.screenshot is not None:
+            out["screenshot"] = self.screenshot
+        if self.info:
+            out["info"] = self.info
+        return out
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One episode: its steps, how it ended (:data:`ENDS`), the environment's evaluation (None after an error),
+    the error message and its source (``error_source``: ``environment`` or ``model``), and times: ``wall_seconds`` in all, ``env_seconds`` in reset/step/evaluate,
+    ``policy_seconds`` in the policy. ``screen_size`` and ``scale`` are the first observation's."""
+
+    task: str
+    env: str
+    seed: int | None
+    instruction: str
+    steps: tuple[StepRecord, ...]
+    end: str
+    evaluation: Evaluation | None
+    error: str | None = None
+    error_source: str | None = None
+    wall_seconds: float = 0.0
+    env_seconds: float = 0.0
+    policy_seconds: float = 0.0
+    screen_size: tuple[int, int] | None = None
+    scale: float = 1.0
+    final_screenshot: str | None = None
+    final_png: bytes | None = field(default=None, repr=False)
+
+    @property
+    def success(self) -> bool:
+        """Whether the environment judged the episode a success (False after an error)."""
+        return bool(self.evaluation and self.evaluation.success)
+
+    @property
+    def score(self) -> float | None:
+        """The environment's raw score (partial credit kept); None after an error."""
+        return self.evaluation.score if self.evaluation else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The episode as plain builtins (the report's per-case record; no screenshot bytes)."""
+        return {
+            "task": self.task,
+            "env": self.env,
+            "seed": self.seed,
+            "instruction": self.instruction,
+            "end": self.end,
+            "success": self.success,
+            "score": self.score,
+            "reason": self.evaluation.reason if self.evaluation else None,
+            "decided_by": self.evaluation.decided_by if self.evaluation else None,
+            "error": self.error,
+            "error_source": self.error_source,
+            "steps": len(self.steps),
+            "wall_seconds": round(self.wall_seconds, 6),
+            "env_seconds": round(self.env_seconds, 6),
+            "policy_seconds": round(self.policy_seconds, 6),
+            "screen_size": list(self.screen_size) if self.screen_size else None,
+            "scale": self.scale,
+            "final_screenshot": self.final_screenshot,
+            "trajectory": [s.to_dict() for s in self.steps],
+        }
+
+
+def describe(action: Action) -> str:
+    """A short text of an action for histories and reports: ``click (120, 45)``, ``type "hello"``, ``key ctrl+a``."""
+    parts = [action.kind]
+    if action.point is not None:
+        parts.append(f"({action.point[0]:.0f}, {action.point[1]:.0f})")
+    if action.end is not None:
+        parts.append(f"to ({action.end[0]:.0f}, {action.end[1]:.0f})")
+    if action.text:
+        parts.append(repr(action.text))
+    if action.keys:
+        parts.append("+".join(action.keys))
+    if action.scroll != (0.0, 0.0):
+        parts.append(f"by {action.scroll[0]:g}, {action.scroll[1]:g}")
+    if action.seconds:
+        parts.append(f"{action.seconds:g} s")
+    return " ".join(parts)
+
+
+def run_episode(
+    env: Environment,
+    task: TaskSpec,
+    seed: int | None,
+    policy: Policy,
+    max_steps: int,
+    *,
+    save_screenshot: ScreenshotSink | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Episode:
+    """Run one episode of ``task`` with ``seed`` in ``env`` (already open; left open for the next episode),
+    at most ``max_steps`` policy decisions; see the module docstring for the rules. Screenshots go to
+    ``save_screenshot`` when given (the episode keeps their references), else the episode keeps the bytes."""
+    if max_steps < 1:
+        raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+    started = clock()
+    timer = _Timer(clock)
+    steps: list[StepRecord] = []
+    history: list[Decision] = []
+
+    def finish(end: str, obs: Observation | None, evaluation: Evaluation | None, error: str | None, source: str | None = None) -> Episode:
+        ref, png = _keep(save_screenshot, "final", obs.screenshot) if obs is not None and obs.screenshot else (None, None)
+        return Episode(
+            task=task.name,
+            env=task.env,
+            seed=seed,
+            instruction=instruction,
+            steps=tuple(steps),
+            end=end,
+            evaluation=evaluation,
+            error=error,
+            error_source=source,
+            wall_seconds=clock() - started,
+            env_seconds=timer.env,
+            policy_seconds=timer.policy,
+            screen_size=first.size if first is not None else None,
+            scale=first.scale if first is not None else 1.0,
+            final_screenshot=ref,
+            final_png=png,
+        )
+
+    instruction = task.instruction
+    first: Observation | None = None
+    try:
+        obs = timer.env_call(env.reset, task, seed)
+    except EnvFailure as exc:
+        return finish(ERROR, None, None, f"environment failed at reset: {exc}", ENVIRONMENT)
+    first = obs
+    instruction = obs.instruction or task.instruction
+    end = BUDGET
+    for index in range(max_steps):
+        ref, png = _keep(save_screenshot, f"step-{index + 1:02d}", obs.screenshot)
+        step_input = StepInput(task, seed, instruction, obs, tuple(history), index, max_steps)
+        try:
+            decision, policy_seconds = timer.policy_call(policy.act, step_input)
+        except (ModelError, EnvFailure) as exc:
+            source = ENVIRONMENT if isinstance(exc, EnvFailure) else MODEL
+            return finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source)
+        action = decision.action
+        _check_mapped(action)
+        notes = decision.notes + (("unreadable_action",) if action is None and "unreadable_action" not in decision.notes else ())
+        history.append(decision)
+        env_seconds = 0.0
+        info: dict[str, Any] = {}
+        failure: str | None = None
+        if action is not None and not action.final:
+            try:
+                obs, env_seconds = timer.env_timed(env.step, action)
+                info = dict(obs.info)
+            except EnvFailure as exc:
+                failure = f"step {index + 1}: environment failed: {exc}"
+        steps.append(
+            StepRecord(
+                number=index + 1,
+                reply=decision.reply,
+                action=action.describe() if action is not None else None,
+                text=decision.history_text,
+                notes=notes + tuple(str(n) for n in info.pop("notes", ())),
+                finish_reason=decision.finish_reason,
+                cached=decision.cached,
+                screenshot=ref,
+                png=png,
+                policy_seconds=policy_seconds,
+                env_seconds=env_seconds,
+                info=info,
+            )
+        )
+        if failure is not None:
+            return finish(ERROR, obs, None, failure, ENVIRONMENT)
+        if action is not None and action.final:
+            end = DONE if action.kind == "done" else FAIL
+            break
+        if obs.done:
+            end = ENV_DONE
+            break
+    try:
+        evaluation = timer.env_call(env.evaluate)
+    except EnvFailure as exc:
+        return finish(ERROR, obs, None, f"environment failed at evaluation: {exc}", ENVIRONMENT)
+    return finish(end, obs, evaluation, None)
+
+
+def _keep(save: ScreenshotSink | None, name: str, png: bytes) -> tuple[str | None, bytes | None]:
+    """``(reference, None)`` when a sink stores the screenshot, else ``(None, png)``."""
+    if save is None:
+        return None, png
+    return save(name, png), None
+
+
+def _check_mapped(action: Action | None) -> None:
+    """A policy must hand the loop screen pixels: points still in a model's space are a bug of the policy."""
+    if action is not None and (action.point is not None or action.end is not None) and action.space != "screen":
+        raise ValueError(
+            f"the policy returned a {action.kind} with points in space {action.space!r}; map them to screenshot pixels "
+            "with guitest.live.actions.to_screen before returning the Decision"
+        )
+
+
+class _Timer:
+    """Sums the time spent in the environment and in the policy."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.spent = {"env": 0.0, "policy": 0.0}
+
+    @property
+    def env(self) -> float:
+        return self.spent["env"]
+
+    @property
+    def policy(self) -> float:
+        return self.spent["policy"]
+
+    def timed(self, bucket: str, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+        """``(fn(*args), seconds)``, the seconds added to ``bucket`` even when ``fn`` raises."""
+        start = self.clock()
+        try:
+            return fn(*args), self.clock() - start
+        finally:
+            self.spent[bucket] += self.clock() - start
+
+    def env_timed(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+        return self.timed("env", fn, *args)
+
+    def env_call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.timed("env", fn, *args)[0]
+
+    def policy_call(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+        return self.timed("policy", fn, *args)

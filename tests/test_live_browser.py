@@ -1,0 +1,264 @@
+"""Live tasks in a real Chromium (Debian's, through Playwright's executable_path): MiniWoB++ and the example web app.
+
+Needs ``/usr/bin/chromium`` (tests/setup_browser.sh), ``playwright`` and ``miniwob`` (the ``live``
+extra). Without them the tests are skipped with the reason, or fail when GUITEST_REQUIRE_BROWSER is
+set (tox sets it). A few tasks and seeds only: the whole oracle subset over every seed is
+bench/bench_live.py's job.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from PIL import Image
+
+from guitest import envs
+from guitest.formats import webtask
+from guitest.live.actions import Action
+from guitest.live.baselines import OraclePolicy, RandomPolicy, oracle_reason
+from guitest.live.loop import Decision, StepInput, run_episode
+from guitest.live.protocol import EnvFailure, TaskSpec
+from guitest.suite import Suite
+
+REPO = Path(__file__).resolve().parents[1]
+WEBAPP = REPO / "suites" / "my_webapp"
+CHROMIUM = os.environ.get("GUITEST_CHROMIUM", "/usr/bin/chromium")
+
+
+def _require() -> None:
+    missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
+    if not os.path.isfile(CHROMIUM):
+        missing(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium, or bash tests/setup_browser.sh)")
+    for module, hint in (("playwright", "pip install playwright (no 'playwright install' needed)"), ("miniwob", "pip install miniwob")):
+        try:
+            __import__(module)
+        except ImportError:
+            missing(f"the {module} package is not installed ({hint}; both come with the live extra)")
+
+
+@pytest.fixture(scope="module")
+def mw() -> Iterator[envs.miniwob.MiniWobEnv]:
+    _require()
+    env = envs.open_env("miniwob", {"zoom": 3})
+    yield env  # type: ignore[misc]
+    env.close()
+    envs.shutdown()
+
+
+def task(name: str) -> TaskSpec:
+    return TaskSpec(env="miniwob", name=name)
+
+
+def rgb(png: bytes, x: int, y: int) -> tuple[int, int, int]:
+    return Image.open(io.BytesIO(png)).convert("RGB").getpixel((x, y))  # type: ignore[return-value]
+
+
+def test_reset_is_determined_by_the_seed(mw) -> None:
+    first = mw.reset(task("click-checkboxes"), 3)
+    other = mw.reset(task("click-checkboxes"), 4)
+    again = mw.reset(task("click-checkboxes"), 3)
+    assert first.instruction == again.instruction and first.instruction.startswith("Select ")
+    assert first.screenshot == again.screenshot  # the same pixels, byte for byte
+    assert (other.instruction, other.screenshot) != (first.instruction, first.screenshot)
+
+
+def test_the_screen_is_the_task_area_at_zoom_3(mw) -> None:
+    obs = mw.reset(task("click-test"), 0)
+    assert obs.size == (480, 630) and obs.scale == 3.0
+    assert Image.open(io.BytesIO(obs.screenshot)).size == (480, 630)
+    assert rgb(obs.screenshot, 10, 10) == (255, 255, 0)  # the yellow instruction bar (CSS 0..50 px high)
+    assert rgb(obs.screenshot, 470, 620) == (255, 255, 255)  # the white task area, not the grey page beside it
+    assert obs.text is None
+    mw.dom_text = True
+    try:
+        listed = mw.reset(task("click-test"), 0).text
+    finally:
+        mw.dom_text = False
+    left, top, width, height = mw.run_js("() => { const r = document.getElementById('subbtn').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
+    assert f"button 'Click Me!' at ({left * 3:.0f}, {top * 3:.0f}, {(left + width) * 3:.0f}, {(top + height) * 3:.0f})" in listed
+
+
+def test_clicks_are_mapped_back_from_screenshot_pixels(mw) -> None:
+    mw.reset(task("click-test"), 1)
+    left, top, width, height = mw.run_js("() => { const r = document.getElementById('subbtn').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
+    centre = ((left + width / 2) * 3, (top + height / 2) * 3)
+    # the same numbers read as CSS pixels would miss (the button is not near the top-left third of itself)
+    assert not (left <= centre[0] / 9 <= left + width and top <= centre[1] / 9 <= top + height)
+    obs = mw.step(Action("click", point=centre, space="screen"))
+    assert obs.done and obs.info == {"raw_reward": 1}
+    evaluation = mw.evaluate()
+    assert evaluation.success and evaluation.score == 1.0
+    # the final screenshot shows the page as left, not MiniWoB++'s START cover
+    assert rgb(obs.screenshot, 10, 10) == (255, 255, 0)
+
+
+def test_a_wrong_click_reads_the_negative_reward(mw) -> None:
+    mw.reset(task("click-test-2"), 0)
+    left, top, width, height = mw.run_js("() => { const r = document.getElementById('subbtn2').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
+    obs = mw.step(Action("click", point=((left + width / 2) * 3, (top + height / 2) * 3), space="screen"))
+    assert obs.done
+    evaluation = mw.evaluate()
+    assert not evaluation.success and evaluation.score == -1.0
+
+
+def test_outside_the_screenshot_nothing_happens(mw) -> None:
+    mw.reset(task("click-test"), 0)
+    obs = mw.step(Action("click", point=(600, 100), space="screen"))
+    assert obs.info["notes"] == ["outside_screen"] and not obs.done
+    assert mw.evaluate().reason.startswith("the episode did not finish")
+
+
+def test_the_task_timer_is_off(mw) -> None:
+    # Shorten the task's own timer to 300 ms: started by hand it ends the episode at -1 ("timed out") ...
+    mw.reset(task("click-test"), 0)
+    mw.run_js("() => { core.EPISODE_MAX_TIME = 300; core.startEpisodeReal(); }")
+    time.sleep(0.7)
+    assert mw.run_js("() => [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]") == [True, -1]
+    # ... started by reset() it never fires.
+    mw.reset(task("click-test"), 0)
+    time.sleep(0.7)
+    assert mw.run_js("() => [WOB_DONE_GLOBAL, core.EPISODE_MAX_TIME]") == [False, 300]
+    mw.run_js("() => { core.EPISODE_MAX_TIME = 10000; }")
+
+
+@pytest.mark.parametrize("convention,space", [("guitest", "normalized"), ("uitars", "pixel_sent"), ("computer_use", "grid1000"), ("pyautogui", "normalized")])
+def test_the_oracle_solves_its_tasks_in_every_convention(mw, convention: str, space: str) -> None:
+    policy = OraclePolicy(mw, convention, space)
+    for name, seed in (("enter-text", 0), ("click-checkboxes", 1), ("click-tab-2", 4)):
+        episode = run_episode(mw, task(name), seed, policy, 15)
+        assert episode.success, (name, seed, episode.end, [s.text for s in episode.steps])
+        assert episode.end == "env_done" and all(s.action is not None for s in episode.steps)
+    assert oracle_reason(task("book-flight")) is not None and oracle_reason(task("enter-text")) is None
+
+
+def test_garbage_replies_run_out_the_budget(mw) -> None:
+    class Garbage:
+        def act(self, step: StepInput) -> Decision:
+            return Decision(reply="hmm", action=None, notes=("no_action",))
+
+    episode = run_episode(mw, task("click-button"), 0, Garbage(), 3)
+    assert episode.end == "budget" and not episode.success and len(episode.steps) == 3
+    assert episode.evaluation is not None and episode.evaluation.score == 0.0
+
+
+def test_random_policy_is_reproducible(mw) -> None:
+    runs = [run_episode(mw, task("click-button"), 2, RandomPolicy(seed=5), 4) for _ in range(2)]
+    assert [s.text for s in runs[0].steps] == [s.text for s in runs[1].steps]
+    assert runs[0].score == runs[1].score
+
+
+def test_two_episodes_at_once_in_two_contexts(mw) -> None:
+    second = envs.open_env("miniwob", {"zoom": 3, "serve": "http"})  # the second over a 127.0.0.1 server, the first over file://
+    assert second.base.startswith("http://127.0.0.1:") and mw.base.startswith("file://")
+    results: dict[str, bool] = {}
+
+    def run(env, name: str) -> None:
+        results[name] = run_episode(env, task(name), 1, OraclePolicy(env), 15).success
+
+    threads = [threading.Thread(target=run, args=(mw, "login-user")), threading.Thread(target=run, args=(second, "enter-password"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    second.close()
+    assert results == {"login-user": True, "enter-password": True}
+
+
+def test_unknown_task_is_an_environment_failure(mw) -> None:
+    with pytest.raises(EnvFailure, match="no MiniWoB\\+\\+ task 'no-such-task'"):
+        mw.reset(task("no-such-task"), 0)
+
+
+# -- the example web app --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def web_samples():
+    suite = Suite(path=WEBAPP / "suite.yaml", name="my_webapp", format="webtask", data={"dir": ".", "base": "suite", "images": ".", "annotations": "tasks.yaml"},
+                  task="live", prompt="default", id_template="{task}-seed{seed}", tags=("task", "family"), cross=(), average="micro")
+    return webtask.read(suite, str(WEBAPP))
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[envs.webapp.WebAppEnv]:
+    _require()
+    env = envs.open_env("webapp", {"root": "app", "viewport": [800, 600]}, str(WEBAPP))
+    yield env  # type: ignore[misc]
+    env.close()
+    envs.shutdown()
+
+
+def test_the_example_web_suite_oracle_succeeds_and_doing_nothing_does_not(web, web_samples) -> None:
+    done = Decision("Action: done()", Action("done"))
+
+    class SaysDone:
+        def act(self, step: StepInput) -> Decision:
+            return done
+
+    policy = OraclePolicy(web, "computer_use", "pixel_sent")
+    for sample in [s for s in web_samples if s.data["seed"] == 1]:
+        spec = TaskSpec.from_dict(sample.data["task"])
+        solved = run_episode(web, spec, 1, policy, 10)
+        assert solved.success, (spec.name, solved.end, solved.error, [s.text for s in solved.steps])
+        idle = run_episode(web, spec, 1, SaysDone(), 10)
+        assert idle.end == "done" and not idle.success, spec.name  # no success check holds on the untouched app
+    rename = next(TaskSpec.from_dict(s.data["task"]) for s in web_samples if s.id == "rename-seed0")
+    assert run_episode(web, rename, 0, SaysDone(), 2).score == 0.5  # partial credit: the dialog is closed, the name unchanged
+
+
+def test_each_web_episode_starts_clean_and_seeded(web, web_samples) -> None:
+    spec = next(TaskSpec.from_dict(s.data["task"]) for s in web_samples if s.id == "delete-todo-seed0")
+    assert run_episode(web, spec, 0, OraclePolicy(web), 10).success
+    web.reset(spec, 0)
+    titles = web.run_js("() => app.todos.map(t => t.title)")
+    assert "Call the bank" in titles  # the deleted item is back: storage was cleared
+    web.reset(spec, 2)
+    assert web.run_js("() => app.todos.map(t => t.title)") != titles  # another seed, another start
+
+
+def test_done_when_ends_the_episode(web, web_samples) -> None:
+    spec = next(TaskSpec.from_dict(s.data["task"]) for s in web_samples if s.id == "show-done-seed0")
+    episode = run_episode(web, spec, 0, OraclePolicy(web, "uitars", "pixel_sent"), 10)
+    assert episode.end == "env_done" and episode.success and len(episode.steps) == 1
+
+
+def test_a_broken_success_check_is_an_environment_error_naming_the_task(web) -> None:
+    spec = TaskSpec(env="webapp", name="broken", instruction="x", config={"start": "index.html", "success": "app.no.such.thing"})
+    web.reset(spec, 0)
+    with pytest.raises(EnvFailure, match="web task 'broken', success check"):
+        web.evaluate()
+
+
+def test_a_suite_server_command(tmp_path: Path) -> None:
+    _require()
+    (tmp_path / "index.html").write_text("<button id='b' onclick='window.pressed = true'>Press</button>")
+    env = envs.open_env("webapp", {"server": {"command": [sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"], "cwd": "."}, "viewport": [300, 200]}, str(tmp_path))
+    spec = TaskSpec(env="webapp", name="press", instruction="Press the button", config={"start": "index.html", "success": "window.pressed === true", "solution": [{"click": "#b"}]})
+    try:
+        episode = run_episode(env, spec, 0, OraclePolicy(env, "pyautogui", "pixel_sent"), 3)
+    finally:
+        env.close()
+        envs.shutdown()
+    assert episode.success and episode.end == "done" and episode.screen_size == (300, 200)
+
+
+def test_a_crashed_browser_is_replaced(tmp_path: Path) -> None:
+    _require()
+    from guitest.envs import browser
+
+    old = browser.host({})
+    old.call(lambda: old.browser.close())  # as if the browser process died
+    env = envs.open_env("miniwob", {"zoom": 1})
+    try:
+        assert env.browser.host is not old and not old.alive
+        assert env.reset(task("click-test"), 0).size == (160, 210)
+    finally:
+        env.close()
+        envs.shutdown()

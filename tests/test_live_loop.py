@@ -1,0 +1,225 @@
+"""The agent loop over a fake environment: how episodes end, what each step records, errors, timing; trajectories."""
+
+from __future__ import annotations
+
+import os
+import pytest
+
+from guitest.errors import ModelError
+from guitest.live.actions import Action
+from guitest.live.loop import Decision, Episode, StepInput, describe, run_episode
+from guitest.live.protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
+from guitest.live.record import folder_sink, to_trajectory
+from guitest.trajectory import Trajectory
+
+TASK = TaskSpec(env="fake", name="press-button", instruction="Press the button")
+
+
+class FakeEnv:
+    """A screen with one button at (10..20, 10..20): clicking it ends the episode with success
+    (unless ``ends`` is False: then it only lights up); every other click counts as a miss-click."""
+
+    def __init__(self, fail_at: str | None = None, ends: bool = True) -> None:
+        self.fail_at = fail_at
+        self.ends = ends
+        self.pressed = False
+        self.actions: list[Action] = []
+        self.resets: list[int | None] = []
+        self.closed = False
+
+    def _obs(self) -> Observation:
+        png = b"\x89PNG-fake-" + (b"pressed" if self.pressed else b"idle") + bytes(len(self.actions))
+        return Observation(png, (100, 50), "Press the button (from the env)", scale=2.0, done=self.pressed and self.ends,
+                           info={"notes": ["outside_screen"]} if self.actions and self.actions[-1].point == (999, 999) else {})
+
+    def reset(self, task: TaskSpec, seed: int | None) -> Observation:
+        if self.fail_at == "reset":
+            raise EnvFailure("the page crashed")
+        self.resets.append(seed)
+        self.pressed = False
+        self.actions = []
+        return self._obs()
+
+    def step(self, action: Action) -> Observation:
+        if self.fail_at == "step":
+            raise EnvFailure("the page stopped answering")
+        self.actions.append(action)
+        if action.point is not None and 10 <= action.point[0] <= 20 and 10 <= action.point[1] <= 20:
+            self.pressed = True
+        return self._obs()
+
+    def evaluate(self) -> Evaluation:
+        if self.fail_at == "evaluate":
+            raise EnvFailure("cannot read the reward")
+        return Evaluation(self.pressed, 1.0 if self.pressed else 0.0, "pressed" if self.pressed else "not pressed")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Scripted:
+    """A policy answering a fixed list of decisions (then repeating the last)."""
+
+    def __init__(self, decisions: list[Decision | Exception]) -> None:
+        self.decisions = decisions
+        self.inputs: list[StepInput] = []
+
+    def act(self, step: StepInput) -> Decision:
+        self.inputs.append(step)
+        item = self.decisions[min(step.step, len(self.decisions) - 1)]
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+def click(x: float, y: float) -> Decision:
+    return Decision(reply=f"Action: click({x}, {y})", action=Action("click", point=(x, y), space="screen"))
+
+
+GARBAGE = Decision(reply="I am not sure what to do.", action=None, notes=("no_action",))
+
+
+def test_fake_env_satisfies_the_protocol() -> None:
+    assert isinstance(FakeEnv(), Environment)
+
+
+def test_success_when_the_environment_ends_the_episode() -> None:
+    env = FakeEnv()
+    policy = Scripted([click(50, 40), click(15, 15)])
+    episode = run_episode(env, TASK, 7, policy, max_steps=5)
+    assert episode.end == "env_done" and episode.success and episode.score == 1.0
+    assert [s.number for s in episode.steps] == [1, 2]
+    assert env.resets == [7]
+    assert episode.instruction == "Press the button (from the env)"
+    assert episode.steps[0].action == {"kind": "click", "point": [50, 40], "space": "screen"}
+    # the policy saw the screen before each step, the history of earlier decisions, and the budget
+    assert [i.step for i in policy.inputs] == [0, 1]
+    assert policy.inputs[1].history == (policy.decisions[0],)
+    assert policy.inputs[1].history_texts == [policy.decisions[0].history_text]
+    assert policy.inputs[0].budget == 5 and policy.inputs[0].seed == 7
+    assert policy.inputs[0].screenshot_digest != policy.inputs[1].screenshot_digest
+    assert episode.steps[0].png == policy.inputs[0].observation.screenshot
+    assert episode.screen_size == (100, 50) and episode.scale == 2.0
+
+
+def test_unreadable_replies_use_steps_and_the_episode_goes_on() -> None:
+    env = FakeEnv()
+    episode = run_episode(env, TASK, 0, Scripted([GARBAGE, GARBAGE, click(15, 15)]), max_steps=5)
+    assert episode.success and len(episode.steps) == 3 and episode.end == "env_done"
+    assert [s.action for s in episode.steps[:2]] == [None, None]
+    assert all("unreadable_action" in s.notes and "no_action" in s.notes for s in episode.steps[:2])
+    assert episode.steps[0].text == "(no readable action)"
+    assert len(env.actions) == 1  # unreadable replies execute nothing
+
+
+def test_garbage_to_the_end_is_a_miss_after_the_budget() -> None:
+    episode = run_episode(FakeEnv(), TASK, 0, Scripted([GARBAGE]), max_steps=4)
+    assert episode.end == "budget" and not episode.success and episode.score == 0.0
+    assert len(episode.steps) == 4 and all(s.reply == GARBAGE.reply for s in episode.steps)
+
+
+def test_done_and_fail_end_the_episode_and_the_environment_decides() -> None:
+    env = FakeEnv(ends=False)
+    done = Decision("Action: done()", Action("done"))
+    episode = run_episode(env, TASK, 0, Scripted([click(15, 15), done]), max_steps=5)
+    assert episode.end == "done" and episode.success and len(episode.steps) == 2
+    early = run_episode(FakeEnv(), TASK, 0, Scripted([done]), max_steps=5)
+    assert early.end == "done" and not early.success  # saying done does not make it so
+    failed = run_episode(FakeEnv(), TASK, 0, Scripted([Decision("FAIL", Action("fail", text="cannot"))]), max_steps=5)
+    assert failed.end == "fail" and not failed.success and len(failed.steps) == 1
+
+
+@pytest.mark.parametrize("where,steps,message", [
+    ("reset", 0, "environment failed at reset: the page crashed"),
+    ("step", 1, "step 1: environment failed: the page stopped answering"),
+    ("evaluate", 1, "environment failed at evaluation: cannot read the reward"),
+])
+def test_environment_failures_end_as_errors(where: str, steps: int, message: str) -> None:
+    decisions = [Decision("Action: done()", Action("done"))] if where == "evaluate" else [click(15, 15)]
+    episode = run_episode(FakeEnv(fail_at=where), TASK, 0, Scripted(decisions), max_steps=3)
+    assert episode.end == "error" and episode.evaluation is None and not episode.success
+    assert episode.error_source == "environment" and episode.error == message
+    assert len(episode.steps) == steps
+
+
+def test_model_failure_mid_episode_is_an_error_with_the_steps_so_far() -> None:
+    episode = run_episode(FakeEnv(), TASK, 0, Scripted([click(50, 40), ModelError("endpoint returned 503 after 3 retries")]), max_steps=5)
+    assert episode.end == "error" and episode.error_source == "model"
+    assert "step 2" in episode.error and "503" in episode.error
+    assert len(episode.steps) == 1
+
+
+def test_other_policy_exceptions_are_bugs_and_propagate() -> None:
+    with pytest.raises(ZeroDivisionError):
+        run_episode(FakeEnv(), TASK, 0, Scripted([ZeroDivisionError()]), max_steps=2)
+
+
+def test_points_not_mapped_to_the_screen_are_a_policy_bug() -> None:
+    unmapped = Decision("Action: click(0.1, 0.2)", Action("click", point=(0.1, 0.2), space="normalized"))
+    with pytest.raises(ValueError, match="to_screen"):
+        run_episode(FakeEnv(), TASK, 0, Scripted([unmapped]), max_steps=2)
+    with pytest.raises(ValueError, match="at least 1"):
+        run_episode(FakeEnv(), TASK, 0, Scripted([unmapped]), max_steps=0)
+
+
+def test_environment_notes_are_recorded_on_the_step() -> None:
+    episode = run_episode(FakeEnv(), TASK, 0, Scripted([click(999, 999), click(15, 15)]), max_steps=3)
+    assert "outside_screen" in episode.steps[0].notes and "info" not in episode.steps[0].to_dict()
+
+
+def test_time_is_split_between_environment_and_policy() -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
+    class SlowEnv(FakeEnv):
+        def step(self, action: Action) -> Observation:
+            now[0] += 0.25
+            return super().step(action)
+
+    class SlowPolicy(Scripted):
+        def act(self, step: StepInput) -> Decision:
+            now[0] += 2.0
+            return super().act(step)
+
+    episode = run_episode(SlowEnv(), TASK, 0, SlowPolicy([click(50, 40), click(15, 15)]), max_steps=3, clock=clock)
+    assert episode.policy_seconds == 4.0 and episode.env_seconds == 0.5 and episode.wall_seconds == 4.5
+    assert [s.policy_seconds for s in episode.steps] == [2.0, 2.0] and [s.env_seconds for s in episode.steps] == [0.25, 0.25]
+
+
+def test_screenshots_go_to_the_sink_and_the_trajectory_names_them(tmp_path) -> None:
+    sink = folder_sink(str(tmp_path / "shots"))
+    episode = run_episode(FakeEnv(), TASK, 3, Scripted([GARBAGE, click(15, 15)]), max_steps=5, save_screenshot=sink)
+    assert episode.steps[0].png is None and episode.steps[0].screenshot == str(tmp_path / "shots" / "step-01.png")
+    assert episode.final_screenshot == str(tmp_path / "shots" / "final.png")
+    assert sorted(os.listdir(tmp_path / "shots")) == ["final.png", "step-01.png", "step-02.png"]
+    assert (tmp_path / "shots" / "final.png").read_bytes().endswith(b"pressed" + bytes(1))
+    trajectory = to_trajectory(episode, "press-button-seed3")
+    assert trajectory.labels.complete() == "yes" and trajectory.request == episode.instruction
+    assert [s.screenshot for s in trajectory.steps] == [episode.steps[0].screenshot, episode.steps[1].screenshot]
+    assert trajectory.steps[1].action == "click (15, 15)" and trajectory.steps[0].thought == GARBAGE.reply
+    assert Trajectory.from_dict(trajectory.to_dict()) == trajectory
+    record = episode.to_dict()
+    assert record["success"] is True and record["steps"] == 2 and record["trajectory"][0]["notes"] == ["no_action", "unreadable_action"]
+
+
+def test_a_failed_episode_is_labelled_not_complete_and_fail_is_recorded_as_fail() -> None:
+    episode = run_episode(FakeEnv(), TASK, 0, Scripted([Decision("FAIL", Action("fail"))]), max_steps=2)
+    trajectory = to_trajectory(episode, "x")
+    assert trajectory.labels.complete() == "no" and trajectory.last_action_is_fail
+    errored = run_episode(FakeEnv(fail_at="reset"), TASK, 0, Scripted([GARBAGE]), max_steps=2)
+    assert to_trajectory(errored, "y").labels.complete() is None and isinstance(errored, Episode)
+
+
+@pytest.mark.parametrize("action,text", [
+    (Action("click", point=(10.4, 20.6), space="screen"), "click (10, 21)"),
+    (Action("drag", point=(1, 2), end=(3, 4)), "drag (1, 2) to (3, 4)"),
+    (Action("type", text="hi"), "type 'hi'"),
+    (Action("key", keys=("ctrl", "a")), "key ctrl+a"),
+    (Action("scroll", scroll=(0.0, 3.0)), "scroll by 0, 3"),
+    (Action("wait", seconds=2.0), "wait 2 s"),
+])
+def test_describe(action: Action, text: str) -> None:
+    assert describe(action) == text
+    assert Decision(None, action).history_text == text
