@@ -83,6 +83,7 @@ class Desktop:
         self.warm = WarmPython(sys.executable, env=self.env, cwd=home)
         self._x_lock = threading.Lock()
         self._x: Any = None
+        self._xfixes = False
         self.recording: subprocess.Popen[bytes] | None = None
         self.recording_path = os.path.join(tempfile.gettempdir(), f"guitest-recording-{os.getpid()}.mp4")
 
@@ -93,8 +94,13 @@ class Desktop:
             from Xlib import display as xdisplay
 
             x = xdisplay.Display(self.display)
+            self._xfixes = False
             if x.has_extension("XFIXES"):
-                x.xfixes_query_version()  # XFixes answers nothing before its version is negotiated
+                try:
+                    x.xfixes_query_version()  # XFixes answers nothing before its version is negotiated
+                    self._xfixes = True
+                except AttributeError:
+                    pass  # python3-xlib 0.15 (pyautogui's dependency) has no XFixes: the cursor is drawn as an arrow
             self._x = x
         return self._x
 
@@ -104,14 +110,15 @@ class Desktop:
             return int(screen.width_in_pixels), int(screen.height_in_pixels)
 
     def cursor(self) -> tuple[int, int, Any]:
-        """The pointer position and the cursor image (RGBA, placed at its hot spot), via XFixes."""
+        """Where to paste the cursor and its image (RGBA): the X server's own cursor via XFixes when
+        python-xlib has it, else an arrow at the pointer."""
         from PIL import Image
 
         with self._x_lock:
             d = self._display()
-            if not d.has_extension("XFIXES"):
+            if not self._xfixes:
                 pointer = d.screen().root.query_pointer()
-                return int(pointer.root_x), int(pointer.root_y), None
+                return int(pointer.root_x), int(pointer.root_y), _arrow()
             ci = d.xfixes_get_cursor_image(d.screen().root)
         data = struct.pack(f"<{len(ci.cursor_image)}I", *(v & 0xFFFFFFFF for v in ci.cursor_image))
         image = Image.frombytes("RGBA", (ci.width, ci.height), data, "raw", "BGRA")
@@ -231,6 +238,15 @@ class Desktop:
             procs, self.launched = self.launched, []
         for proc in procs:
             _kill_group(proc)
+
+
+def _arrow() -> Any:
+    """A plain arrow cursor (hot spot at its top left), white with a black outline."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGBA", (14, 22), (0, 0, 0, 0))
+    ImageDraw.Draw(image).polygon([(0, 0), (0, 17), (4, 13), (7, 20), (10, 19), (7, 12), (12, 12)], fill=(255, 255, 255, 255), outline=(0, 0, 0, 255))
+    return image
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -268,10 +268,14 @@ def _try_start(
     for sub in ("Desktop", "Documents", "Downloads"):
         os.makedirs(os.path.join(home, sub), exist_ok=True)
     open(os.path.join(home, HOME_MARK), "w").close()
+    runtime = os.path.join(root, "runtime")  # sockets (the accessibility bus, dconf) live here, not in the home folder a reset empties
+    os.makedirs(runtime, mode=0o700, exist_ok=True)
+    xauthority = os.path.join(root, "Xauthority")  # empty (Xvfb runs without access control); some Xlib versions insist on the file
+    open(xauthority, "w").close()
     desktop = LocalDesktop(display=number, url="", port=0, home=home, root=root, marker=marker, started=time.time())
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_RUNTIME", "WAYLAND"))},
-        "DISPLAY": f":{number}", "HOME": home, MARKER_VAR: marker, "LANG": os.environ.get("LANG") or "C.UTF-8",
+        "DISPLAY": f":{number}", "HOME": home, "XDG_RUNTIME_DIR": runtime, "XAUTHORITY": xauthority, MARKER_VAR: marker, "LANG": os.environ.get("LANG") or "C.UTF-8",
     }
     env.pop("SESSION_MANAGER", None)
     log = open(os.path.join(root, "desktop.log"), "ab")

@@ -136,6 +136,10 @@ def run_steps(
             handler(ctx, **params)
         except MachineFailure as exc:
             raise exc.within(where) from None
+        except EnvFailure as exc:
+            if str(exc).startswith(where):
+                raise
+            raise EnvFailure(f"{where}: {exc}") from None
         except TypeError as exc:
             raise EnvFailure(f"{where}: bad parameters {sorted(params)}: {exc}") from None
     return run
