@@ -140,3 +140,23 @@ def test_a_listed_task_without_a_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "test_all.json").write_text(json.dumps({"notepad": ["x", "y"]}))
     with pytest.raises(SuiteError, match=r"test_all.json, field 'notepad': task y has no file examples/notepad/y.json"):
         read(suite("test_all.json", tmp_path), str(tmp_path))
+
+
+def test_the_docs_list_every_getter_and_metric_guitest_implements() -> None:
+    text = (REPO / "docs" / "live_desktop.md").read_text()
+    getters = text[text.index("### Getters"):text.index("### Metrics")]
+    metrics = text[text.index("### Metrics"):text.index("### How a task is scored")]
+    assert set(re.findall(r"^\| `(\w+)` \|", getters, re.M)) == set(supported_getters())
+    assert set(re.findall(r"^\| `(\w+)` \|", metrics, re.M)) == set(supported_metrics())
+
+
+@needs_data
+def test_the_docs_counts_of_waa_tasks_are_the_readers() -> None:
+    text = " ".join((REPO / "docs" / "live_desktop.md").read_text().split())
+    match = re.search(r"Of WAA's 154 tasks, guitest scores (\d+) itself \((\d+) of them infeasible\) and the judge decides (\d+); (\d+) have a set-up step", text)
+    assert match, "docs/live_desktop.md no longer states the WAA counts"
+    own, infeasible, judged, not_runnable = map(int, match.groups())
+    samples = read(suite("test_all.json", WAA), str(WAA))
+    assert Counter(s.data["evaluated_by"] for s in samples) == {"environment": own, "judge": judged}
+    assert sum(s.data["infeasible"] for s in samples) == infeasible
+    assert sum(bool(s.data["unsupported"]) for s in samples) == not_runnable

@@ -60,7 +60,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 from .warm_python import WarmPython, WarmTimeout
-from .xvfb import HOME_MARK, MARKER_VAR, marked_pids
+from .xvfb import HOME_MARK, MARKER_VAR, is_alive, marked_pids
 
 APP_VAR = "GUITEST_DESKTOP_APP"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -207,7 +207,7 @@ class Desktop:
         for pid in apps:
             _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + 3.0
-        while time.monotonic() < deadline and any(_running(p) for p in apps):
+        while time.monotonic() < deadline and any(is_alive(p) for p in apps):
             time.sleep(0.05)
         for pid in apps:
             _signal(pid, signal.SIGKILL)
@@ -254,14 +254,6 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _has_app_var(pid: int) -> bool:
@@ -386,12 +378,17 @@ class Handler(BaseHTTPRequestHandler):
     def screenshot(self) -> None:
         self._send(200, self.desktop.screenshot(), "image/png")
 
-    def execute(self) -> None:
+    def _command(self) -> tuple[Any, bool]:
+        """A request's ``{command, shell}`` (400 when the command is missing)."""
         data = self._json_body()
         shell = bool(data.get("shell", False))
         command = data.get("command", "" if shell else [])
         if not command:
             raise _BadRequest("command is required")
+        return command, shell
+
+    def execute(self) -> None:
+        command, shell = self._command()
         status, reply = self.desktop.run(command, shell)
         self._json_reply(status, reply)
 
@@ -437,11 +434,7 @@ class Handler(BaseHTTPRequestHandler):
         self._text(200, "File Uploaded")
 
     def launch(self) -> None:
-        data = self._json_body()
-        shell = bool(data.get("shell", False))
-        command = data.get("command", "" if shell else [])
-        if not command:
-            raise _BadRequest("command is required")
+        command, shell = self._command()
         try:
             self.desktop.launch(command, shell)
         except (OSError, ValueError) as exc:

@@ -75,10 +75,11 @@ def _display_busy(number: int) -> bool:
         pid = int(open(lock).read().strip() or 0)
     except (OSError, ValueError):
         return True
-    return _alive(pid)
+    return is_alive(pid)
 
 
-def _alive(pid: int) -> bool:
+def is_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
     if pid <= 0:
         return False
     try:
@@ -118,7 +119,7 @@ def marked_pids(marker: str) -> list[int]:
                 env = f.read()
         except OSError:
             continue
-        if needle in env.split(b"\0") and _alive(int(entry)):
+        if needle in env.split(b"\0") and is_alive(int(entry)):
             out.append(int(entry))
     return out
 
@@ -169,7 +170,7 @@ class LocalDesktop:
         if xvfb:
             _signal_group(xvfb, signal.SIGTERM)
             _reap(self._procs, [xvfb], grace)
-            if _alive(xvfb):
+            if is_alive(xvfb):
                 _signal_group(xvfb, signal.SIGKILL)
                 _reap(self._procs, [xvfb], 1.0)
         for pid in marked_pids(self.marker):  # nothing should be left; if it is, it goes
@@ -208,7 +209,7 @@ def _reap(procs: list[subprocess.Popen[bytes]], pids: list[int], grace: float) -
             except subprocess.TimeoutExpired:
                 _signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+    while time.monotonic() < deadline and any(is_alive(p) for p in pids):
         time.sleep(0.05)
 
 

@@ -247,6 +247,13 @@ class MachineClient:
         except ValueError:
             raise MachineFailure(BAD_REPLY, self.url, label, f"expected JSON, got {reply.content_type or 'no content type'}: {_excerpt(reply, 120)}") from None
 
+    def _field(self, reply: Reply, label: str, key: str) -> Any:
+        """``key`` of a JSON answer; None when the server answered an error (it has no such thing to give)."""
+        if reply.status != 200:
+            return None
+        data = self._json(reply, label)
+        return data.get(key) if isinstance(data, dict) else None
+
     def _post_json(self, path: str, payload: dict[str, Any], *, timeout: float | None = None, repeatable: bool = False) -> Reply:
         return self.request("POST", path, body=json.dumps(payload).encode("utf-8"), content_type="application/json", timeout=timeout, repeatable=repeatable)
 
@@ -273,19 +280,11 @@ class MachineClient:
     def accessibility(self, backend: str | None = None) -> str | None:
         """The accessibility tree as the server's XML text; None when the server cannot give one."""
         path = "/accessibility" + (f"?{urlencode({'backend': backend})}" if backend else "")
-        reply = self.request("GET", path, timeout=max(self.timeout, 60.0))
-        if reply.status != 200:
-            return None
-        data = self._json(reply, f"GET {path}")
-        return data.get("AT") if isinstance(data, dict) else None
+        return self._field(self.request("GET", path, timeout=max(self.timeout, 60.0)), f"GET {path}", "AT")
 
     def terminal(self) -> str | None:
         """The active terminal's text (OSWorld's ``/terminal``), None when the server has none."""
-        reply = self.request("GET", "/terminal")
-        if reply.status != 200:
-            return None
-        data = self._json(reply, "GET /terminal")
-        return data.get("output") if isinstance(data, dict) else None
+        return self._field(self.request("GET", "/terminal"), "GET /terminal", "output")
 
     def platform(self) -> str:
         """The machine's OS name as its server says it (``Linux``, ``Windows``, ``Darwin``)."""
@@ -344,19 +343,11 @@ class MachineClient:
 
     def list_directory(self, path: str) -> dict[str, Any] | None:
         """The directory tree under ``path`` (``POST /list_directory``); None when the server refuses it."""
-        reply = self._post_json("/list_directory", {"path": path}, repeatable=True)
-        if reply.status != 200:
-            return None
-        data = self._json(reply, "POST /list_directory")
-        return data.get("directory_tree") if isinstance(data, dict) else None
+        return self._field(self._post_json("/list_directory", {"path": path}, repeatable=True), "POST /list_directory", "directory_tree")
 
     def desktop_path(self) -> str | None:
         """The desktop folder of the machine's user (``POST /desktop_path``); None when the server has none."""
-        reply = self.request("POST", "/desktop_path")
-        if reply.status != 200:
-            return None
-        data = self._json(reply, "POST /desktop_path")
-        return data.get("desktop_path") if isinstance(data, dict) else None
+        return self._field(self.request("POST", "/desktop_path"), "POST /desktop_path", "desktop_path")
 
     # -- set-up ----------------------------------------------------------------------------------------
 
