@@ -8,9 +8,12 @@ About 40-60 s on a quiet 2-core machine.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -210,6 +213,26 @@ def test_a_desktop_that_dies_mid_episode_is_an_env_failure_without_orphans(tasks
         doomed.stop()
     assert marked_pids(doomed.marker) == []
     assert not os.path.exists(doomed.root) and not os.path.exists(f"/tmp/.X{doomed.display}-lock")
+
+
+KILLED_STARTER = """
+import json, os
+from guitest.desktop.xvfb import start_desktop
+d = start_desktop()
+print(json.dumps({"marker": d.marker, "root": d.root, "state": d.state_file}), flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_desktop_whose_starter_is_killed_is_reaped() -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_STARTER], capture_output=True, text=True, timeout=60)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    info = json.loads(done.stdout)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (marked_pids(info["marker"]) or os.path.exists(info["root"])):
+        time.sleep(0.1)
+    assert marked_pids(info["marker"]) == []
+    assert not os.path.exists(info["root"]) and not os.path.exists(info["state"])
 
 
 def test_guitest_desktop_up_status_down(capsys: pytest.CaptureFixture[str]) -> None:

@@ -139,6 +139,7 @@ class LocalDesktop:
     started: float = 0.0
     startup_seconds: float = 0.0
     _procs: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False, compare=False)
+    _reaper: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
 
     @property
     def state_file(self) -> str:
@@ -177,6 +178,15 @@ class LocalDesktop:
             _signal_group(pid, signal.SIGKILL, group=False)
         self._procs.clear()
         self.pids.clear()
+        if self._reaper is not None:  # nothing is left to reap: let it go
+            reaper, self._reaper = self._reaper, None
+            assert reaper.stdin is not None
+            reaper.stdin.close()
+            try:
+                reaper.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                reaper.kill()
+                reaper.wait()
         shutil.rmtree(self.root, ignore_errors=True)
         try:
             os.remove(self.state_file)
@@ -228,7 +238,7 @@ def start_desktop(
     (a free one when None) and return it once the server answers. DesktopError naming what is missing
     (packages, the server's Python modules) or what failed to start; nothing is left running then.
     ``detach``: the processes outlive this one (``guitest desktop up``); else :meth:`LocalDesktop.stop`
-    or the end of this process's ``with`` block ends them."""
+    ends them, and a reaper (:mod:`.reaper`) does if this process dies first."""
     missing = missing_programs()
     if missing:
         raise DesktopError(f"the local desktop needs {', '.join(missing)}: {SETUP_HINT}")
@@ -252,6 +262,11 @@ def start_desktop(
         if isinstance(desktop, LocalDesktop):
             if detach:
                 desktop._procs.clear()  # another process stops it (by pid and marker)
+            else:
+                desktop._reaper = subprocess.Popen(
+                    [python, "-m", "guitest.desktop.reaper", marker, desktop.root, desktop.state_file], stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                )
             return desktop
         last_error = desktop
         if not last_error.startswith("display busy"):
