@@ -1,0 +1,420 @@
+"""One local desktop: Xvfb, openbox, a D-Bus session, the accessibility bus, and guitest's protocol server.
+
+:func:`start_desktop` starts them on a free display (from :99 up, or the one asked for) and returns a
+:class:`LocalDesktop` whose ``url`` a :class:`~guitest.envs.desktop.DesktopEnv` drives; its
+:meth:`~LocalDesktop.stop` ends every process the desktop started, the server's applications
+included. Every process gets the desktop's marker in its environment (``GUITEST_DESKTOP_ID``), so
+stopping also finds what was re-parented away (D-Bus activated services, a browser's helpers): no
+orphans. The desktop's home folder is a fresh temporary one (``HOME`` for everything it runs), so
+tasks never touch the real home. A state file per display (:func:`state_dir`) lets ``guitest desktop
+down`` stop a desktop another process started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..errors import GuitestError
+
+FIRST_DISPLAY = 99
+MARKER_VAR = "GUITEST_DESKTOP_ID"
+HOME_MARK = ".guitest-desktop-home"
+AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
+REQUIRED = {"Xvfb": "xvfb", "openbox": "openbox", "dbus-daemon": "dbus", "wmctrl": "wmctrl", "xdotool": "xdotool"}
+SETUP_HINT = "install the desktop packages as root with `bash tests/setup_desktop.sh` (Debian: apt-get install xvfb openbox xdotool wmctrl x11-utils dbus-x11 at-spi2-core python3-pyatspi python3-tk mousepad xterm)"
+
+
+class DesktopError(GuitestError):
+    """The local desktop cannot start or stop; the message says what is missing or what failed."""
+
+
+def missing_programs() -> list[str]:
+    """The Debian packages whose programs the desktop needs and this machine lacks."""
+    return sorted({pkg for prog, pkg in REQUIRED.items() if shutil.which(prog) is None})
+
+
+def server_python_problem(python: str = sys.executable) -> str | None:
+    """Why ``python`` cannot run the protocol server (pyautogui, python-xlib and Pillow must import), or None."""
+    probe = "import importlib.util as u, sys; sys.exit(0 if all(u.find_spec(m) for m in ('pyautogui', 'Xlib', 'PIL', 'tkinter')) else 3)"
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{python} cannot run: {exc}"
+    if done.returncode != 0:
+        return (
+            f"{python} lacks pyautogui, python-xlib, Pillow or tkinter: `pip install pyautogui python-xlib` "
+            "(tkinter: Debian's python3-tk for the system Python's venvs)"
+        )
+    return None
+
+
+def state_dir() -> str:
+    """The folder of the state files of running desktops (one ``:N.json`` each)."""
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return os.path.join(tempfile.gettempdir(), f"guitest-desktops-{uid}")
+
+
+def _display_busy(number: int) -> bool:
+    lock = f"/tmp/.X{number}-lock"
+    if os.path.exists(f"/tmp/.X11-unix/X{number}") and not os.path.exists(lock):
+        return True
+    if not os.path.exists(lock):
+        return False
+    try:
+        pid = int(open(lock).read().strip() or 0)
+    except (OSError, ValueError):
+        return True
+    return is_alive(pid)
+
+
+def is_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is not alive
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _x_ready(number: int) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(0.5)
+        sock.connect(f"/tmp/.X11-unix/X{number}")
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+def marked_pids(marker: str) -> list[int]:
+    """The processes whose environment carries ``GUITEST_DESKTOP_ID=marker`` (this desktop's processes)."""
+    needle = f"{MARKER_VAR}={marker}".encode()
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if needle in env.split(b"\0") and is_alive(int(entry)):
+            out.append(int(entry))
+    return out
+
+
+@dataclass
+class LocalDesktop:
+    """A running desktop: its X ``display`` number, the protocol server's ``url`` and ``port``, its ``home``
+    folder, the ``marker`` in its processes' environment, and their ``pids`` by role."""
+
+    display: int
+    url: str
+    port: int
+    home: str
+    root: str
+    marker: str
+    pids: dict[str, int] = field(default_factory=dict)
+    started: float = 0.0
+    startup_seconds: float = 0.0
+    _procs: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False, compare=False)
+    _reaper: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def state_file(self) -> str:
+        return os.path.join(state_dir(), f":{self.display}.json")
+
+    def describe(self) -> dict[str, Any]:
+        """The desktop as plain builtins (its state file)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+
+    def stop(self, grace: float = 3.0) -> None:
+        """End the server, the applications, openbox, D-Bus and Xvfb; then anything else carrying the
+        desktop's marker; remove its folder and state file. Safe to call twice."""
+        order = ["server", "openbox", "at-spi", "dbus", "xvfb"]
+        for role in order:
+            pid = self.pids.get(role)
+            if pid and role != "xvfb":
+                _signal_group(pid, signal.SIGTERM)
+        _reap(self._procs, [self.pids[r] for r in order[:-1] if r in self.pids], grace)
+        for pid in marked_pids(self.marker):
+            if pid != self.pids.get("xvfb"):
+                _signal_group(pid, signal.SIGTERM, group=False)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and [p for p in marked_pids(self.marker) if p != self.pids.get("xvfb")]:
+            time.sleep(0.05)
+        for pid in marked_pids(self.marker):
+            if pid != self.pids.get("xvfb"):
+                _signal_group(pid, signal.SIGKILL, group=False)
+        xvfb = self.pids.get("xvfb")
+        if xvfb:
+            _signal_group(xvfb, signal.SIGTERM)
+            _reap(self._procs, [xvfb], grace)
+            if is_alive(xvfb):
+                _signal_group(xvfb, signal.SIGKILL)
+                _reap(self._procs, [xvfb], 1.0)
+        for pid in marked_pids(self.marker):  # nothing should be left; if it is, it goes
+            _signal_group(pid, signal.SIGKILL, group=False)
+        self._procs.clear()
+        self.pids.clear()
+        if self._reaper is not None:  # nothing is left to reap: let it go
+            reaper, self._reaper = self._reaper, None
+            assert reaper.stdin is not None
+            reaper.stdin.close()
+            try:
+                reaper.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                reaper.kill()
+                reaper.wait()
+        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            os.remove(self.state_file)
+        except OSError:
+            pass
+
+    def __enter__(self) -> "LocalDesktop":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _signal_group(pid: int, sig: int, group: bool = True) -> None:
+    try:
+        if group:
+            os.killpg(pid, sig)  # each component leads its own process group
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap(procs: list[subprocess.Popen[bytes]], pids: list[int], grace: float) -> None:
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        if proc.pid in pids:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+    while time.monotonic() < deadline and any(is_alive(p) for p in pids):
+        time.sleep(0.05)
+
+
+def start_desktop(
+    display: int | None = None,
+    port: int | None = None,
+    *,
+    size: tuple[int, int] = (1920, 1080),
+    depth: int = 24,
+    server_python: str | None = None,
+    command_timeout: float = 120.0,
+    timeout: float = 30.0,
+    detach: bool = False,
+) -> LocalDesktop:
+    """Start a desktop on ``display`` (the first free one from :99 when None) with its server on ``port``
+    (a free one when None) and return it once the server answers. DesktopError naming what is missing
+    (packages, the server's Python modules) or what failed to start; nothing is left running then.
+    ``detach``: the processes outlive this one (``guitest desktop up``); else :meth:`LocalDesktop.stop`
+    ends them, and a reaper (:mod:`.reaper`) does if this process dies first."""
+    missing = missing_programs()
+    if missing:
+        raise DesktopError(f"the local desktop needs {', '.join(missing)}: {SETUP_HINT}")
+    python = server_python or sys.executable
+    problem = server_python_problem(python)
+    if problem:
+        raise DesktopError(f"the desktop server cannot run: {problem}")
+    began = time.monotonic()
+    marker = uuid.uuid4().hex
+    candidates = [display] if display is not None else list(range(FIRST_DISPLAY, FIRST_DISPLAY + 100))
+    last_error = ""
+    for number in candidates:
+        if _display_busy(number):
+            last_error = f"display :{number} is in use"
+            continue
+        try:
+            desktop = _try_start(number, port, marker, size, depth, python, command_timeout, timeout, began)
+        except BaseException:
+            _stop_marked(marker)  # an interrupted start leaves nothing running
+            raise
+        if isinstance(desktop, LocalDesktop):
+            if detach:
+                desktop._procs.clear()  # another process stops it (by pid and marker)
+            else:
+                desktop._reaper = subprocess.Popen(
+                    [python, "-m", "guitest.desktop.reaper", marker, desktop.root, desktop.state_file], stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                )
+            return desktop
+        last_error = desktop
+        if not last_error.startswith("display busy"):
+            break
+    raise DesktopError(f"cannot start a local desktop: {last_error}")
+
+
+def _try_start(
+    number: int, port: int | None, marker: str, size: tuple[int, int], depth: int, python: str,
+    command_timeout: float, timeout: float, began: float,
+) -> LocalDesktop | str:
+    """The started desktop, or why it did not start (``display busy ...`` when another X server won the race)."""
+    root = tempfile.mkdtemp(prefix=f"guitest-desktop-{number}-")
+    home = os.path.join(root, "home")
+    for sub in ("Desktop", "Documents", "Downloads"):
+        os.makedirs(os.path.join(home, sub), exist_ok=True)
+    open(os.path.join(home, HOME_MARK), "w").close()
+    runtime = os.path.join(root, "runtime")  # sockets (the accessibility bus, dconf) live here, not in the home folder a reset empties
+    os.makedirs(runtime, mode=0o700, exist_ok=True)
+    xauthority = os.path.join(root, "Xauthority")  # empty (Xvfb runs without access control); some Xlib versions insist on the file
+    open(xauthority, "w").close()
+    desktop = LocalDesktop(display=number, url="", port=0, home=home, root=root, marker=marker, started=time.time())
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_RUNTIME", "WAYLAND"))},
+        "DISPLAY": f":{number}", "HOME": home, "XDG_RUNTIME_DIR": runtime, "XAUTHORITY": xauthority, MARKER_VAR: marker, "LANG": os.environ.get("LANG") or "C.UTF-8",
+    }
+    env.pop("SESSION_MANAGER", None)
+    log = open(os.path.join(root, "desktop.log"), "ab")
+
+    def spawn(role: str, argv: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=kw.pop("stdout", log), stderr=log, start_new_session=True, cwd=home, **kw)
+        desktop._procs.append(proc)
+        desktop.pids[role] = proc.pid
+        return proc
+
+    try:
+        w, h = size
+        xvfb = spawn("xvfb", ["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x{depth}", "-nolisten", "tcp", "-noreset"])
+        deadline = time.monotonic() + timeout
+        while not _x_ready(number):
+            if xvfb.poll() is not None:
+                desktop.stop()
+                return f"display busy: Xvfb :{number} exited with {xvfb.returncode} (see the log)" if _display_busy(number) else f"Xvfb :{number} exited with {xvfb.returncode}"
+            if time.monotonic() > deadline:
+                desktop.stop()
+                return f"Xvfb :{number} did not accept connections within {timeout:g} s"
+            time.sleep(0.02)
+        bus = spawn("dbus", ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"], stdout=subprocess.PIPE)
+        address = _read_line(bus, timeout)
+        if not address:
+            desktop.stop()
+            return "dbus-daemon did not print its address"
+        env["DBUS_SESSION_BUS_ADDRESS"] = address
+        if os.path.exists(AT_SPI_LAUNCHER):
+            spawn("at-spi", [AT_SPI_LAUNCHER, "--launch-immediately"])
+        spawn("openbox", ["openbox", "--sm-disable"])
+        ready_file = os.path.join(root, "server.json")
+        spawn("server", [
+            python, "-m", "guitest.desktop.server", "--display", f":{number}", "--port", str(port or 0),
+            "--home", home, "--ready-file", ready_file, "--command-timeout", str(command_timeout),
+        ])
+        while True:
+            if os.path.exists(ready_file):
+                try:
+                    info = json.load(open(ready_file))
+                    break
+                except ValueError:
+                    pass  # written as we read; the next poll sees it whole
+            server = desktop._procs[-1]
+            if server.poll() is not None:
+                tail = _log_tail(root)
+                desktop.stop()
+                return f"the desktop server exited with {server.returncode}: {tail}"
+            if time.monotonic() > deadline:
+                desktop.stop()
+                return f"the desktop server did not start within {timeout:g} s"
+            time.sleep(0.02)
+        while subprocess.run(["wmctrl", "-m"], env=env, capture_output=True).returncode != 0:
+            if time.monotonic() > deadline:
+                desktop.stop()
+                return f"openbox did not start within {timeout:g} s"
+            time.sleep(0.05)
+    except OSError as exc:
+        desktop.stop()
+        return f"cannot run a desktop program: {exc}"
+    finally:
+        log.close()
+    desktop.port = int(info["port"])
+    desktop.url = f"http://127.0.0.1:{desktop.port}"
+    desktop.startup_seconds = time.monotonic() - began
+    os.makedirs(state_dir(), exist_ok=True)
+    with open(desktop.state_file, "w") as f:
+        json.dump(desktop.describe(), f, indent=1)
+    return desktop
+
+
+def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    import selectors
+
+    assert proc.stdout is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    try:
+        if not sel.select(timeout):
+            return ""
+        return proc.stdout.readline().decode().strip()
+    finally:
+        sel.close()
+
+
+def _log_tail(root: str, lines: int = 5) -> str:
+    try:
+        with open(os.path.join(root, "desktop.log"), errors="replace") as f:
+            return " | ".join(f.read().strip().splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _stop_marked(marker: str) -> None:
+    for pid in marked_pids(marker):
+        _signal_group(pid, signal.SIGKILL, group=False)
+
+
+def load_state(display: int) -> LocalDesktop | None:
+    """The desktop a state file describes (started by any process of this user), or None."""
+    path = os.path.join(state_dir(), f":{display}.json")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    data.pop("_procs", None)
+    try:
+        return LocalDesktop(**data)
+    except TypeError:
+        return None
+
+
+def running_desktops() -> list[LocalDesktop]:
+    """Every desktop with a state file, by display number."""
+    out = []
+    try:
+        names = os.listdir(state_dir())
+    except OSError:
+        return []
+    for name in sorted(names):
+        if name.startswith(":") and name.endswith(".json") and name[1:-5].isdigit():
+            desktop = load_state(int(name[1:-5]))
+            if desktop is not None:
+                out.append(desktop)
+    return sorted(out, key=lambda d: d.display)

@@ -1,0 +1,295 @@
+"""The desktop backend: OSWorld and Windows Agent Arena machines, and guitest's own local desktop, over their server protocol.
+
+:class:`DesktopEnv` implements :class:`~guitest.live.protocol.Environment` against one or more
+machines given by URL (``--env-url=http://HOST:5000``, repeated for a pool). Per episode it leases
+a free machine (:mod:`guitest.osworld.pool`: one episode per machine at a time, across ``-n``
+workers), runs the task's ``config`` steps (:mod:`guitest.osworld.setup`), and then per step:
+
+- the screen through ``GET /screenshot`` (its scale against ``POST /screen_size`` maps points back);
+- an action as pyautogui code through ``POST /execute``, as OSWorld's and WAA's ``PythonController``
+  send it: ``["python", "-c", "import pyautogui; import time; pyautogui.FAILSAFE = False; <code>"]``;
+- WAIT sleeps, DONE and FAIL end the episode without touching the machine (OSWorld's action space).
+
+:meth:`DesktopEnv.evaluate` runs the task's evaluator (:mod:`guitest.osworld.evaluate`). A machine
+that stops answering is taken out of the pool and the episode raises
+:class:`~guitest.live.protocol.EnvFailure`, so ``--lf`` runs it again on another machine.
+
+OSWorld's and WAA's harnesses revert a VM snapshot between tasks; guitest cannot do that over this
+protocol. A guitest desktop server offers ``POST /guitest/reset`` (close what earlier episodes opened,
+empty its home folder), called at every reset; on other machines each task's own ``config`` steps
+have to bring the machine into shape (or give each task a fresh machine).
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import tempfile
+import threading
+import time
+from typing import Any, Sequence
+
+from ..live.actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
+from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
+from ..osworld.client import PNG_MAGIC, MachineClient, MachineFailure
+from ..osworld.evaluate import evaluate as run_evaluator
+from ..osworld.getters import GetterContext
+from ..osworld.pool import Lease, MachinePool
+from ..osworld.setup import run_steps
+
+#: Action key names (lower case) -> pyautogui's names, where they differ
+KEY_ALIASES = {
+    "meta": "win", "super": "win", "cmd": "win", "command": "win", "windows": "win",
+    "control": "ctrl", "option": "alt", "escape": "esc", "return": "enter", "del": "delete",
+    "arrowup": "up", "arrowdown": "down", "arrowleft": "left", "arrowright": "right",
+    "page_up": "pageup", "page_down": "pagedown", "pgup": "pageup", "pgdn": "pagedown",
+    "spacebar": "space", "caps_lock": "capslock", "print": "printscreen",
+}
+DEFAULT_WAIT = 1.0
+MAX_WAIT = 60.0
+
+_pools: dict[tuple[str, ...], MachinePool] = {}
+_pools_lock = threading.Lock()
+
+
+def shared_pool(urls: Sequence[str], **options: Any) -> MachinePool:
+    """The process's one pool for these machine URLs, so concurrent episodes of a worker share leases and
+    taken-out machines (``options`` apply when it is first made)."""
+    key = tuple(dict.fromkeys(u.strip().rstrip("/") for u in urls if u and u.strip()))
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = MachinePool(list(key), **options)
+        return pool
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """The pixel size in a PNG's header."""
+    if not data.startswith(PNG_MAGIC) or len(data) < 24:
+        raise ValueError("not a PNG")
+    width, height = struct.unpack(">II", data[16:24])
+    return int(width), int(height)
+
+
+def pyautogui_key(name: str) -> str:
+    """pyautogui's name for an Action key name (``meta`` -> ``win``, ``escape`` -> ``esc``, ``a`` -> ``a``)."""
+    key = name.strip().lower()
+    return KEY_ALIASES.get(key, key)
+
+
+def pyautogui_code(action: Action, screen: tuple[int, int], scale: float = 1.0) -> str:
+    """The pyautogui code that performs ``action`` (points in screenshot pixels, ``scale`` screenshot pixels
+    per screen unit) on a screen of size ``screen``; points are clamped onto the screen. ValueError for a
+    final or wait action (they run no code) and for an action missing its point."""
+    width, height = screen
+
+    def at(point: tuple[float, float] | None, what: str) -> tuple[int, int]:
+        if point is None:
+            raise ValueError(f"a {action.kind} action needs a {what}")
+        x = min(max(round(point[0] / scale), 0), width - 1)
+        y = min(max(round(point[1] / scale), 0), height - 1)
+        return x, y
+
+    if action.space not in (None, "screen"):
+        raise ValueError(f"action points must be in screenshot pixels (space 'screen'), not {action.space!r}; map them with guitest.live.actions.to_screen")
+    kind = action.kind
+    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE):
+        x, y = at(action.point, "point")
+        call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MOVE: "moveTo"}[kind]
+        return f"pyautogui.{call}({x}, {y})"
+    if kind == DRAG:
+        x1, y1 = at(action.point, "start point")
+        x2, y2 = at(action.end, "end point")
+        return f"pyautogui.moveTo({x1}, {y1}); pyautogui.dragTo({x2}, {y2}, duration=0.3, button='left')"
+    if kind == SCROLL:
+        dx, dy = action.scroll
+        where = ""
+        if action.point is not None:
+            x, y = at(action.point, "point")
+            where = f"pyautogui.moveTo({x}, {y}); "
+        calls = []
+        if round(dy):
+            calls.append(f"pyautogui.scroll({-round(dy)})")  # pyautogui: positive scrolls up
+        if round(dx):
+            calls.append(f"pyautogui.hscroll({round(dx)})")
+        return where + ("; ".join(calls) or "pass")
+    if kind == TYPE:
+        return f"pyautogui.write({action.text!r})"
+    if kind == KEY:
+        keys = [pyautogui_key(k) for k in action.keys if k.strip()]
+        if not keys:
+            raise ValueError("a key action needs at least one key")
+        if len(keys) == 1:
+            return f"pyautogui.press({keys[0]!r})"
+        return f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})"
+    raise ValueError(f"a {kind} action runs no code on the machine")
+
+
+class DesktopEnv:
+    """Episodes on the machines at ``urls`` (one or more ``http://HOST:PORT``), one episode at a time per instance.
+
+    ``settle``: seconds to wait after an action before the next screenshot (the screen has to catch up);
+    ``a11y``: also fetch the accessibility tree into ``Observation.text`` (slow on big trees);
+    ``timeout`` / ``command_timeout``: the client's limits for ordinary requests and for commands;
+    ``acquire_wait``: how long :meth:`reset` waits for a free machine; ``reset_desktop``: ask a guitest
+    desktop server to clean up before each episode; ``download_cache``: where task files downloaded here
+    are kept; ``pool``: a pool of one's own instead of the process's shared one.
+    """
+
+    name = "desktop"
+
+    def __init__(
+        self,
+        urls: Sequence[str] | str,
+        *,
+        settle: float = 0.3,
+        a11y: bool = False,
+        timeout: float = 30.0,
+        command_timeout: float = 130.0,
+        acquire_wait: float = 900.0,
+        reset_desktop: bool = True,
+        download_cache: str | None = None,
+        pool: MachinePool | None = None,
+    ) -> None:
+        urls = [urls] if isinstance(urls, str) else list(urls)
+        self.pool = pool or shared_pool(urls)
+        self.settle = settle
+        self.a11y = a11y
+        self.timeout = timeout
+        self.command_timeout = command_timeout
+        self.acquire_wait = acquire_wait
+        self.reset_desktop = reset_desktop
+        self.download_cache = download_cache or ""
+        self._lease: Lease | None = None
+        self._client: MachineClient | None = None
+        self._task: TaskSpec | None = None
+        self._work_dir: str | None = None
+        self._screen: tuple[int, int] = (0, 0)
+        self._shot_scale = 1.0  # screenshot pixels per screen unit, from the last screenshot
+        self._last: str | None = None
+        self._ended = False
+
+    # -- the protocol ----------------------------------------------------------------------------------
+
+    def reset(self, task: TaskSpec, seed: int | None) -> Observation:
+        """Lease a machine, run the task's ``config`` steps and return the first screen. ``seed`` is not
+        used: these tasks are the same every time (their set-up files and steps are fixed)."""
+        self._end_episode()
+        evaluator = task.config.get("evaluator")
+        if not isinstance(evaluator, dict):
+            raise EnvFailure(f"desktop task {task.name}: its config has no evaluator (an OSWorld task's config and evaluator go in TaskSpec.config)")
+        self._lease = self.pool.acquire(self.acquire_wait)
+        self._client = MachineClient(self._lease.url, timeout=self.timeout, command_timeout=self.command_timeout)
+        self._task = task
+        self._last = None
+        self._ended = False
+        self._work_dir = tempfile.mkdtemp(prefix="guitest-episode-")
+        notes: list[str] = []
+        try:
+            if self.reset_desktop and self._client.reset_desktop():
+                notes.append("the guitest desktop was reset")
+            self._screen = self._client.screen_size()
+            run = run_steps(
+                task.config.get("config") or [], self._client, phase="config",
+                cache_dir=self.download_cache or None, work_dir=self._work_dir, screen=self._screen,
+            )
+            notes.extend(run.notes)
+            return self._observe({"setup_notes": notes} if notes else {})
+        except EnvFailure as exc:
+            self._failed(exc)
+            raise
+
+    def step(self, action: Action) -> Observation:
+        """Execute ``action`` and return the next screen; DONE and FAIL end the episode (``done``)."""
+        client = self._require()
+        try:
+            info: dict[str, Any] = {}
+            self._last = action.kind
+            if action.kind in (DONE, FAIL):
+                self._ended = True
+                return self._observe({"final": action.kind}, done=True)
+            if action.kind == WAIT:
+                time.sleep(min(action.seconds or DEFAULT_WAIT, MAX_WAIT))
+                return self._observe({})
+            try:
+                code = pyautogui_code(action, self._screen, self._shot_scale)
+            except ValueError as exc:
+                info["action_error"] = str(exc)  # a wrong action uses up its step; the episode goes on
+            else:
+                result = client.run_pyautogui(code)
+                if result.get("returncode") not in (0, None) or result.get("status") not in ("success", ""):
+                    info["action_error"] = (result.get("error") or result.get("output") or "")[-500:] or f"returncode {result.get('returncode')}"
+                info["code"] = code
+                if self.settle > 0:
+                    time.sleep(self.settle)
+            return self._observe(info)
+        except EnvFailure as exc:
+            self._failed(exc)
+            raise
+
+    def evaluate(self) -> Evaluation:
+        """The task's evaluator on the episode as it stands (postconfig steps first, then getters and metrics)."""
+        client = self._require()
+        assert self._task is not None and self._work_dir is not None
+        ctx = GetterContext(client, self._work_dir, self.download_cache)
+        work_dir, screen = self._work_dir, self._screen
+
+        def postconfig(steps: list[dict[str, Any]]) -> None:
+            run_steps(steps, client, phase="postconfig", cache_dir=self.download_cache or None, work_dir=work_dir, screen=screen)
+
+        try:
+            return run_evaluator(self._task.config["evaluator"], ctx, last_action=self._last, postconfig=postconfig)
+        except EnvFailure as exc:
+            self._failed(exc)
+            raise
+
+    def close(self) -> None:
+        """Give the machine back to the pool and remove the episode's files. Safe to call twice."""
+        self._end_episode()
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    @property
+    def machine(self) -> str | None:
+        """The URL of the machine running the current episode, if any."""
+        return self._lease.url if self._lease else None
+
+    def _require(self) -> MachineClient:
+        if self._client is None:
+            raise EnvFailure("the desktop episode is over (its machine failed or it was closed): call reset() first")
+        return self._client
+
+    def _observe(self, info: dict[str, Any], done: bool = False) -> Observation:
+        client = self._require()
+        shot = client.screenshot()
+        try:
+            size = png_size(shot)
+        except ValueError:
+            raise MachineFailure("bad_reply", client.url, "GET /screenshot", "the PNG has no readable header") from None
+        self._shot_scale = size[0] / self._screen[0] if self._screen[0] else 1.0
+        text = client.accessibility() if self.a11y else None
+        assert self._task is not None
+        return Observation(
+            screenshot=shot,
+            size=size,
+            instruction=self._task.instruction,
+            scale=self._shot_scale,
+            text=text,
+            done=done or self._ended,
+            info={"machine": client.url, **info},
+        )
+
+    def _failed(self, exc: EnvFailure) -> None:
+        """End the episode after a failure; a machine that stopped answering leaves the pool."""
+        if isinstance(exc, MachineFailure) and exc.taken_out and self._lease is not None:
+            self.pool.take_out(self._lease.url, exc.kind)
+        self._end_episode()
+
+    def _end_episode(self) -> None:
+        if self._lease is not None:
+            self._lease.release()
+        self._lease = None
+        self._client = None
+        if self._work_dir:
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+        self._work_dir = None

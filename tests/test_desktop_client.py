@@ -1,0 +1,309 @@
+"""The machine protocol client, the machine pool and the desktop backend against a fake machine server.
+
+The fake (tests/fakemachine.py) answers the endpoint shapes OSWorld's and WAA's servers answer, and
+misbehaves on demand: HTTP 500, a dropped connection, a request that takes too long.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+import pytest
+
+from fakemachine import FakeMachine
+from guitest.envs.desktop import DesktopEnv, pyautogui_code, pyautogui_key
+from guitest.live.actions import Action
+from guitest.live.protocol import EnvFailure, TaskSpec
+from guitest.osworld.client import PYAUTOGUI_PREFIX, MachineClient, MachineFailure, shown_url
+from guitest.osworld.pool import MachinePool
+
+
+@pytest.fixture
+def machine():
+    with FakeMachine(screen=(1280, 720)) as m:
+        yield m
+
+
+def client(url: str, **kw) -> MachineClient:
+    return MachineClient(url, **{"timeout": 2.0, "command_timeout": 2.0, "backoff": 0.01, **kw})
+
+
+def test_endpoint_shapes(machine: FakeMachine) -> None:
+    c = client(machine.url)
+    assert c.screenshot() == machine.shot
+    assert c.screen_size() == (1280, 720)
+    machine.outputs["python -c " + PYAUTOGUI_PREFIX + "pyautogui.click(3, 4)"] = "clicked"
+    assert c.run_pyautogui("pyautogui.click(3, 4)")["output"] == "clicked"
+    c.upload("C:\\Users\\Docker\\a b.txt", b"\x00bytes\xff")
+    assert c.get_file("C:\\Users\\Docker\\a b.txt") == b"\x00bytes\xff"
+    assert c.get_file("C:\\missing.txt") is None
+    assert c.desktop_path() == "C:\\Users\\Docker\\Desktop"
+    assert c.accessibility("uia") == "<desktop/>"
+    assert c.setup_call("launch", {"command": ["notepad"], "shell": False}).status == 200
+    assert c.platform() == "Windows"
+    sent = {f"{m} {p}": d for m, p, d in machine.requests}
+    # what OSWorld's PythonController sends for an action, field by field
+    assert sent["POST /execute"] == {"command": ["python", "-c", "import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.click(3, 4)"], "shell": False}
+    assert sent["POST /setup/upload"]["file_path"] == b"C:\\Users\\Docker\\a b.txt"
+    assert sent["POST /file"] == {"file_path": "C:\\missing.txt"}
+    assert sent["POST /setup/launch"] == {"command": ["notepad"], "shell": False}
+    assert ("GET", "/accessibility", None) in machine.requests  # the WAA backend rides in the query string
+
+
+def test_a_500_is_a_server_error_and_the_machine_stays(machine: FakeMachine) -> None:
+    machine.fault("POST /execute", {"status": 500, "message": "pyautogui is not installed"})
+    with pytest.raises(MachineFailure) as info:
+        client(machine.url).run_pyautogui("pyautogui.press('a')")
+    assert info.value.kind == "server_error" and not info.value.taken_out
+    assert "HTTP 500: pyautogui is not installed" in str(info.value) and machine.url in str(info.value)
+    assert machine.paths().count("POST /execute") == 1  # an action is never sent twice
+
+
+def test_a_timed_out_command_is_named_and_the_machine_stays(machine: FakeMachine) -> None:
+    machine.fault("POST /execute", {"status": 500, "message": "Command '['python']' timed out after 120 seconds"})
+    with pytest.raises(MachineFailure) as info:
+        client(machine.url).execute(["python", "-c", "while True: pass"])
+    assert info.value.kind == "command_timeout" and not info.value.taken_out
+
+
+def test_a_screenshot_is_retried_after_a_500_and_a_dropped_connection(machine: FakeMachine) -> None:
+    machine.fault("GET /screenshot", {"status": 500}, {"drop": True})
+    assert client(machine.url).screenshot() == machine.shot
+    assert machine.paths().count("GET /screenshot") == 3
+
+
+def test_a_dropped_execute_is_not_repeated_and_takes_the_machine_out(machine: FakeMachine) -> None:
+    machine.fault("POST /execute", {"drop": True})
+    with pytest.raises(MachineFailure) as info:
+        client(machine.url).run_pyautogui("pyautogui.click(1, 1)")
+    assert info.value.kind == "dropped" and info.value.taken_out
+    assert "closed before an answer" in str(info.value)
+    assert machine.paths().count("POST /execute") == 1
+
+
+def test_no_answer_within_the_timeout(machine: FakeMachine) -> None:
+    machine.fault("POST /execute", {"sleep": 1.5})
+    began = time.monotonic()
+    with pytest.raises(MachineFailure) as info:
+        client(machine.url, command_timeout=0.5).execute(["sleep", "10"])
+    assert info.value.kind == "timeout" and info.value.taken_out
+    assert time.monotonic() - began < 1.4
+    assert "no answer within 0.5 s" in str(info.value)
+
+
+def test_an_unreachable_machine_says_how_to_start_one() -> None:
+    with FakeMachine() as m:
+        url = m.url
+    with pytest.raises(MachineFailure) as info:
+        client(url, retries=1).screenshot()
+    assert info.value.kind == "unreachable" and info.value.taken_out
+    assert "guitest desktop up" in str(info.value) and "cannot connect" in str(info.value)
+
+
+def test_bad_replies_are_named(machine: FakeMachine) -> None:
+    machine.shot = b"GIF89a..."
+    with pytest.raises(MachineFailure, match="not a PNG") as info:
+        client(machine.url).screenshot()
+    assert info.value.kind == "bad_reply"
+    with pytest.raises(EnvFailure, match="expected http://HOST:PORT"):
+        MachineClient("ftp://host:5000")
+
+
+def test_credentials_never_show_in_messages() -> None:
+    assert shown_url("http://ada:s3cret@vm.example:5000/") == "http://vm.example:5000"
+    with pytest.raises(MachineFailure) as info:
+        client("http://ada:s3cret@127.0.0.1:9/", retries=0).platform()
+    assert "s3cret" not in str(info.value)
+
+
+# -- the pool ------------------------------------------------------------------------------------------
+
+
+def test_one_episode_per_machine_and_a_taken_out_machine_is_skipped(tmp_path: Path) -> None:
+    pool = MachinePool(["http://a:5000", "http://b:5000/"], lock_dir=str(tmp_path), wait=0.3, poll=0.05)
+    first, second = pool.acquire(), pool.acquire()
+    assert {first.url, second.url} == {"http://a:5000", "http://b:5000"}
+    with pytest.raises(EnvFailure, match="no desktop machine became free within 0.3 s"):
+        pool.acquire()
+    pool.take_out(first.url, "dropped")
+    first.release()
+    first.release()  # twice is harmless
+    with pytest.raises(EnvFailure, match="all busy"):
+        pool.acquire()  # only b is in service, and it is leased
+    second.release()
+    assert pool.acquire().url == second.url
+    pool.take_out(second.url, "timeout")
+    with pytest.raises(EnvFailure, match="every desktop machine was taken out"):
+        pool.acquire()
+
+
+def _hold_lease(lock_dir: str, url: str, ready, done) -> None:
+    lease = MachinePool([url], lock_dir=lock_dir).acquire()
+    ready.set()
+    done.wait(10)
+    lease.release()
+
+
+def test_leases_hold_across_processes(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    ready, done = ctx.Event(), ctx.Event()
+    proc = ctx.Process(target=_hold_lease, args=(str(tmp_path), "http://a:5000", ready, done))
+    proc.start()
+    try:
+        assert ready.wait(30)
+        pool = MachinePool(["http://a:5000"], lock_dir=str(tmp_path), wait=0.3, poll=0.05)
+        with pytest.raises(EnvFailure, match="all busy"):
+            pool.acquire()
+        done.set()
+        proc.join(10)
+        assert pool.acquire(wait=5).url == "http://a:5000"
+    finally:
+        done.set()
+        proc.join(10)
+
+
+def test_a_pool_needs_a_machine() -> None:
+    with pytest.raises(EnvFailure, match="--env-url=http://HOST:5000"):
+        MachinePool(["", " "])
+
+
+# -- actions as pyautogui code --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("action, code", [
+    (Action("click", point=(200.4, 100.6), space="screen"), "pyautogui.click(100, 50)"),
+    (Action("double_click", point=(10, 10)), "pyautogui.doubleClick(5, 5)"),
+    (Action("right_click", point=(10, 10)), "pyautogui.rightClick(5, 5)"),
+    (Action("move", point=(-50, 5000)), "pyautogui.moveTo(0, 719)"),
+    (Action("drag", point=(0, 0), end=(20, 40)), "pyautogui.moveTo(0, 0); pyautogui.dragTo(10, 20, duration=0.3, button='left')"),
+    (Action("scroll", scroll=(0, 3)), "pyautogui.scroll(-3)"),
+    (Action("scroll", point=(100, 100), scroll=(-2, -1)), "pyautogui.moveTo(50, 50); pyautogui.scroll(1); pyautogui.hscroll(-2)"),
+    (Action("type", text="it's \"done\"\n"), "pyautogui.write('it\\'s \"done\"\\n')"),
+    (Action("key", keys=("Enter",)), "pyautogui.press('enter')"),
+    (Action("key", keys=("ctrl", "shift", "Escape")), "pyautogui.hotkey('ctrl', 'shift', 'esc')"),
+])
+def test_actions_become_pyautogui_code(action: Action, code: str) -> None:
+    # screenshot at twice the screen's size (HiDPI): points are halved, and clamped onto the 1280x720 screen
+    assert pyautogui_code(action, (1280, 720), scale=2.0) == code
+
+
+def test_key_names_and_bad_actions() -> None:
+    assert [pyautogui_key(k) for k in ("meta", "ArrowUp", "a", "F5")] == ["win", "up", "a", "f5"]
+    for bad in (Action("click"), Action("key"), Action("done"), Action("click", point=(1, 1), space="grid1000")):
+        with pytest.raises(ValueError):
+            pyautogui_code(bad, (100, 100))
+
+
+# -- the backend ---------------------------------------------------------------------------------------
+
+TASK = TaskSpec(
+    env="desktop",
+    name="notepad/draft",
+    instruction="Save a draft.",
+    config={
+        "config": [
+            {"type": "launch", "parameters": {"command": ["notepad"]}},
+            {"type": "activate_window", "parameters": {"window_name": "Notepad"}},
+            {"type": "execute", "parameters": {"command": ["python", "-c", "print(1)"], "until": {"returncode": 0}}},
+        ],
+        "evaluator": {
+            "func": "compare_text_file",
+            "result": {"type": "vm_file", "path": "C:\\draft.txt", "dest": "draft.txt"},
+            "expected": {"type": "vm_file", "path": "C:\\gold.txt", "dest": "gold.txt"},
+            "postconfig": [{"type": "sleep", "parameters": {"seconds": 0}}],
+        },
+    },
+)
+
+
+def env_for(*urls: str, tmp_path: Path) -> DesktopEnv:
+    return DesktopEnv(list(urls), settle=0, timeout=2.0, command_timeout=2.0, pool=MachinePool(list(urls), lock_dir=str(tmp_path), wait=1.0))
+
+
+def test_an_episode_runs_setup_actions_and_the_evaluator(tmp_path: Path) -> None:
+    with FakeMachine(screen=(1280, 720), shot=(2560, 1440)) as m:
+        env = env_for(m.url, tmp_path=tmp_path)
+        obs = env.reset(TASK, seed=0)
+        assert (obs.size, obs.scale, obs.instruction, obs.done) == ((2560, 1440), 2.0, "Save a draft.", False)
+        assert m.paths()[:6] == ["POST /guitest/reset", "POST /screen_size", "POST /setup/launch", "POST /setup/activate_window", "POST /setup/execute", "GET /screenshot"]
+        env.step(Action("click", point=(1000, 500), space="screen"))
+        assert m.requests[-2][2]["command"][2] == PYAUTOGUI_PREFIX + "pyautogui.click(500, 250)"
+        before = len(m.requests)
+        final = env.step(Action("done"))
+        assert final.done and m.paths()[before:] == ["GET /screenshot"]  # DONE runs nothing on the machine
+        m.files.update({"C:\\draft.txt": b"draft", "C:\\gold.txt": b"draft"})
+        verdict = env.evaluate()
+        assert verdict.success and verdict.score == 1.0 and verdict.decided_by == "environment"
+        m.files["C:\\draft.txt"] = b"other"
+        assert env.evaluate().score == 0.0
+        env.close()
+        env.close()
+
+
+def test_a_machine_that_stops_answering_is_an_env_failure_and_leaves_the_pool(tmp_path: Path) -> None:
+    with FakeMachine() as first, FakeMachine() as second:
+        env = env_for(first.url, second.url, tmp_path=tmp_path)
+        env.pool._start = 0  # begin with the first machine
+        env.reset(TASK, seed=None)
+        assert env.machine == first.url
+        first.fault("POST /execute", {"drop": True})
+        with pytest.raises(EnvFailure) as info:
+            env.step(Action("key", keys=("a",)))
+        assert info.value.kind == "dropped"
+        assert first.url in env.pool.taken_out
+        with pytest.raises(EnvFailure, match="call reset"):
+            env.step(Action("key", keys=("a",)))
+        env.reset(TASK, seed=None)  # --lf: the episode again, on the machine still in service
+        assert env.machine == second.url
+        env.close()
+
+
+def test_a_failed_setup_step_names_the_step_and_frees_the_machine(tmp_path: Path) -> None:
+    task = TaskSpec("desktop", "x", "y", {"config": [{"type": "open", "parameters": {"path": "C:\\none.docx"}}], "evaluator": {"func": "infeasible"}})
+    with FakeMachine() as m:
+        m.fault("POST /setup/open_file", {"status": 404, "message": "File not found"})
+        env = env_for(m.url, tmp_path=tmp_path)
+        with pytest.raises(EnvFailure, match=r"config step 1 \(open\): cannot open C:\\none.docx: HTTP 404"):
+            env.reset(task, seed=None)
+        env.reset(task, seed=None)  # the lease was given back
+        env.step(Action("fail"))
+        assert env.evaluate().success  # infeasible, answered FAIL
+        env.close()
+
+
+def test_unsupported_setup_steps_and_tasks_without_an_evaluator(tmp_path: Path) -> None:
+    with FakeMachine() as m:
+        env = env_for(m.url, tmp_path=tmp_path)
+        with pytest.raises(EnvFailure, match="has no evaluator"):
+            env.reset(TaskSpec("desktop", "x", "y", {}), seed=None)
+        task = TaskSpec("desktop", "x", "y", {"config": [{"type": "chrome_open_tabs", "parameters": {}}], "evaluator": {"func": "infeasible"}})
+        with pytest.raises(EnvFailure, match=r"config step 1 \(chrome_open_tabs\): guitest does not implement"):
+            env.reset(task, seed=None)
+        env.close()
+
+
+def test_download_steps_fetch_here_and_upload(tmp_path: Path) -> None:
+    source = tmp_path / "input.txt"
+    source.write_text("payload")
+    task = TaskSpec("desktop", "x", "y", {
+        "config": [{"type": "download", "parameters": {"files": [{"url": source.as_uri(), "path": "~/in.txt"}]}},
+                   {"type": "upload_file", "parameters": {"files": [{"local_path": str(source), "path": "~/again.txt"}]}}],
+        "evaluator": {"func": "infeasible"},
+    })
+    with FakeMachine() as m:
+        env = env_for(m.url, tmp_path=tmp_path / "locks")
+        env.download_cache = str(tmp_path / "cache")
+        env.reset(task, seed=None)
+        assert m.files == {"~/in.txt": b"payload", "~/again.txt": b"payload"}
+        missing = TaskSpec("desktop", "x", "y", {"config": [{"type": "download", "parameters": {"files": [{"url": "http://127.0.0.1:9/x.bin", "path": "~/x"}]}}], "evaluator": {"func": "infeasible"}})
+        with pytest.raises(EnvFailure, match=r"config step 1 \(download\).*cannot download http://127.0.0.1:9/x.bin") as info:
+            env.reset(missing, seed=None)
+        assert "put a copy at" in str(info.value)
+        env.close()
+
+
+def test_the_fake_records_json_exactly(machine: FakeMachine) -> None:
+    client(machine.url).execute("ls -la ~", shell=True)
+    assert machine.requests[-1][2] == {"command": "ls -la ~", "shell": True}
