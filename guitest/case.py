@@ -134,7 +134,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
         attempts.append(attempt)
         if options.strategy == "pass" and attempt["verdict"] == HIT:
             break
-    common.update(_cache_fields(attempts, repeats))
+    common.update(cache_fields(attempts, repeats))
     down = next((a.pop("unreachable") for a in attempts if "unreachable" in a), None)
     if down is not None:
         common["unreachable"] = down
@@ -143,7 +143,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
     return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
 
 
-def _cache_fields(attempts: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
+def cache_fields(attempts: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
     """What a case's result says of the cache: ``cached`` (True when the cache answered an attempt),
     ``cached_attempts`` (with --repeats), ``cached_recorded`` (the oldest reply's time) and ``cached_runs``
     (the runs that recorded them); the attempts lose their own markers."""

@@ -2,7 +2,7 @@
 of the last good one.
 
 In the report folder, ``<suite>.json|md|html`` are always the latest run's. Each run's files are also copied to
-``runs/<suite>/<started>/`` (the newest ``keep`` runs are kept), and a run that passed (every selected case has a
+``runs/<suite>/<stamp>/`` (the newest ``keep`` runs are kept; a live suite's episodes are written there too), and a run that passed (every selected case has a
 result, none is an error, the gate, if any, is met) to ``<suite>.passed.json|md|html``, which a later failed run
 leaves in place (``guitest compare reports/<suite>.passed.json reports/<suite>.json``).
 """
@@ -24,22 +24,22 @@ def passed(report: dict[str, Any]) -> bool:
     return bool(report["complete"]) and not report["overall"].get("error") and not report["gate"].get("failures")
 
 
-def run_folder(report_dir: Path, name: str, started: float) -> Path:
-    """The folder of this run's copies: ``runs/<suite>/<YYYYmmdd-HHMMSS>`` (``-2``, ``-3`` ... when taken)."""
-    base = report_dir / RUNS / name / time.strftime("%Y%m%d-%H%M%S", time.localtime(started))
-    folder, n = base, 1
-    while folder.exists():
-        n += 1
-        folder = base.with_name(f"{base.name}-{n}")
-    return folder
+def stamp(started: float) -> str:
+    """A run's folder name: its local start time and a random suffix (``20261201-081502-3f9a``), unique and in time order."""
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(started)) + "-" + os.urandom(2).hex()
 
 
-def keep(files: list[Path], report_dir: Path, name: str, started: float, good: bool, keep_runs: int) -> list[Path]:
+def run_folder(report_dir: Path, name: str, run_stamp: str) -> Path:
+    """The folder of one run's files of suite ``name``: ``runs/<suite>/<stamp>``."""
+    return report_dir / RUNS / name / run_stamp
+
+
+def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int) -> list[Path]:
     """Copy this run's report ``files`` (the latest, in ``report_dir``) into its run folder and, when ``good``,
     over the last passed run's; remove the oldest run folders beyond ``keep_runs``. Returns the copies made."""
     made: list[Path] = []
     if keep_runs > 0:
-        folder = run_folder(report_dir, name, started)
+        folder = run_folder(report_dir, name, run_stamp)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / ".guitest-run").touch()
         for path in files:

@@ -22,11 +22,17 @@ def open_image(path: str) -> Image.Image:
     """
     with open(path, "rb") as f:
         data = f.read()
+    return image_from_bytes(data, path)
+
+
+def image_from_bytes(data: bytes, name: str) -> Image.Image:
+    """An image opened lazily from encoded bytes (a live screenshot), ``name`` standing for its file name in
+    messages; like :func:`open_image`, it keeps the bytes, so a screenshot sent at its own size goes as it is."""
     try:
         image = Image.open(io.BytesIO(data))
     except Image.UnidentifiedImageError:
-        raise Image.UnidentifiedImageError(f"cannot identify image file {path!r}") from None
-    image.filename = path  # what PIL sets when it opens a path itself
+        raise Image.UnidentifiedImageError(f"cannot identify image file {name!r}") from None
+    image.filename = name  # what PIL sets when it opens a path itself
     image._guitest_bytes = data  # type: ignore[attr-defined]
     return image
 

@@ -30,6 +30,7 @@ from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
 from .images import thumbnail
 from .models.base import Blind, Model, Settings
+from .live.flow import Environments, LiveSetup, run_live_case, skip_reason
 from .runner import Prefetcher
 from .secrets import scrub_args
 from .pysuite import Point, Region, load_samples, region
@@ -81,6 +82,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--attempt-strategy", choices=("avg", "pass"), default="avg", help="with --repeats: 'avg' runs all K attempts, 'pass' stops at the first hit (pass@k)")
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
     add("--gate-metric", choices=("accuracy", "pass@k"), default=None, help="what the gate thresholds apply to: accuracy (avg@k with --repeats; the default) or pass@k")
+    add("--max-steps", metavar="N", type=int, default=None, help="live tasks: the step budget of an episode (default: the suite's max_steps, else 15)")
+    add("--env-url", metavar="URL", action="append", default=None, help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)")
     add("--gate-exit-code", metavar="N", type=int, default=gate_mod.DEFAULT_EXIT_CODE, help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
 
 
@@ -218,9 +221,13 @@ class SuiteFile(pytest.File):
             raise self.CollectError(f"guitest: {exc}") from None
         state.data_read[self.nodeid] = describe_data(str(suite.folder), suite.data, str(state.data_root), state.data_root_source)
         template = prompt_text(suite)
+        live = state.live_setup(suite, task) if suite.task == "live" else None
         marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags
         for sample in samples:
-            item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template, task=task)
+            item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template, task=task, live=live)
+            reason = skip_reason(state.model, sample) if live is not None and state.model is not None else None
+            if reason:  # a baseline that cannot run this case (the oracle without a scripted solution)
+                item.add_marker(pytest.mark.skip(reason=reason))
             key = tuple(sample.tags.items())
             mark = marks.get(key)
             if mark is None:
@@ -233,16 +240,19 @@ class SuiteFile(pytest.File):
 class GuitestItem(pytest.Item):
     """One benchmark case."""
 
-    def __init__(self, *, sample: Sample, prompt: str | None, task: Task, **kwargs: Any) -> None:
+    def __init__(self, *, sample: Sample, prompt: str | None, task: Task, live: LiveSetup | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.sample = sample
         self.prompt = prompt
         self.task = task
+        self.live = live  # a live task's environment and budget (None: one screenshot, one reply)
         self.result: dict[str, Any] | None = None
         self.position: int | None = None  # in session.items, set when collection is final
 
     def job(self) -> dict[str, Any]:
         state = self.config.stash[STATE]
+        if self.live is not None:
+            return run_live_case(self.sample, state.model, self.live, state.environments, state.options)
         return run_case(self.sample, state.model, self.task, self.prompt, state.options)
 
     def runtest(self) -> None:
@@ -260,7 +270,8 @@ class GuitestItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.sample.id}: {self.sample.instruction}"
+        # a line number (0: the suite file) is needed by pytest's report of a skipped item
+        return self.path, 0, f"{self.sample.id}: {self.sample.instruction}"
 
 
 class SummaryFirst:
@@ -368,6 +379,7 @@ class GuitestState:
         self._cache_lock = threading.Lock()
         self._prefetcher: Prefetcher | None = None
         self._options: RunOptions | None = None
+        self._environments: Environments | None = None
         self.slots = threading.BoundedSemaphore(self.concurrency)  # model calls in flight in this process
         self._jobs: list[tuple[int, Any] | None] = []
         self._session: pytest.Session | None = None
@@ -382,6 +394,9 @@ class GuitestState:
         self.baseline_text: dict[str, str] = {}
         self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
         self.started = time.time()
+        # this run's folder under runs/<suite>/ (the controller's, so workers write live episodes into the same one)
+        self.run_stamp = config.workerinput["guitest_stamp"] if self.is_worker else history.stamp(self.started)  # type: ignore[attr-defined]
+        self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
         self._finished = False
 
     def _open_run(self) -> "cache_mod.Run | None":
@@ -402,6 +417,7 @@ class GuitestState:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: every worker runs as part of the controller's run (it reads and writes that run's replies)."""
+        node.workerinput["guitest_stamp"] = self.run_stamp
         if self.run is not None:
             node.workerinput["guitest_run"] = {"id": self.run.id, "resumes": self.run.resumes}
 
@@ -422,8 +438,36 @@ class GuitestState:
                 thumbnail=self.thumbnail if self.want_thumbnails else None,
                 cache=self.cache,
                 slot=self.slots,
+                max_steps=opt.max_steps,
             )
         return self._options
+
+    @property
+    def environments(self) -> Environments:
+        """This process's environments of live tasks (one per concurrent episode, made on first use)."""
+        with self._cache_lock:
+            if self._environments is None:
+                self._environments = Environments(self.concurrency)
+            return self._environments
+
+    def live_setup(self, suite: Suite, task: Task) -> LiveSetup:
+        """How a live suite's cases run here: its backend and options (``--env-url`` machines added), its budget, and
+        the folder its episodes are written to (in this run's folder beside the report)."""
+        opt = self.config.option
+        options = dict(suite.env_options)
+        if opt.env_url:
+            options["urls"] = list(opt.env_url)
+        report_dir = self._report_dir()
+        folder = history.run_folder(report_dir, suite.name, self.run_stamp) if opt.keep_runs > 0 else report_dir / "episodes" / suite.name
+        return LiveSetup(
+            env=suite.env or "",
+            env_options=options,
+            base_dir=str(suite.folder),
+            max_steps=suite.max_steps,
+            episodes_dir=str(folder / "episodes" if opt.keep_runs > 0 else folder),
+            report_dir=str(report_dir),
+            history_images=int(task.settings.get("history_images", 0)),
+        )
 
     # -- start ---------------------------------------------------------------------------------
 
@@ -500,6 +544,8 @@ class GuitestState:
         cases = sum(j is not None for j in jobs)
         if cases and self.model is None and not self.config.option.collectonly and controller:
             raise pytest.UsageError(_no_model_message(cases))
+        if controller:
+            self._check_machines()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -517,6 +563,19 @@ class GuitestState:
             self._note_selected(i for i in ids if _suite_key(i) is not None)
             if self.selected and self.model is None:
                 raise pytest.UsageError(_no_model_message(sum(map(len, self.selected.values()))))
+            self._check_machines()
+
+    def _check_machines(self) -> None:
+        """Live desktop suites run on machines given by --env-url (or on a desktop guitest starts, desktop_local):
+        selecting their cases without one is a usage error that says how to get a machine; listing them is not."""
+        from .envs.desktop import NO_MACHINE
+
+        if self.config.option.collectonly or self.config.option.env_url or self.model is None:
+            return
+        for key in self.selected:
+            suite = _load_suite_quietly(Path(self.config.rootpath, key))
+            if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop"):
+                raise pytest.UsageError(f"{key}: {NO_MACHINE}")
 
     def _note_selected(self, nodeids: Any) -> None:
         for nodeid in nodeids:
@@ -619,6 +678,8 @@ class GuitestState:
             # reporter keeps every report for the session, so drop the result rather than hold them all
             del report.guitest
             return
+        if not self.is_worker and report.skipped and _suite_key(report.nodeid):
+            self.skipped.add(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if self.is_worker or report.when != "call" or not result:
             return
         key = _suite_key(report.nodeid) or report.nodeid.partition("::")[0]  # a suite file, or a Python test module
@@ -659,6 +720,8 @@ class GuitestState:
         self._finished = True
         if self._prefetcher is not None:
             self._prefetcher.close()
+        if self._environments is not None:
+            self._environments.close()
         if self._cache is not None:
             self._cache.close()
         if self.is_worker and self.model is not None:
@@ -666,7 +729,7 @@ class GuitestState:
 
     def _build(self, key: str) -> dict[str, Any]:
         results = self.results.get(key, [])
-        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, [])]
+        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, []) if nodeid not in self.skipped]
         python_suite = key.endswith(".py")
         if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
             selected = sorted(set(selected) | {r["id"] for r in results})
@@ -803,7 +866,7 @@ class GuitestState:
             path.write_text(page, "utf-8")
             written.append(path)
         good = history.passed(report)
-        kept = history.keep([json_paths[0], md_paths[0], html_paths[0]], self._report_dir(), report["suite"]["name"], self.started, good, self.config.option.keep_runs)
+        kept = history.keep([json_paths[0], md_paths[0], html_paths[0]], self._report_dir(), report["suite"]["name"], self.run_stamp, good, self.config.option.keep_runs)
         folders = sorted({str(p.parent) for p in kept if p.parent != self._report_dir()})
         self.kept[report["suite"]["path"]] = folders + ([f"{self._report_dir() / report['suite']['name']}.passed.*"] if good else [])
         return written
@@ -856,6 +919,8 @@ class GuitestState:
     def close(self) -> None:
         if self._prefetcher is not None:
             self._prefetcher.close()
+        if self._environments is not None:
+            self._environments.close()
         if self._cache is not None:
             self._cache.close()  # a second close only closes this thread's connection
         if self.model is not None:

@@ -14,6 +14,8 @@ from .tasks import Task, task_named
 REPORT_FIELDS = (
     "id", "verdict", "tags", "instruction", "prediction", "response", "first_response", "error", "finish_reason",
     "truth", "size", "sent_size", "image", "notes", "attempts", "cached", "cached_attempts", "cached_recorded",
+    # live tasks: the episode's outcome, its steps and time, and where its trajectory and screenshots are
+    "success", "score", "steps", "seconds", "trajectory", "episode",
 )
 
 _KEPT = frozenset(REPORT_FIELDS)

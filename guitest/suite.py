@@ -47,6 +47,9 @@ class Suite:
     gate: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    env: str | None = None  # task: live: the environment backend, its options, the step budget
+    env_options: dict[str, Any] = field(default_factory=dict)
+    max_steps: int | None = None
 
     @property
     def folder(self) -> Path:
@@ -83,6 +86,9 @@ def load_suite(path: Path) -> Suite:
         gate=raw.get("gate", {}),
         description=raw.get("description", ""),
         settings=raw.get("settings", {}),
+        env=raw.get("env"),
+        env_options=raw.get("env_options", {}),
+        max_steps=raw.get("max_steps"),
     )
     _check_references(suite)
     load_task(suite.task, suite.settings, str(path))  # unknown settings fail here, naming the field
@@ -90,7 +96,10 @@ def load_suite(path: Path) -> Suite:
 
 
 def _check_references(suite: Suite) -> None:
-    """Checks the schema cannot express: cross tags are declared tags, the prompt file exists."""
+    """Checks the schema cannot express: cross tags are declared tags, the prompt file exists, a live suite names its backend."""
+    if (suite.task == "live") != (suite.env is not None):
+        what = "a live suite (task: live) needs env: naming its environment backend" if suite.task == "live" else f"env: is for live suites (task: live), not task {suite.task}"
+        raise SuiteError(f"{where(str(suite.path), field='env')}: {what}")
     for combo in suite.cross:
         for tag in combo:
             if tag not in suite.tags:

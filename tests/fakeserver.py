@@ -42,6 +42,8 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
 * ``{"p_correct": 0.6, "point": [nx, ny], "wrong_point": [wx, wy], ...}``  answer ``point`` with
   probability ``p_correct`` (the server's own seeded RNG), else ``wrong_point``; the log's
   ``fault`` records the choice as ``"correct": true|false``
+* ``{"act": {"kind": "click", "point": [nx, ny]}, "convention": C, "space": S}``  a live step's reply in
+  convention C (guitest, uitars, computer_use, pyautogui) with its point in space S (see :func:`render_action`)
 * ``{}``                          answer normally (a placeholder to fail later requests only)
 
 Log (``--log``): one JSON object per line per request received, written before the reply
@@ -198,6 +200,58 @@ def _render_point(action: dict[str, Any], size: list[int] | None) -> str:
         x, y = nx, ny
     fmt = "{:.%df}" % int(action.get("decimals", 0))
     return str(action["render"]).replace("{x}", fmt.format(x)).replace("{y}", fmt.format(y))
+
+
+def render_action(act: dict[str, Any], convention: str, space: str, size: list[int] | None) -> str:
+    """A live step's reply in a model convention's own syntax, written here by hand from the model cards (not by
+    guitest's renderers, so a parser bug is not mirrored): ``act`` is ``{"kind", "point" [nx, ny] normalized,
+    "text", "keys"}``; points go out in ``space`` (normalized, grid1000, or pixel_sent: pixels of the image received)."""
+    kind = act["kind"]
+    x = y = None
+    if act.get("point") is not None:
+        nx, ny = act["point"]
+        if space == "pixel_sent":
+            w, h = size or (1, 1)
+            x, y = round(nx * w), round(ny * h)
+        elif space == "grid1000":
+            x, y = round(nx * 1000), round(ny * 1000)
+        else:
+            x, y = round(nx, 4), round(ny, 4)
+    text, keys = act.get("text", ""), act.get("keys", [])
+    if convention == "uitars":  # UI-TARS-1.5 computer-use action space
+        action = {
+            "click": f"click(start_box='<|box_start|>({x},{y})<|box_end|>')",
+            "type": f"type(content='{text}')",
+            "key": f"hotkey(key='{' '.join(keys)}')",
+            "done": "finished(content='done')",
+            "fail": "call_user()",
+        }[kind]
+        return f"Thought: I act on the screen.\nAction: {action}"
+    if convention == "computer_use":  # Qwen2.5-VL / Qwen3-VL computer_use tool
+        arguments = {
+            "click": {"action": "left_click", "coordinate": [x, y]},
+            "type": {"action": "type", "text": text},
+            "key": {"action": "key", "keys": keys},
+            "done": {"action": "terminate", "status": "success"},
+            "fail": {"action": "terminate", "status": "failure"},
+        }[kind]
+        return '<tool_call>\n' + json.dumps({"name": "computer_use", "arguments": arguments}) + '\n</tool_call>'
+    if convention == "pyautogui":  # OSWorld's code actions
+        return {
+            "click": f"```python\npyautogui.click(x={x}, y={y})\n```",
+            "type": f"```python\npyautogui.write({text!r})\n```",
+            "key": f"```python\npyautogui.hotkey({', '.join(repr(k) for k in keys)})\n```",
+            "done": "DONE",
+            "fail": "FAIL",
+        }[kind]
+    # guitest's own default format
+    return {
+        "click": f"I click it.\nAction: click({x}, {y})",
+        "type": f"Action: type({json.dumps(text)})",
+        "key": f"Action: key({'+'.join(keys)})",
+        "done": "Action: done()",
+        "fail": "Action: fail()",
+    }[kind]
 
 
 def _processor_size(size: list[int], factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
@@ -413,7 +467,9 @@ class Handler(BaseHTTPRequestHandler):
         if "body" in action:
             self._send_json(200, action["body"])
             return
-        if "point" in action:
+        if "act" in action:
+            content = render_action(action["act"], action.get("convention", "guitest"), action.get("space", "normalized"), summarize(body).get("image_size"))
+        elif "point" in action:
             content = _render_point(action, summarize(body).get("image_size"))
         elif "content" in action:
             content = action["content"]

@@ -31,7 +31,7 @@ def test_runs_are_kept_and_pruned_to_the_newest(tmp_path: Path) -> None:
     latest = tmp_path / "s.json"
     for n in range(4):
         latest.write_text(json.dumps({"n": n}))
-        history.keep([latest], tmp_path, "s", 1_796_000_000 + n, good=n == 1, keep_runs=2)
+        history.keep([latest], tmp_path, "s", history.stamp(1_796_000_000 + n), good=n == 1, keep_runs=2)
     runs = sorted(p.name for p in (tmp_path / "runs" / "s").iterdir())
     assert len(runs) == 2 and [json.loads((tmp_path / "runs" / "s" / r / "s.json").read_text())["n"] for r in runs] == [2, 3]
     assert json.loads((tmp_path / "s.passed.json").read_text()) == {"n": 1}  # the last passed run, kept through later ones
@@ -41,7 +41,7 @@ def test_two_runs_in_the_same_second_keep_two_folders(tmp_path: Path) -> None:
     latest = tmp_path / "s.json"
     latest.write_text("{}")
     for _ in range(2):
-        history.keep([latest], tmp_path, "s", 1_796_000_000, good=False, keep_runs=5)
+        history.keep([latest], tmp_path, "s", history.stamp(1_796_000_000), good=False, keep_runs=5)
     assert len(list((tmp_path / "runs" / "s").iterdir())) == 2
 
 

@@ -3,7 +3,8 @@
 A backend is a factory ``factory(options, base_dir) -> Environment`` (:class:`guitest.live.protocol.Environment`):
 ``options`` are the suite's ``env_options`` (plain builtins), ``base_dir`` the suite's folder (relative
 paths in the options are relative to it). Built in: ``miniwob`` (:mod:`.miniwob`) and ``webapp``
-(:mod:`.webapp`), both on the browser of :mod:`.browser`. Others come from
+(:mod:`.webapp`), both on the browser of :mod:`.browser`, and ``desktop`` (:mod:`.desktop`: OSWorld and
+Windows Agent Arena machines, or a local desktop). Others come from
 
 - the entry-point group ``guitest.envs`` (``[project.entry-points."guitest.envs"] mydesk = "mypkg.env:make"``), or
 - :func:`register` (e.g. in a ``conftest.py``): ``guitest.envs.register("mydesk", make)``.
@@ -28,6 +29,7 @@ ENTRY_POINT_GROUP = "guitest.envs"
 BUILTIN = {
     "miniwob": "guitest.envs.miniwob:make",
     "webapp": "guitest.envs.webapp:make",
+    "desktop": "guitest.envs.desktop:make",
 }
 
 _registered: dict[str, Factory] = {}
@@ -74,10 +76,10 @@ def open_env(name: str, options: Mapping[str, Any] | None = None, base_dir: str 
 
 
 def shutdown() -> None:
-    """Close the browser and the local servers the built-in backends share in this process (safe to call twice)."""
+    """Close the browser, the local servers and the local desktops the built-in backends share in this process (safe to call twice)."""
     import sys
 
-    for module in ("guitest.envs.browser", "guitest.envs.servers"):
+    for module in ("guitest.envs.browser", "guitest.envs.servers", "guitest.envs.desktop"):
         loaded = sys.modules.get(module)
         if loaded is not None:
             loaded.shutdown()

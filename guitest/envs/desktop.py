@@ -22,6 +22,7 @@ have to bring the machine into shape (or give each task a fresh machine).
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import tempfile
@@ -228,7 +229,8 @@ class DesktopEnv:
             raise
 
     def evaluate(self) -> Evaluation:
-        """The task's evaluator on the episode as it stands (postconfig steps first, then getters and metrics)."""
+        """The task's evaluator on the episode as it stands (postconfig steps first, then getters and metrics); it ends
+        the episode, so the machine is free for another one."""
         client = self._require()
         assert self._task is not None and self._work_dir is not None
         ctx = GetterContext(client, self._work_dir, self.download_cache)
@@ -238,10 +240,12 @@ class DesktopEnv:
             run_steps(steps, client, phase="postconfig", cache_dir=self.download_cache or None, work_dir=work_dir, screen=screen)
 
         try:
-            return run_evaluator(self._task.config["evaluator"], ctx, last_action=self._last, postconfig=postconfig)
+            evaluation = run_evaluator(self._task.config["evaluator"], ctx, last_action=self._last, postconfig=postconfig)
         except EnvFailure as exc:
             self._failed(exc)
             raise
+        self._end_episode()  # the episode is over: the machine goes back to the pool for the next one
+        return evaluation
 
     def close(self) -> None:
         """Give the machine back to the pool and remove the episode's files. Safe to call twice."""
@@ -293,3 +297,50 @@ class DesktopEnv:
         if self._work_dir:
             shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir = None
+
+
+#: the keys of ``env_options`` the desktop backend takes besides the machines (``urls``, ``local_desktop``)
+OPTIONS = ("settle", "a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache")
+NO_MACHINE = (
+    "the desktop backend needs a machine that speaks the OSWorld / Windows Agent Arena server protocol: pass "
+    "--env-url=http://HOST:5000 (repeat it for a pool); start one with `guitest desktop up` (a local Linux desktop "
+    "under Xvfb), an OSWorld VM (desktop_env's providers) or a Windows Agent Arena VM (its run scripts); docs/live.md"
+)
+_local: list[Any] = []  # the desktops this process started (local_desktop: true without --env-url)
+_local_lock = threading.Lock()
+
+
+def make(options: dict[str, Any], base_dir: str) -> DesktopEnv:
+    """The ``desktop`` backend's factory: the machines of ``options["urls"]`` (from ``--env-url``); without any, a
+    local desktop this process starts once (``local_desktop: true``, the ``desktop_local`` suite), else EnvFailure
+    saying how to get a machine."""
+    urls = [u for u in options.get("urls") or () if u]
+    if not urls and options.get("local_desktop"):
+        urls = [_local_desktop()]
+    if not urls:
+        raise EnvFailure(NO_MACHINE)
+    kwargs = {k: options[k] for k in OPTIONS if k in options}
+    if kwargs.get("download_cache") and not os.path.isabs(str(kwargs["download_cache"])):
+        kwargs["download_cache"] = os.path.join(base_dir, str(kwargs["download_cache"]))
+    return DesktopEnv(urls, **kwargs)
+
+
+def _local_desktop() -> str:
+    """The URL of this process's local desktop, started on first use (stopped by :func:`shutdown`)."""
+    from ..desktop.xvfb import DesktopError, start_desktop
+
+    with _local_lock:
+        if not _local:
+            try:
+                _local.append(start_desktop())
+            except DesktopError as exc:
+                raise EnvFailure(f"cannot start a local desktop: {exc}") from None
+        return str(_local[0].url)
+
+
+def shutdown() -> None:
+    """Stop the local desktops this process started (safe to call twice)."""
+    with _local_lock:
+        desktops, _local[:] = list(_local), []
+    for desktop in desktops:
+        desktop.stop()

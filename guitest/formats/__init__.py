@@ -36,6 +36,9 @@ READERS = {
     "trajectory": "trajectory",
     "ufo_log": "trajectory",
     "waa_result": "trajectory",
+    "miniwob": "miniwob",
+    "webtask": "webtask",
+    "osworld": "osworld",
 }
 
 MAX_PROBLEMS_SHOWN = 20

@@ -277,7 +277,7 @@ def run_episode(
         env_seconds = 0.0
         info: dict[str, Any] = {}
         failure: str | None = None
-        if action is not None and not action.final:
+        if action is not None:  # a final done/fail goes to the environment too: its check may depend on it (the FAIL rule)
             try:
                 obs, env_seconds = timer.env_timed(env.step, action)
                 info = dict(obs.info)

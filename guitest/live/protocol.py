@@ -90,7 +90,9 @@ class Environment(Protocol):
         ...
 
     def step(self, action: Action) -> Observation:
-        """Execute ``action`` (points in pixels of the last screenshot) and return the next screen."""
+        """Execute ``action`` (points in pixels of the last screenshot) and return the next screen. The agent's final
+        ``done`` or ``fail`` comes here too, before :meth:`evaluate`: a check may depend on it (an infeasible task
+        succeeds only when the agent answers FAIL)."""
         ...
 
     def evaluate(self) -> Evaluation:

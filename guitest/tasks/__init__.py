@@ -37,6 +37,7 @@ TASKS = {
     "parsing": "parsing",
     "hallucination": "hallucination",
     "judge": "judge",
+    "live": "live",
 }
 
 

@@ -1,0 +1,283 @@
+"""The flow of one live case, from sample to verdict, without pytest: the live counterpart of :func:`guitest.case.run_case`.
+
+One case is one (task, seed) episode, or ``--repeats`` K of them: an environment from this process's pool
+(:class:`Environments`), the agent for the model (:func:`make_policy`), :func:`guitest.live.loop.run_episode`,
+then the verdict: ``hit`` when the environment's own check says success, ``miss`` when the episode ended
+without it (the agent said done or fail, or the step budget ran out), ``unsure`` when the task has no check
+guitest implements (the trajectory is for the judge, ``decided_by: judge``), ``error`` when the environment
+or the endpoint failed (so ``--lf`` runs it again). Screenshots and the trajectory of each episode are
+written under the suite's episode folder beside the report; the result carries their paths relative to
+the report folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..cache import Stored
+from ..case import DEFAULT_OPTIONS, Asker, RunOptions, cache_fields, case_verdict, representative
+from ..errors import GuitestError, ModelError
+from ..exchange import Case, Prompt, Reply, SentImage
+from ..models.base import Blind, Model
+from ..sample import Sample
+from ..verdict import ERROR, HIT, MISS, UNSURE, case_result
+from .agent import GroundingPolicy, ModelPolicy, ScriptedPolicy, convention_and_space, not_an_agent
+from .baselines import OraclePolicy, RandomPolicy, oracle_reason
+from .loop import ERROR as ENDED_IN_ERROR, Episode, run_episode
+from .protocol import EnvFailure, TaskSpec
+from .record import to_trajectory
+
+DEFAULT_MAX_STEPS = 15  # the budget MMBench-GUI reports at
+
+
+@dataclass(frozen=True)
+class LiveSetup:
+    """What a live suite says about running its cases: the backend (``env``) and its ``env_options``, the suite's
+    folder (``base_dir``: relative paths in the options), its step budget, where episodes are written
+    (``episodes_dir``, under ``report_dir``), and how many earlier screenshots a step sends."""
+
+    env: str
+    env_options: Mapping[str, Any] = field(default_factory=dict)
+    base_dir: str = "."
+    max_steps: int | None = None
+    episodes_dir: str = "episodes"
+    report_dir: str = "."
+    history_images: int = 0
+
+    def key(self) -> str:
+        """One pool per backend and options in a process."""
+        return json.dumps([self.env, dict(self.env_options), self.base_dir], sort_keys=True, default=str)
+
+
+class Environments:
+    """This process's environments: one :class:`~guitest.envs.pool.EnvPool` per (backend, options), each holding up to
+    ``size`` environments (one per concurrent episode), reused across episodes and closed at the end of the session."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(size, 1)
+        self._pools: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def pool(self, setup: LiveSetup) -> Any:
+        from ..envs.pool import EnvPool
+
+        key = setup.key()
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is None:
+                pool = self._pools[key] = EnvPool(setup.env, setup.env_options, setup.base_dir, size=self.size)
+            return pool
+
+    def close(self) -> None:
+        """Close every pool, then what the built-in backends share (the browser, local servers, local desktops)."""
+        from .. import envs
+
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.close()
+        envs.shutdown()
+
+
+def budget(sample: Sample, setup: LiveSetup, options: RunOptions) -> int:
+    """The episode's step budget: ``--max-steps`` when given, else the task row's, else the suite's, else 15."""
+    return int(options.max_steps or sample.data.get("max_steps") or setup.max_steps or DEFAULT_MAX_STEPS)
+
+
+def skip_reason(model: Model, sample: Sample) -> str | None:
+    """Why a baseline cannot run this case (the oracle without a scripted solution), or None."""
+    from ..models.baselines import Oracle
+
+    if not isinstance(model, Oracle):
+        return None
+    task = TaskSpec.from_dict(sample.data["task"])
+    if task.env == "desktop":
+        return None if sample.data.get("oracle") else f"desktop task {task.name!r} gives no scripted solution (oracle) for the oracle baseline"
+    return oracle_reason(task)
+
+
+def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Callable[..., Any], attempt: int, history_images: int) -> Any:
+    """The agent of ``model`` for one episode: the scripted oracle, seeded random actions, the OCR model as a one-shot
+    grounding agent, or the model itself step by step; ModelError for a model that cannot act."""
+    from ..models.baselines import Oracle, Random
+    from ..models.ocr import OCRModel
+    from ..osworld.task import oracle_actions
+
+    convention, space = convention_and_space(model)
+    if isinstance(model, Oracle):
+        if task.env == "desktop":
+            actions = oracle_actions(sample.data)
+            if not actions:
+                raise ModelError(skip_reason(model, sample) or "no scripted solution")
+            return ScriptedPolicy(actions)
+        return OraclePolicy(env, convention, space)
+    if isinstance(model, Random):
+        return RandomPolicy(model.settings.seed or 0, convention, space)
+    if isinstance(model, OCRModel):
+        return GroundingPolicy(model, sample, ask)
+    if isinstance(model, Blind):
+        raise not_an_agent(model)
+    return ModelPolicy(model, sample, ask, attempt, history_images)
+
+
+def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environments, options: RunOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+    """Run the case's episode(s) and return its result (see the module docstring); never raises for a failure of the
+    environment or the model."""
+    common: dict[str, Any] = {"notes": list(sample.notes), "instruction": sample.instruction}
+    try:
+        task = TaskSpec.from_dict(sample.data["task"])
+    except (KeyError, TypeError, ValueError) as exc:
+        return case_result(sample.id, ERROR, sample.tags, error=f"{sample.source}: not a live task ({exc})", **common)
+    steps = budget(sample, setup, options)
+    repeats = max(options.repeats, 1)
+    attempts = []
+    for index in range(repeats):
+        try:
+            attempt = _attempt(sample, model, task, setup, envs, options, index, steps, repeats)
+        except Exception as exc:  # a bug of an adapter, a backend or guitest must not lose the case: it errs, --lf runs it
+            attempt = {"verdict": ERROR, "prediction": None, "response": None, "error": f"{type(exc).__name__}: {exc}"}
+        attempts.append(attempt)
+        if options.strategy == "pass" and attempt["verdict"] == HIT:
+            break
+    common.update(cache_fields(attempts, repeats))
+    for attempt in attempts:
+        common["notes"].extend(n for n in attempt.pop("notes", ()) if n not in common["notes"])
+    if repeats <= 1:
+        return case_result(sample.id, attempts[0].pop("verdict"), sample.tags, **attempts[0], **common)
+    return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
+
+
+def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int) -> dict[str, Any]:
+    """One episode and its verdict: ``{verdict, prediction, response, episode, success, score, steps, seconds, trajectory[, error]}``."""
+    folder = os.path.join(setup.episodes_dir, _safe(sample.id) + (f"/attempt-{index + 1}" if repeats > 1 else ""))
+    stored: list[Stored] = []
+    asker = _asker(model, options, stored)
+    pool = envs.pool(setup)
+    try:
+        env = pool.acquire()
+    except EnvFailure as exc:
+        return {"verdict": ERROR, "prediction": None, "response": None, "error": f"environment {setup.env} failed to start: {exc}"}
+    except GuitestError as exc:
+        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
+    episode: Episode | None = None
+    try:
+        policy = make_policy(model, env, sample, task, asker, index, setup.history_images)
+        episode = run_episode(env, task, sample.data.get("seed"), policy, steps, save_screenshot=_sink(folder, setup.report_dir))
+    except ModelError as exc:
+        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
+    finally:
+        # an episode that did not end in an evaluation (an error, of either side) may hold what it leased (a
+        # desktop machine, a page mid-action): the environment is closed rather than reused
+        pool.release(env, broken=episode is None or episode.end == ENDED_IN_ERROR)
+    return _outcome(sample, episode, folder, setup, steps, stored)
+
+
+def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, steps: int, stored: list[Stored]) -> dict[str, Any]:
+    record = episode.to_dict()
+    trajectory = _write_trajectory(episode, sample.id, folder, setup)
+    decided_by = record.get("decided_by")
+    if episode.end == ENDED_IN_ERROR:
+        verdict = ERROR
+    elif decided_by == "judge":
+        verdict = UNSURE  # no check of guitest's own: the trajectory is for the judge, never silently scored
+    else:
+        verdict = HIT if episode.success else MISS
+    prediction = {
+        "success": episode.success,
+        "score": episode.score,
+        "end": episode.end,
+        "steps": len(episode.steps),
+        "budget": steps,
+        "reason": record.get("reason"),
+        "decided_by": decided_by,
+    }
+    last = next((s.reply for s in reversed(episode.steps) if s.reply is not None), None)
+    out: dict[str, Any] = {
+        "verdict": verdict,
+        "prediction": prediction,
+        "response": last,
+        "success": episode.success,
+        "score": episode.score,
+        "steps": len(episode.steps),
+        "seconds": round(episode.wall_seconds, 3),
+        "trajectory": trajectory,
+        "episode": record,
+        "notes": sorted({n for s in episode.steps for n in s.notes if n in ("unreadable_action", "reply_cut", "truncated")}),
+    }
+    if episode.error:
+        out["error"] = episode.error
+    if decided_by == "judge":
+        out["notes"].append("decided_by_judge")
+    if stored:
+        out["stored"] = stored
+        out["cached"] = all(s.cached for s in episode.steps if s.reply is not None)
+    return out
+
+
+def _asker(model: Model, options: RunOptions, stored: list[Stored]) -> Callable[[Case, Prompt, SentImage], tuple[Reply, Stored | None, int]]:
+    """How the agent asks the model at each step: through the response cache (keyed by the step's screenshot, the
+    prompt with its history, and the attempt), holding the ``--concurrency`` slot around the call only."""
+    from ..cache import image_digest
+
+    cache = options.cache if options.cache is not None and options.cache.mode != "off" and model.cacheable else None
+    slot = options.slot or nullcontext()
+
+    def ask(case: Case, prompt: Prompt, sent: SentImage) -> tuple[Reply, Stored | None, int]:
+        digest = None
+        if cache is not None:
+            digest = ":".join(image_digest(i.data, "", i.size) for i in (*prompt.images, sent) if i.data is not None) or None
+        reply, record, cut = Asker(model, cache if digest else None, digest, slot).ask(case, prompt, sent)
+        if record is not None:
+            stored.append(record)
+        return reply, record, cut
+
+    return ask
+
+
+def _sink(folder: str, report_dir: str) -> Callable[[str, bytes], str]:
+    """Screenshots as ``<folder>/<name>.png``; the reference kept is the path relative to the report folder."""
+
+    def save(name: str, png: bytes) -> str:
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"{name}.png")
+        with open(path, "wb") as f:
+            f.write(png)
+        return os.path.relpath(path, report_dir)
+
+    return save
+
+
+def _write_trajectory(episode: Episode, case_id: str, folder: str, setup: LiveSetup) -> str | None:
+    """The episode in guitest's ``trajectory`` format (a JSON list of one trajectory) as ``<folder>/trajectory.json``,
+    labelled with the environment's outcome, its screenshots relative to the suite's episode folder (so a
+    trajectory-judge suite with ``data: {dir: <that folder>, annotations: "*/trajectory.json"}`` reads every
+    episode); its path relative to the report folder (None when it cannot be written)."""
+    trajectory = to_trajectory(episode, case_id).to_dict()
+
+    def relative(ref: str) -> str:
+        return os.path.relpath(os.path.join(setup.report_dir, ref), setup.episodes_dir)
+
+    for step in trajectory.get("steps", []):
+        if step.get("screenshot"):
+            step["screenshot"] = relative(step["screenshot"])
+    if trajectory.get("final_screenshot"):
+        trajectory["final_screenshot"] = relative(trajectory["final_screenshot"])
+    try:
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "trajectory.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([trajectory], f, ensure_ascii=False, indent=1)
+    except OSError:
+        return None
+    return os.path.relpath(path, setup.report_dir)
+
+
+def _safe(case_id: str) -> str:
+    """A case id as a folder name."""
+    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in case_id)
+

@@ -1,0 +1,172 @@
+"""Live tasks end to end: pytest runs a web app's tasks in a real Chromium, step by step, against a loopback
+OpenAI-compatible server that plays a known policy in each model family's own action syntax.
+
+The page (tests/live_app/index.html) has fixed element positions, so the policy is a script of steps per task:
+it is right on three tasks and clicks the wrong button on the fourth, so success must be exactly 3 of 4, whatever
+the convention. Also: an endpoint failing mid-episode makes the case an error that --lf completes; replies with no
+action use up the budget with every step recorded; the report's EQA equals one computed here from its cases;
+per-step caching makes a second run of a deterministic episode free.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import fakeserver
+
+pytestmark = pytest.mark.usefixtures("browser")
+
+APP = Path(__file__).parent / "live_app"
+SUITE = """\
+name: live_app
+format: webtask
+data: {dir: ., base: suite, annotations: tasks.yaml}
+task: live
+env: webapp
+env_options: {root: ., viewport: [800, 600], zoom: 1}
+max_steps: 6
+id: "{task}-seed{seed}"
+tags: [task, family]
+"""
+# element centres as fractions of the 800x600 screenshot
+GREEN, BLUE, BOX = (0.7, 0.2167), (0.45, 0.6333), (0.3125, 0.7833)
+STEPS = {
+    "Press the green button": [{"kind": "click", "point": GREEN}, {"kind": "done"}],
+    "Press the blue button": [{"kind": "click", "point": BLUE}, {"kind": "done"}],
+    "Press the red button": [{"kind": "click", "point": GREEN}, {"kind": "done"}],  # the policy is wrong here
+    "Write hello in the box": [{"kind": "click", "point": BOX}, {"kind": "type", "text": "hello"}, {"kind": "key", "keys": ["enter"]}, {"kind": "done"}],
+}
+RIGHT = {"press-green-seed0", "press-blue-seed0", "write-hello-seed0"}
+# (model name, convention the fake server answers in, coordinate space, extra options)
+FAMILIES = {
+    "guitest": ("agent", "guitest", "normalized", []),
+    "ui-tars": ("ui-tars-1.5-7b", "uitars", "pixel_sent", ["--resize=client"]),
+    "qwen2.5": ("qwen2.5-vl-7b", "computer_use", "pixel_sent", ["--resize=client"]),
+    "qwen3": ("qwen3-vl-8b", "computer_use", "grid1000", []),
+    "pyautogui": ("agent", "pyautogui", "normalized", ["--model-profile=aguvis"]),
+}
+
+
+@pytest.fixture
+def browser() -> None:
+    """Chromium and Playwright, or a skip naming what is missing (a failure under tox, which installs both)."""
+    from guitest.envs.browser import executable
+
+    missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
+    if not os.path.isfile(executable()):
+        missing(f"{executable()} not found: install Debian's chromium (bash tests/setup_browser.sh)")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        missing("playwright is not installed (pip install 'guitest[live]')")
+
+
+def script(convention: str, space: str, steps: dict = STEPS) -> dict:
+    return {key: [{"act": act, "convention": convention, "space": space} for act in acts] for key, acts in steps.items()}
+
+
+def suite(pytester: pytest.Pytester) -> None:
+    folder = pytester.path / "suites" / "live_app"
+    shutil.copytree(APP, folder)
+    (folder / "suite.yaml").write_text(SUITE)
+
+
+def run(pytester: pytest.Pytester, server: fakeserver.Server, model: str, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("suites/live_app", f"--model=openai:{model}", f"--base-url={server.base_url}", "--retries=1", "--retry-backoff=0.01", "--timeout=10", *extra)
+
+
+def report(pytester: pytest.Pytester) -> dict:
+    return json.loads((pytester.path / "reports" / "live_app.json").read_text())
+
+
+def eqa_here(cases: list[dict], t_max: int) -> float:
+    """MMBench-GUI's EQA, written out again from its definition (arXiv:2507.19478, section 3.5) over the report's cases."""
+    rows = sorted((c for c in cases if c["verdict"] != "error"), key=lambda c: c["id"])
+    n = len(rows)
+    points = [(Fraction(0), Fraction(0))]
+    steps = hits = 0
+    for c in rows:
+        steps += c["steps"]
+        hits += c["success"]
+        points.append((Fraction(steps, n * t_max), Fraction(hits, n)))
+    return round(float(sum(max(s for u, s in points if u <= Fraction(i, 100)) for i in range(101)) / 101), 6)
+
+
+@pytest.mark.parametrize(
+    ("family", "mode"),
+    [(f, []) for f in FAMILIES] + [("qwen3", ["-n", "2"])],
+    ids=[*FAMILIES, "qwen3-xdist"],
+)
+def test_a_known_policy_succeeds_exactly_where_it_is_right(pytester: pytest.Pytester, tmp_path, family: str, mode: list[str]) -> None:
+    suite(pytester)
+    model, convention, space, extra = FAMILIES[family]
+    with fakeserver.serve(tmp_path, script=script(convention, space)) as server:
+        result = run(pytester, server, model, *extra, *mode)
+        asked = len(server.requests())
+    assert result.ret == 0, result.stdout.str()
+    data = report(pytester)
+    hits = {c["id"] for c in data["cases"] if c["verdict"] == "hit"}
+    assert hits == RIGHT, [(c["id"], c["verdict"], c["episode"]["trajectory"]) for c in data["cases"]]
+    assert {c["id"]: c["steps"] for c in data["cases"]} == {"press-green-seed0": 2, "press-blue-seed0": 2, "press-red-seed0": 2, "write-hello-seed0": 4}
+    assert asked == 10
+    metrics = data["task_metrics"]
+    assert metrics["success"]["overall"]["successes"] == 3 and metrics["eqa"] == eqa_here(data["cases"], 6)
+    for case in data["cases"]:  # the evidence: a trajectory file and a screenshot per step, beside the report
+        trajectory = json.loads((pytester.path / "reports" / case["trajectory"]).read_text())[0]
+        assert trajectory["labels"]["score"] == (1.0 if case["id"] in RIGHT else 0.0)
+        assert len(trajectory["steps"]) == case["steps"]
+        for step in case["episode"]["trajectory"]:
+            assert (pytester.path / "reports" / step["screenshot"]).is_file()
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_endpoint_failing_mid_episode_is_an_error_that_lf_completes(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    suite(pytester)
+    broken = script("guitest", "normalized")
+    broken["Write hello in the box"] = broken["Write hello in the box"][:1] + [{"status": 500}, {"status": 500}]
+    with fakeserver.serve(tmp_path, script=broken) as server:
+        first = run(pytester, server, "agent", "--cache=off", *mode)
+        port = server.port
+    assert first.ret == 1
+    data = report(pytester)
+    (failed,) = [c for c in data["cases"] if c["verdict"] == "error"]
+    assert failed["id"] == "write-hello-seed0" and "step 2" in failed["error"] and "HTTP 500" in failed["error"]
+    with fakeserver.serve(tmp_path, script=script("guitest", "normalized"), port=port) as server:  # the endpoint is back
+        again = run(pytester, server, "agent", "--cache=off", "--lf", *mode)
+        assert len(server.requests()) == 4  # only the errored episode, from its start
+    assert again.ret == 0, again.stdout.str()
+    merged = report(pytester)
+    assert merged["complete"] and merged["overall"]["error"] == 0
+    assert {c["id"] for c in merged["cases"] if c["verdict"] == "hit"} == RIGHT
+
+
+def test_replies_without_an_action_use_up_the_budget_with_every_step_recorded(pytester: pytest.Pytester, tmp_path) -> None:
+    suite(pytester)
+    with fakeserver.serve(tmp_path, script={"*": [{"content": "I am not sure what to do here."}] * 40}) as server:
+        result = run(pytester, server, "agent", "-k", "green or blue")
+        assert len(server.requests()) == 2 * 6
+    assert result.ret == 0, result.stdout.str()
+    for case in report(pytester)["cases"]:
+        assert case["verdict"] == "miss" and case["steps"] == 6 and case["prediction"]["end"] == "budget"
+        assert len(case["episode"]["trajectory"]) == 6 and all("unreadable_action" in s["notes"] for s in case["episode"]["trajectory"])
+        assert all(s["reply"] == "I am not sure what to do here." for s in case["episode"]["trajectory"])
+
+
+def test_a_deterministic_episode_runs_again_from_the_cache_step_by_step(pytester: pytest.Pytester, tmp_path) -> None:
+    suite(pytester)
+    with fakeserver.serve(tmp_path, script=script("guitest", "normalized")) as server:
+        first = run(pytester, server, "agent", "--cache=on")
+        assert first.ret == 0 and len(server.requests()) == 10
+        again = run(pytester, server, "agent", "--cache=on")
+        assert again.ret == 0, again.stdout.str()
+        assert len(server.requests()) == 10  # every step of every episode answered from the cache
+    data = report(pytester)
+    assert {c["id"] for c in data["cases"] if c["verdict"] == "hit"} == RIGHT
+    assert all(c["cached"] is True for c in data["cases"])
+    again.stdout.fnmatch_lines(["*4 of 4 case(s) answered from the response cache*"])
