@@ -86,6 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_arguments(f)
     f.set_defaults(func=fetch.run)
+    from .desktop import cli as desktop_cli
+
+    dk = sub.add_parser(
+        "desktop",
+        help="a local Linux desktop for live desktop tasks: up, down, status",
+        description="Start, stop or list local Linux desktops (Xvfb 1920x1080, openbox, guitest's server of the OSWorld / "
+        "Windows Agent Arena machine protocol on 127.0.0.1) for pytest ... --env-url=URL (docs/live.md).",
+    )
+    desktop_cli.add_arguments(dk)
+    dk.set_defaults(func=desktop_cli.run)
     return parser
 
 

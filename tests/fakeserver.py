@@ -221,7 +221,9 @@ def render_action(act: dict[str, Any], convention: str, space: str, size: list[i
     if convention == "uitars":  # UI-TARS-1.5 computer-use action space
         action = {
             "click": f"click(start_box='<|box_start|>({x},{y})<|box_end|>')",
-            "type": f"type(content='{text}')",
+            "double_click": f"left_double(start_box='<|box_start|>({x},{y})<|box_end|>')",
+            "type": f"type(content='{text.replace(chr(10), chr(92) + 'n')}')",
+            "wait": "wait()",
             "key": f"hotkey(key='{' '.join(keys)}')",
             "done": "finished(content='done')",
             "fail": "call_user()",
@@ -230,7 +232,9 @@ def render_action(act: dict[str, Any], convention: str, space: str, size: list[i
     if convention == "computer_use":  # Qwen2.5-VL / Qwen3-VL computer_use tool
         arguments = {
             "click": {"action": "left_click", "coordinate": [x, y]},
+            "double_click": {"action": "double_click", "coordinate": [x, y]},
             "type": {"action": "type", "text": text},
+            "wait": {"action": "wait", "time": 1},
             "key": {"action": "key", "keys": keys},
             "done": {"action": "terminate", "status": "success"},
             "fail": {"action": "terminate", "status": "failure"},
@@ -239,7 +243,9 @@ def render_action(act: dict[str, Any], convention: str, space: str, size: list[i
     if convention == "pyautogui":  # OSWorld's code actions
         return {
             "click": f"```python\npyautogui.click(x={x}, y={y})\n```",
+            "double_click": f"```python\npyautogui.doubleClick(x={x}, y={y})\n```",
             "type": f"```python\npyautogui.write({text!r})\n```",
+            "wait": "WAIT",
             "key": f"```python\npyautogui.hotkey({', '.join(repr(k) for k in keys)})\n```",
             "done": "DONE",
             "fail": "FAIL",
@@ -247,8 +253,10 @@ def render_action(act: dict[str, Any], convention: str, space: str, size: list[i
     # guitest's own default format
     return {
         "click": f"I click it.\nAction: click({x}, {y})",
+        "double_click": f"Action: double_click({x}, {y})",
         "type": f"Action: type({json.dumps(text)})",
-        "key": f"Action: key({'+'.join(keys)})",
+        "key": f"Action: key({json.dumps('+'.join(keys))})",
+        "wait": "Action: wait(1)",
         "done": "Action: done()",
         "fail": "Action: fail()",
     }[kind]

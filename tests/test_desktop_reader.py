@@ -154,7 +154,7 @@ def test_the_docs_list_every_getter_and_metric_guitest_implements() -> None:
 def test_the_docs_counts_of_waa_tasks_are_the_readers() -> None:
     text = " ".join((REPO / "docs" / "live_desktop.md").read_text().split())
     match = re.search(r"Of WAA's 154 tasks, guitest scores (\d+) itself \((\d+) of them infeasible\) and the judge decides (\d+); (\d+) have a set-up step", text)
-    assert match, "docs/live_desktop.md no longer states the WAA counts"
+    assert match, "docs/live.md no longer states the WAA counts"
     own, infeasible, judged, not_runnable = map(int, match.groups())
     samples = read(suite("test_all.json", WAA), str(WAA))
     assert Counter(s.data["evaluated_by"] for s in samples) == {"environment": own, "judge": judged}

@@ -241,8 +241,9 @@ class BrowserPage:
 
 
 def screenshot(page: Any, area: Area) -> bytes:
-    """A PNG of ``area`` at its zoom (on the browser thread)."""
-    return page.screenshot(clip={"x": area.x, "y": area.y, "width": area.width, "height": area.height}, type="png", animations="allow", caret="initial")
+    """A PNG of ``area`` at its zoom (on the browser thread). The text caret is hidden: it blinks, so showing it would
+    make the same screen of the same episode differ from run to run (and miss the per-step cache)."""
+    return page.screenshot(clip={"x": area.x, "y": area.y, "width": area.width, "height": area.height}, type="png", animations="allow", caret="hide")
 
 
 def perform(page: Any, action: Action, area: Area, pointer: tuple[float, float]) -> tuple[tuple[float, float], tuple[str, ...]]:

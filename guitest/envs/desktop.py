@@ -229,8 +229,7 @@ class DesktopEnv:
             raise
 
     def evaluate(self) -> Evaluation:
-        """The task's evaluator on the episode as it stands (postconfig steps first, then getters and metrics); it ends
-        the episode, so the machine is free for another one."""
+        """The task's evaluator on the episode as it stands (postconfig steps first, then getters and metrics)."""
         client = self._require()
         assert self._task is not None and self._work_dir is not None
         ctx = GetterContext(client, self._work_dir, self.download_cache)
@@ -240,12 +239,14 @@ class DesktopEnv:
             run_steps(steps, client, phase="postconfig", cache_dir=self.download_cache or None, work_dir=work_dir, screen=screen)
 
         try:
-            evaluation = run_evaluator(self._task.config["evaluator"], ctx, last_action=self._last, postconfig=postconfig)
+            return run_evaluator(self._task.config["evaluator"], ctx, last_action=self._last, postconfig=postconfig)
         except EnvFailure as exc:
             self._failed(exc)
             raise
-        self._end_episode()  # the episode is over: the machine goes back to the pool for the next one
-        return evaluation
+
+    def release(self) -> None:
+        """The episode is over and this environment goes back to its pool: the machine is free for another episode."""
+        self._end_episode()
 
     def close(self) -> None:
         """Give the machine back to the pool and remove the episode's files. Safe to call twice."""

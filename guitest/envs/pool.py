@@ -60,7 +60,16 @@ class EnvPool:
             raise
 
     def release(self, env: Environment, broken: bool = False) -> None:
-        """Give ``env`` back; a ``broken`` one (its episode's environment failed) is closed and replaced on demand."""
+        """Give ``env`` back; a ``broken`` one (its episode's environment failed) is closed and replaced on demand. An
+        environment that holds a shared resource between episodes (a desktop machine) frees it in its optional
+        ``release()``, called here."""
+        if not broken:
+            free = getattr(env, "release", None)
+            if callable(free):
+                try:
+                    free()
+                except EnvFailure:
+                    broken = True
         with self._cond:
             if broken or self._closed:
                 self._count -= 1

@@ -145,6 +145,8 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
         if options.strategy == "pass" and attempt["verdict"] == HIT:
             break
     common.update(cache_fields(attempts, repeats))
+    if not common["instruction"]:  # a task that makes its instruction per seed (MiniWoB++'s utterance)
+        common["instruction"] = next((a["episode"]["instruction"] for a in attempts if a.get("episode")), "")
     for attempt in attempts:
         common["notes"].extend(n for n in attempt.pop("notes", ()) if n not in common["notes"])
     if repeats <= 1:

@@ -102,3 +102,7 @@ class Environment(Protocol):
     def close(self) -> None:
         """Release what the environment holds (pages, contexts, connections). Safe to call twice."""
         ...
+
+    # Optional: ``release()``, called when an episode is over and the environment goes back to its pool, for a
+    # backend that holds a shared resource between reset and the next reset (a desktop machine of a pool);
+    # ``run_js(expression, arg)`` for backends whose state a scripted oracle may read (the browser ones).

@@ -26,8 +26,6 @@ import threading
 import time
 from typing import Any
 
-import openai
-
 from PIL import Image
 
 from .. import __version__
@@ -44,6 +42,8 @@ MAX_BACKOFF = 30.0
 IDENTITY_TIMEOUT = 10.0
 #: the model-entry fields of GET /v1/models that tell one served checkpoint from another (vLLM gives root and parent)
 IDENTITY_FIELDS = ("id", "root", "parent")
+#: the official client's default endpoint (what it uses without --base-url and $OPENAI_BASE_URL)
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAIChat(Model):
@@ -62,40 +62,53 @@ class OpenAIChat(Model):
         endpoints = []
         for index, url in enumerate(urls or [None]):
             endpoints.append(self._endpoint(index, url, key))
-        self.client = endpoints[0].client  # the official client of the first endpoint (also used in tests)
         self.base_url = endpoints[0].base_url  # --base-url, else $OPENAI_BASE_URL, else OpenAI's
         self.pool = EndpointPool(endpoints, settings.retries + 1)
         self._identity: dict[str, Any] | None = None
         self._identity_lock = threading.Lock()
 
     def _endpoint(self, index: int, url: str | None, key: str | None) -> Endpoint:
-        """One endpoint: its official client (without credentials in its URL, so its logger never prints them),
-        the Authorization header both clients send, and the lean client when that is the one in use."""
+        """One endpoint: the Authorization header both clients send, and its client: the lean one, or the official one
+        (made without credentials in its URL, so its logger never prints them; imported only when it is used)."""
         plain = redact_url(url) if url else None
         auth, secrets, kind = credentials(url, key)
         self.scrub.add(*secrets)
-        headers = {"Authorization": auth}
-        client = openai.OpenAI(
-            api_key=key or "EMPTY",
-            base_url=plain,
-            timeout=self.settings.timeout,
-            max_retries=0,  # retries are ours: counted, also on malformed replies, and over several endpoints
-            default_headers=headers,
-        )
-        base_url = plain or str(client.base_url)
-        poster = None
+        base_url = plain or redact_url(os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL)  # as the official client
+        endpoint = Endpoint(index=index, base_url=base_url, auth=auth, auth_kind=kind, client=None)
         if self.settings.http_client == "stdlib":
-            lean = {**headers, "User-Agent": f"guitest/{__version__}"}
-            # what the official client would send from $OPENAI_ORG_ID and $OPENAI_PROJECT_ID
-            if client.organization:
-                lean["OpenAI-Organization"] = client.organization
-            if client.project:
-                lean["OpenAI-Project"] = client.project
+            lean = {"Authorization": auth, "User-Agent": f"guitest/{__version__}"}
+            # what the official client sends from $OPENAI_ORG_ID and $OPENAI_PROJECT_ID
+            if os.environ.get("OPENAI_ORG_ID"):
+                lean["OpenAI-Organization"] = os.environ["OPENAI_ORG_ID"]
+            if os.environ.get("OPENAI_PROJECT_ID"):
+                lean["OpenAI-Project"] = os.environ["OPENAI_PROJECT_ID"]
             try:
-                poster = JSONPoster(base_url, self.settings.timeout, lean)
+                endpoint.poster = JSONPoster(base_url, self.settings.timeout, lean)
             except ValueError as exc:
                 raise ModelError(f"--base-url: {exc}") from None
-        return Endpoint(index=index, base_url=base_url, auth=auth, auth_kind=kind, client=client, poster=poster)
+        else:
+            endpoint.client = self._official(endpoint, key)
+        return endpoint
+
+    def _official(self, endpoint: Endpoint, key: str | None) -> Any:
+        """The official client for ``endpoint`` (importing ``openai`` costs about a second, so only when it is used)."""
+        import openai
+
+        return openai.OpenAI(
+            api_key=key or "EMPTY",
+            base_url=endpoint.base_url,
+            timeout=self.settings.timeout,
+            max_retries=0,  # retries are ours: counted, also on malformed replies, and over several endpoints
+            default_headers={"Authorization": endpoint.auth},
+        )
+
+    @property
+    def client(self) -> Any:
+        """The official client of the first endpoint (made on first use with the lean client)."""
+        endpoint = self.pool.endpoints[0]
+        if endpoint.client is None:
+            endpoint.client = self._official(endpoint, os.environ.get(self.settings.api_key_env))
+        return endpoint.client
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
@@ -209,6 +222,8 @@ class OpenAIChat(Model):
         if endpoint.poster is not None:
             payload = {"model": self.model, "messages": messages, "temperature": self.settings.temperature, "max_tokens": self.settings.max_tokens, **extra}
             return self._call_stdlib(endpoint, payload)
+        import openai
+
         try:
             completion = endpoint.client.chat.completions.create(
                 model=self.model,
@@ -289,7 +304,8 @@ class OpenAIChat(Model):
 
     def close(self) -> None:
         for endpoint in self.pool.endpoints:
-            endpoint.client.close()
+            if endpoint.client is not None:
+                endpoint.client.close()
             if endpoint.poster is not None:
                 endpoint.poster.close()
 

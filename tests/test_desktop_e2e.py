@@ -1,0 +1,115 @@
+"""Live desktop tasks end to end: pytest runs suites/desktop_local on real local desktops (Xvfb, openbox, guitest's
+server of the OSWorld / WAA protocol), the agent being a loopback OpenAI-compatible server that plays each task's
+scripted solution in a model family's own action syntax.
+
+Four tasks of the suite (a browser click, an editor save, a terminal command, an infeasible task), so the runs stay
+short: the scripted policy completes all four in pyautogui, UI-TARS and Qwen computer_use syntax (serial and -n 2,
+one desktop per worker); a policy that says done at once scores 0; a desktop that dies mid-episode makes the case an
+error, and --lf against a new desktop completes the report.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+import fakeserver
+from builders import REPO
+from test_desktop_real import _skip_or_fail
+
+_skip_or_fail()
+
+from guitest.desktop.xvfb import start_desktop  # noqa: E402
+
+LOCAL = REPO / "suites" / "desktop_local"
+TASKS = ["chromium/pick-green", "mousepad/new-note", "terminal/make-folder", "os/photoshop-crop"]
+SELECT = "pick-green or new-note or make-folder or photoshop-crop"
+SCREEN = (1920, 1080)
+# (model name, convention the fake server answers in, coordinate space, extra options)
+FAMILIES = {
+    "pyautogui": ("agent", "pyautogui", "normalized", ["--model-profile=aguvis"]),
+    "ui-tars": ("ui-tars-1.5-7b", "uitars", "pixel_sent", ["--resize=client"]),
+    "qwen3": ("qwen3-vl-8b", "computer_use", "grid1000", []),
+}
+
+
+def policy(convention: str, space: str, only: list[str] = TASKS) -> dict:
+    """Each task's scripted solution (its oracle, screen pixels) as replies the fake server gives, step by step."""
+    script = {}
+    for name in only:
+        task = json.loads((LOCAL / "examples" / f"{name}.json").read_text())
+        steps = []
+        for action in task["oracle"]:
+            act = {k: v for k, v in action.items() if k in ("kind", "text", "keys")}
+            if "point" in action:
+                act["point"] = [action["point"][0] / SCREEN[0], action["point"][1] / SCREEN[1]]
+            steps.append({"act": act, "convention": convention, "space": space})
+        script[task["instruction"]] = steps
+    return script
+
+
+def suite(pytester: pytest.Pytester) -> None:
+    shutil.copytree(LOCAL, pytester.path / "suites" / "desktop_local")
+
+
+def args(server: fakeserver.Server, model: str, *extra: str) -> list[str]:
+    return ["suites/desktop_local", "-k", SELECT, f"--model=openai:{model}", f"--base-url={server.base_url}", "--retries=1", "--retry-backoff=0.01", "--timeout=20", *extra]
+
+
+def report(pytester: pytest.Pytester) -> dict:
+    return json.loads((pytester.path / "reports" / "desktop_local.json").read_text())
+
+
+@pytest.mark.parametrize(("family", "mode"), [("pyautogui", []), ("ui-tars", []), ("qwen3", ["-n", "2"])], ids=["pyautogui", "ui-tars", "qwen3-xdist"])
+def test_a_scripted_policy_completes_the_local_tasks(pytester: pytest.Pytester, tmp_path, family: str, mode: list[str]) -> None:
+    suite(pytester)
+    model, convention, space, extra = FAMILIES[family]
+    with fakeserver.serve(tmp_path, script=policy(convention, space)) as server:
+        result = pytester.runpytest_subprocess(*args(server, model, *extra, *mode))
+    assert result.ret == 0, result.stdout.str()
+    data = report(pytester)
+    assert data["n_results"] == 4 and data["overall"]["hit"] == 4, [(c["id"], c["prediction"]) for c in data["cases"]]
+    assert data["task_metrics"]["success"]["overall"]["success_rate"] == 1.0
+
+
+def test_a_policy_that_does_nothing_scores_zero(pytester: pytest.Pytester, tmp_path) -> None:
+    suite(pytester)
+    with fakeserver.serve(tmp_path, script={"*": [{"act": {"kind": "done"}, "convention": "guitest"}] * 10}) as server:
+        result = pytester.runpytest_subprocess(*args(server, "agent", "-k", "pick-green or new-note or make-folder"))
+    assert result.ret == 0, result.stdout.str()
+    data = report(pytester)
+    assert data["n_results"] == 3 and data["overall"]["hit"] == 0
+    assert all(c["steps"] == 1 and c["prediction"]["end"] == "done" for c in data["cases"])
+
+
+def test_a_desktop_that_dies_mid_episode_is_an_error_that_lf_completes(pytester: pytest.Pytester, tmp_path) -> None:
+    suite(pytester)
+    slow = policy("guitest", "normalized", ["mousepad/new-note"])
+    (steps,) = slow.values()
+    steps[1] = {**steps[1], "sleep": 3}  # the second step's reply comes late: the desktop is killed meanwhile
+    first_desktop = start_desktop()
+    try:
+        with fakeserver.serve(tmp_path, script=slow) as server:
+            command = [sys.executable, "-m", "pytest", *args(server, "agent", f"--env-url={first_desktop.url}", "-k", "new-note")]
+            process = pytester.popen(command, stdin=subprocess.DEVNULL)
+            deadline = time.monotonic() + 120
+            while len(server.requests()) < 2 and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.05)
+            first_desktop.stop()
+            out, _ = process.communicate(timeout=120)
+            port = server.port
+    finally:
+        first_desktop.stop()
+    assert process.returncode == 1, out.decode(errors="replace")
+    (case,) = report(pytester)["cases"]
+    assert case["verdict"] == "error" and "environment failed" in case["error"]
+    with start_desktop() as second, fakeserver.serve(tmp_path, script=policy("guitest", "normalized", ["mousepad/new-note"]), port=port) as server:
+        again = pytester.runpytest_subprocess(*args(server, "agent", f"--env-url={second.url}", "-k", "new-note", "--lf"))
+    assert again.ret == 0, again.stdout.str()
+    merged = report(pytester)
+    assert merged["complete"] and merged["overall"]["error"] == 0 and merged["overall"]["hit"] == 1
