@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageChops, ImageDraw, ImageStat
 
+from builders import n_rows, write_suite
 from guitest import thumbnails
 from guitest.html_report import render
 from guitest.images import thumbnail
@@ -303,6 +304,30 @@ def test_thumbnail_of_a_jpeg_uses_reduced_decoding_and_looks_the_same(tmp_path: 
     assert thumbnails.thumbnail_of_file(str(tmp_path / "bad.png")) is None
 
 
+def _pictures_of(page: Path) -> list[str]:
+    return _srcs(page.read_text("utf-8"))
+
+
+@pytest.mark.parametrize("mode", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")])
+def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester: pytest.Pytester, mode: list[str], tmp_path: Path) -> None:
+    suite = write_suite(pytester.path / "suites" / "tiny")
+    extra = tmp_path / "elsewhere" / "{suite}.html"
+    result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", f"--report-html={extra}", "-p", "no:cacheprovider", *mode)
+    assert result.ret == 0, result.stdout.str()
+    for page in (pytester.path / "reports" / "tiny.html", tmp_path / "elsewhere" / "tiny.html"):
+        srcs = _pictures_of(page)
+        assert len(srcs) == n_rows(), page  # every case has its picture
+        files = sorted({(page.parent / s.replace("%20", " ")).resolve() for s in srcs})
+        assert files == sorted((suite / "data" / "imgs").resolve().glob("*.png")), page  # relative links that reach the screenshots
+    result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", "--report-images=embed", "-p", "no:cacheprovider", *mode)
+    assert result.ret == 0, result.stdout.str()
+    page = (pytester.path / "reports" / "tiny.html").read_text("utf-8")
+    srcs = _srcs(page)
+    assert len(srcs) == n_rows() and all(s.startswith("data:image/jpeg;base64,") for s in srcs)
+    assert len(set(srcs)) == 3  # one thumbnail per screenshot (three screenshots, two rows each)
+    assert _csp_images(page) == "data:"
+
+
 def test_render_minimal_report() -> None:
     report = {"guitest": "0.1.0", "suite": {"name": "s", "path": "p", "format": "f", "task": "t"},
               "model": {"spec": "oracle", "adapter": "Oracle", "space": "normalized", "settings": {}},
@@ -486,6 +511,7 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
     assert f"{len(replies)}" in overall and f"{expect_hits}" in overall
     assert len(_visible_cards(page)) == len(replies)
     assert page.evaluate("document.querySelectorAll('#cards .card img').length") == len(replies)  # every case has its screenshot
+    assert _load_every_image(page)  # linked from the demo's data folder, and there
     verdict_select = page.locator("select").first
     verdict_select.select_option(label=verdict_select.locator("option", has_text="unparsed").first.text_content().strip())
     assert len(_visible_cards(page)) == len(replies) - expect_hits
