@@ -365,12 +365,8 @@ def _visible_cards(page: Any) -> list[str]:
     return page.evaluate("Array.from(document.querySelectorAll('#cards .card')).filter(e => e.offsetParent !== null).map(e => e.querySelector('.cid').textContent)")
 
 
-def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
-    report = sample_report()
-    thumbs = {c["id"]: thumbnail(screenshot(seed=i)) for i, c in enumerate(report["cases"]) if c["id"] != "text-mac-6"}
-    path = tmp_path / "report.html"
-    path.write_text(render(report, thumbs), "utf-8")
-
+def _open(browser: Any, path: Path) -> tuple[Any, list[str], list[str]]:
+    """A new page showing the file at ``path``, loaded; the problems (page errors, console errors and warnings) and the URLs requested, as they come."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
     requests: list[str] = []
@@ -379,6 +375,16 @@ def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
     page.on("request", lambda req: requests.append(req.url))
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
+    return page, problems, requests
+
+
+def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
+    report = sample_report()
+    thumbs = {c["id"]: thumbnail(screenshot(seed=i)) for i, c in enumerate(report["cases"]) if c["id"] != "text-mac-6"}
+    path = tmp_path / "report.html"
+    path.write_text(render(report, thumbs), "utf-8")
+
+    page, problems, requests = _open(browser, path)
 
     # Nothing from the replies ran, nothing was fetched but the page and its data URIs.
     assert page.evaluate("typeof window.__pwned") == "undefined"
@@ -454,14 +460,7 @@ def test_linked_screenshots_in_a_real_browser(browser: Any, tmp_path: Path) -> N
     page_path.parent.mkdir()
     page_path.write_text(render(report, pictures, page_path.parent), "utf-8")
 
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
-    requests: list[str] = []
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type in ("error", "warning") else None)
-    page.on("request", lambda req: requests.append(req.url))
-    page.goto(page_path.as_uri())
-    page.wait_for_load_state("load")
+    page, problems, requests = _open(browser, page_path)
     assert page.locator("#cards figure.shot img").count() == len(report["cases"])
     assert _load_every_image(page)  # the policy lets the linked files in, and the links reach them
     assert sorted(u for u in requests if u != page_path.as_uri()) == sorted(Path(p).as_uri() for p in pictures.values())
