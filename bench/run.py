@@ -328,10 +328,14 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
     sizing = {"resize": args.resize} if "resize" in Settings.__dataclass_fields__ else {}
     model = load_model(args.model, Settings(base_url="http://127.0.0.1:9/v1", **sizing), profile=args.profile)
 
+    # the body as the tree's lean client makes it: request_body.dumps where openai_api uses it, else json.dumps
+    body_module = getattr(oa_mod, "request_body", None)
+    encode_body = body_module.dumps if body_module is not None else (lambda p: json.dumps(p, ensure_ascii=False).encode("utf-8"))
+
     def fake_generate(prompt: Any, image: Any, case: Any) -> Any:
         messages = model.messages(prompt, image)
         t = time.perf_counter()
-        json.dumps({"model": "bench", "messages": messages, "temperature": 0, "max_tokens": 512})
+        encode_body({"model": "bench", "messages": messages, "temperature": 0, "max_tokens": 512})
         timings["request json"] += time.perf_counter() - t
         return Reply(text="Answer: [0.5, 0.5]")
 
@@ -365,6 +369,7 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
     n = len(samples)
     images_used = Counter(s.image for s in samples)
     return {
+        "request_body": body_module is not None,
         "resize": args.resize,
         "model": args.model,
         "profile": model.profile.name,
@@ -1243,7 +1248,9 @@ def render_pro(res: dict[str, Any]) -> str:
         "# guitest bench: a whole ScreenSpot-Pro-sized run at default settings",
         "",
         f"{res['started']} .. {res.get('finished', '')}; {m.get('cpus')} CPUs ({m.get('cpu', '?')}), Python {m.get('python')}, "
-        f"guitest at {m.get('commit', '?')}{' + uncommitted changes' if m.get('guitest_dirty') else ''}. Before each run the bench waited "
+        f"guitest at {m.get('commit', '?')}{' + uncommitted changes' if m.get('guitest_dirty') else ''}"
+        + (f" (the guitest package imported from the scratch copy `--pythonpath {res['pythonpath']}`)" if res.get("pythonpath") else "")
+        + ". Before each run the bench waited "
         f"(at most --quiet-wait s) for a second in which other programs used under --quiet-cores; busy cores seen then: median "
         f"{statistics.median(quiet):.2f}, max {max(quiet):.2f}. \"others\" is the CPU other programs used during a run (/proc/stat): "
         "where it is high, the machine was shared and the wall times are upper bounds.",
@@ -1361,6 +1368,7 @@ def render_pro(res: dict[str, Any]) -> str:
         ]
         for k, d in hs:
             label = "in the worker (before)" if d["thumbnails"] else "none on the request path (default)"
+            label += "; body by request_body.dumps" if d.get("request_body") else "; body by json.dumps"
             out.append(f"| {label} | {d['cpu_ms_per_case']:.1f} | {', '.join(f'{s} {v}' for s, v in d['stages_ms'].items())} | {d['decodes_per_case']:.2f} |")
     per_case = []
     for label, prefix, phase_cpu in (("guitest `-n 0`, run phase", "pro_default_n0", True), ("guitest `-n 2`, run phase", "pro_default_n2", True),
@@ -1431,6 +1439,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     bench = Bench(args)
     bench.results["work"] = str(bench.work)
+    bench.results["pythonpath"] = args.pythonpath
     bench.run()
 
 
