@@ -1,9 +1,10 @@
 """The guitest scale bench: throughput, per-case harness cost, collection and aggregation.
 
-    python bench/run.py                      # everything (about 6-10 minutes on 2 cores)
+    python bench/run.py                      # the default groups (about 6-10 minutes on 2 cores)
     python bench/run.py --only throughput    # one group: throughput, reference, harness, e2e-large, collection, report
     python bench/run.py --repeat 3           # best of 3 for the timed pytest runs (default 2)
     python bench/run.py --pythonpath DIR     # bench a scratch copy of guitest (DIR holds its guitest/ package)
+    python bench/run.py --only pro --repeat 3 --before 5fc758c   # a whole ScreenSpot-Pro-sized run beside plain clients
 
 Data goes to ``--work`` (default ``/tmp/guitest-bench``), generated once by
 ``bench/make_data.py``; the loopback server is ``bench/server.py``. Every pytest
@@ -14,8 +15,16 @@ and the machine's total busy CPU from ``/proc/stat``, to show how much of the
 machine other programs took during the run. The table is printed and written to
 ``bench/results.md`` (``--out``), the raw figures to ``--work``/results.json.
 
+The ``pro`` group (only when asked for: 25-50 minutes) is the full-size scenario: the
+1581 real ScreenSpot-Pro rows with screenshots at their real sizes (``bench/make_pro.py``,
+3.6 GB generated once into ``--work``), run at default settings serially and with ``-n 2``,
+each repeat interleaved with the plain clients of ``bench/plain_client.py``; then the
+report's picture options (``--report-images=embed``, and with ``--before REV`` the code of
+an earlier commit), what each costs per screenshot, and the harness CPU per 4K case. Its
+tables go to ``bench/results-pro.md`` (``--out-pro``), ready for docs/bench.md.
+
 Internal modes (run as subprocesses by the bench, usable alone): ``--child
-reference``, ``--child harness``, ``--child collect``, ``--child report``.
+reference``, ``--child harness``, ``--child collect``, ``--child report``, ``--child thumbs``.
 """
 
 from __future__ import annotations
@@ -43,9 +52,13 @@ N_SMALL = 1000
 N_LARGE = 16
 N_HUGE = 100_000
 N_MEM = 10_000
+N_PRO = 1581  # the rows of ScreenSpot-Pro
 CONC = 32
-GROUPS = ["reference", "throughput", "harness", "e2e-large", "collection", "memory", "report", "memory100k"]
-DEFAULT_GROUPS = GROUPS[:-1]  # memory100k: a whole 100,000-case run, 3-5 minutes; ask for it
+GROUPS = ["reference", "throughput", "harness", "e2e-large", "collection", "memory", "report", "memory100k", "pro"]
+DEFAULT_GROUPS = GROUPS[:-2]  # memory100k (a whole 100,000-case run, 3-5 minutes) and pro (15-30 minutes): ask for them
+SUITES_OF = {"reference": ["small"], "throughput": ["small"], "harness": ["large"], "e2e-large": ["large"], "collection": ["huge"], "memory100k": ["huge"], "memory": ["mem"]}
+PRO_THUMB_SAMPLE = 28  # screenshots of the full-size suite the per-image thumbnail costs are measured on (2 per size)
+PRO_HARNESS_4K = 100  # 3840x2160 rows the in-process harness measures
 TARGETS = {"throughput": 1.15, "harness_ms": 150.0, "collect_s": 10.0, "worker_rss_mb": 500.0, "report_s": 2.0}
 
 
@@ -307,13 +320,22 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
     suite = load_suite(Path(args.suite) / "suite.yaml")
     data_dir = locate(str(suite.folder), suite.data, args.suite, "bench", str(suite.path))
     samples = read_suite_samples(suite, data_dir)
+    if args.only_size:  # e.g. the 3840x2160 rows of the full-size suite
+        w, h = (int(v) for v in args.only_size.lower().split("x"))
+        samples = [s for s in samples if s.size == (w, h)][: args.n] or samples[:0]
+        if not samples:
+            raise SystemExit(f"no rows of size {args.only_size} in {args.suite}")
     sizing = {"resize": args.resize} if "resize" in Settings.__dataclass_fields__ else {}
     model = load_model(args.model, Settings(base_url="http://127.0.0.1:9/v1", **sizing), profile=args.profile)
+
+    # the body as the tree's lean client makes it: request_body.dumps where openai_api uses it, else json.dumps
+    body_module = getattr(oa_mod, "request_body", None)
+    encode_body = body_module.dumps if body_module is not None else (lambda p: json.dumps(p, ensure_ascii=False).encode("utf-8"))
 
     def fake_generate(prompt: Any, image: Any, case: Any) -> Any:
         messages = model.messages(prompt, image)
         t = time.perf_counter()
-        json.dumps({"model": "bench", "messages": messages, "temperature": 0, "max_tokens": 512})
+        encode_body({"model": "bench", "messages": messages, "temperature": 0, "max_tokens": 512})
         timings["request json"] += time.perf_counter() - t
         return Reply(text="Answer: [0.5, 0.5]")
 
@@ -347,6 +369,7 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
     n = len(samples)
     images_used = Counter(s.image for s in samples)
     return {
+        "request_body": body_module is not None,
         "resize": args.resize,
         "model": args.model,
         "profile": model.profile.name,
@@ -489,7 +512,103 @@ def child_report(args: argparse.Namespace) -> dict[str, Any]:
     return {"n": args.n, "seconds": times, "json_mb": size / 2**20, "schema_problems": len(problems)}
 
 
-CHILDREN = {"reference": child_reference, "harness": child_harness, "collect": child_collect, "report": child_report}
+def child_thumbs(args: argparse.Namespace) -> dict[str, Any]:
+    """What each way of giving the HTML report its pictures costs per screenshot, over a sample of the full-size suite.
+
+    For ``--n`` screenshots spread over every size of the suite (largest first), CPU ms per
+    image of: linking (``thumbnails.picture`` in link mode: the path), decoding the PNG alone,
+    a thumbnail from the file (a full decode: what the worker did for every case before, and
+    what ``--report-images=embed`` does per file when the report is written), a thumbnail
+    from pixels already decoded (the model path's decode shared), Pillow's own
+    ``Image.thumbnail(reducing_gap=2)``, and the same screenshots as JPEG files (quality 90)
+    with and without reduced DCT decoding (``Image.draft``). Then ``thumbnails.embed`` over the
+    sample in 1 thread and in one per core: the wall time, to show the threads' speed-up.
+    """
+    import io
+    import tempfile
+
+    from PIL import Image
+
+    from guitest import thumbnails
+    from guitest.images import thumbnail
+
+    paths_by_size: dict[tuple[int, int], list[str]] = {}
+    for f in sorted(Path(args.suite, "data", "annotations").glob("*.json")):
+        for row in json.loads(f.read_text()):
+            paths_by_size.setdefault(tuple(row["img_size"]), []).append(str(Path(args.suite, "data", "images", row["img_filename"])))
+    sizes = sorted(paths_by_size, key=lambda s: -s[0] * s[1])
+    picked: list[str] = []
+    while len(picked) < args.n and any(paths_by_size.values()):
+        for size in sizes:
+            if paths_by_size[size] and len(picked) < args.n:
+                picked.append(paths_by_size[size].pop(0))
+
+    def cpu_ms(fn: Any, items: list[Any]) -> float:
+        c = time.process_time()
+        for item in items:
+            fn(item)
+        return 1000 * (time.process_time() - c) / len(items)
+
+    def decode(path: str) -> None:
+        with Image.open(path) as im:
+            im.load()
+
+    def pil_thumbnail(path: str) -> None:
+        with Image.open(path) as im:
+            im.thumbnail((320, 320), reducing_gap=2.0)
+            im.convert("RGB").save(io.BytesIO(), "JPEG", quality=70)
+
+    def from_decoded(im: Any) -> None:
+        thumbnail(im)
+
+    def jpeg_full(path: str) -> None:
+        with Image.open(path) as im:
+            thumbnail(im)
+
+    def size_of(path: str) -> tuple[int, int]:
+        with Image.open(path) as im:
+            return im.size
+
+    out: dict[str, Any] = {"n": len(picked), "sizes": sorted({size_of(p) for p in picked}, key=lambda s: -s[0] * s[1])}
+    ms = out["cpu_ms_per_image"] = {}
+    ms["link (the path; default)"] = cpu_ms(lambda p: thumbnails.picture(p, None, "link"), picked)
+    ms["PNG decode alone"] = cpu_ms(decode, picked)
+    ms["thumbnail from the PNG file (a full decode: the worker before; embed per file)"] = cpu_ms(thumbnails.thumbnail_of_file, picked)
+    ms["Pillow Image.thumbnail(reducing_gap=2) from the PNG file"] = cpu_ms(pil_thumbnail, picked)
+    decoded = []
+    for p in picked[: min(len(picked), 12)]:  # a dozen decoded frames in memory at once, not the whole sample
+        im = Image.open(p)
+        im.load()
+        decoded.append(im)
+    ms["thumbnail from pixels already decoded (shared with the model path)"] = cpu_ms(from_decoded, decoded)
+    decoded.clear()
+    with tempfile.TemporaryDirectory() as tmp:
+        jpegs = []
+        for i, p in enumerate(picked):
+            with Image.open(p) as im:
+                j = os.path.join(tmp, f"{i}.jpg")
+                im.convert("RGB").save(j, "JPEG", quality=90)
+                jpegs.append(j)
+        ms["JPEG file: thumbnail with a full decode"] = cpu_ms(jpeg_full, jpegs)
+        ms["JPEG file: thumbnail with reduced DCT decoding (Image.draft; embed)"] = cpu_ms(thumbnails.thumbnail_of_file, jpegs)
+    four_k = [p for p in picked if size_of(p) == (3840, 2160)]
+    if four_k:
+        out["cpu_ms_per_4k_image"] = {
+            "PNG decode alone": cpu_ms(decode, four_k),
+            "thumbnail from the PNG file": cpu_ms(thumbnails.thumbnail_of_file, four_k),
+        }
+    pictures = {str(i): p for i, p in enumerate(picked)}
+    walls = out["embed_wall_s"] = {}
+    for threads in sorted({1, os.cpu_count() or 1}):
+        t = time.perf_counter()
+        made = thumbnails.embed(pictures, threads=threads)
+        walls[threads] = time.perf_counter() - t
+        assert len(made) == len(picked)
+    out["thumbnail_kb"] = sum(len(v) for v in made.values()) / len(made) / 1024
+    return out
+
+
+CHILDREN = {"reference": child_reference, "harness": child_harness, "collect": child_collect, "report": child_report, "thumbs": child_thumbs}
 
 
 # -- the bench ------------------------------------------------------------------------------------
@@ -513,7 +632,9 @@ class Bench:
 
     # data and server
 
-    def suites(self) -> dict[str, Path]:
+    def suites(self, groups: set[str]) -> dict[str, Path]:
+        """The generated suites the ``groups`` need (made once into --work, then reused)."""
+        needed = {name for g in groups for name in SUITES_OF.get(g, [])}
         specs = {
             "small": (N_SMALL, "small", None),
             "large": (N_LARGE, "large", None),
@@ -524,6 +645,8 @@ class Bench:
         for name, (n, kind, images) in specs.items():
             folder = self.work / f"bench_{name}"
             out[name] = folder
+            if name not in needed:
+                continue
             marker = folder / ".made"
             if marker.exists() and marker.read_text() == f"{n} {kind}":
                 continue
@@ -538,7 +661,7 @@ class Bench:
     def start_server(self, latency: float = LATENCY) -> None:
         port_file = self.work / "server.port"
         port_file.unlink(missing_ok=True)
-        self.server = subprocess.Popen([PY, str(HERE / "server.py"), "--port-file", str(port_file), "--latency", str(latency), "--max-seconds", "1200"], stderr=subprocess.DEVNULL)
+        self.server = subprocess.Popen([PY, str(HERE / "server.py"), "--port-file", str(port_file), "--latency", str(latency), "--max-seconds", "7200"], stderr=subprocess.DEVNULL)
         sys.path.insert(0, str(HERE))
         from server import wait_port
 
@@ -572,6 +695,97 @@ class Bench:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    # the full-size scenario
+
+    def pro_suite(self) -> Path:
+        """The full-size ScreenSpot-Pro suite (bench/make_pro.py; cached in --work, minutes the first time)."""
+        folder = self.work / "bench_pro"
+        info = self.work / "bench_pro.json"
+        print(f"full-size suite {folder} (generated once: minutes the first time) ...", flush=True)
+        t = time.perf_counter()
+        limit = ["--limit", str(self.args.pro_cases)] if self.args.pro_cases else []
+        out = subprocess.run([PY, str(HERE / "make_pro.py"), str(folder), "--name", "bench_pro", *limit], check=True, env=self.env, capture_output=True, text=True).stdout
+        made = json.loads(out.strip().splitlines()[-1])
+        if made["made"]:  # keep the figures of the run that generated the images, for later runs that reuse them
+            info.write_text(json.dumps({"made": made["made"], "generated_s": round(time.perf_counter() - t, 1), "made_cpu_s": made["made_cpu_s"]}))
+        kept = json.loads(info.read_text()) if info.exists() else {}
+        self.results["pro_data"] = {**made, **{k: kept.get(k) for k in ("made", "generated_s", "made_cpu_s")}}
+        print(f"  {self.results['pro_data']}", flush=True)
+        return folder
+
+    def plain(self, name: str, suite: Path, client: str, concurrency: int = CONC) -> dict[str, Any]:
+        """The plain-client reference (bench/plain_client.py), timed from the outside like a pytest run."""
+        out_file = self.work / f"plain_{name}.json"
+        out_file.unlink(missing_ok=True)
+        cmd = [PY, str(HERE / "plain_client.py"), str(suite.relative_to(self.work)), "--base-url", self.base_url, "--concurrency", str(concurrency), "--client", client, "--json", str(out_file)]
+        self.quiet()
+        self.server_stats(reset=True)
+        r = run_monitored(cmd, self.env, self.work, {"server": self.server.pid} if self.server else None, timeout=1800)
+        r["server"] = self.server_stats(reset=True)
+        r["plain"] = json.loads(out_file.read_text()) if out_file.exists() else {}
+        r["shown"] = " ".join(_shell(c) for c in _display(cmd, self.base_url))
+        self.results["runs"][name] = r
+        print(f"  {name}: {r['wall_s']:.2f} s (loop {r['plain'].get('seconds', float('nan')):.2f} s), rc {r['rc']}, CPU {r['tree_cpu_s']:.1f} s, server {r['extra_cpu_s'].get('server', 0):.1f} s, others' CPU {r['others_cpu_s']:.1f} s", flush=True)
+        return r
+
+    def check_pictures(self, name: str, suite: Path) -> None:
+        """Does the HTML report of run ``name`` show every case with a picture (a data URI, or a link to a file that exists)?"""
+        import re
+        import urllib.parse
+
+        page = (self.work / "reports" / f"{suite.name}.html").read_text("utf-8")
+        srcs = re.findall(r'<figure class="shot"><img src="([^"]*)"', page)
+        base = self.work / "reports"
+        embedded = sum(s.startswith("data:image/") for s in srcs)
+        linked_ok = sum((base / urllib.parse.unquote(s)).is_file() for s in srcs if not s.startswith("data:"))
+        self.results["runs"][name]["pictures"] = {"cards": page.count("<article class=\"card"), "embedded": embedded, "linked_existing": linked_ok, "html_mb": round(len(page.encode()) / 2**20, 1)}
+
+    def pro(self) -> None:
+        """Full-size ScreenSpot-Pro runs at default settings, interleaved with the plain client, then the picture options."""
+        suite = self.pro_suite()
+        urlm = ["--model=openai:bench", f"--base-url={self.base_url}", f"--concurrency={CONC}"]
+        print(f"pro: {self.results['pro_data']['cases']} full-size cases, 100 ms replies, interleaved repeats of plain client and guitest", flush=True)
+        for i in range(1, self.args.repeat + 1):
+            self.plain(f"pro_plain_openai_r{i}", suite, "openai")
+            self.pytest(f"pro_default_n0_r{i}", suite, urlm, 1, timeout=1800)
+            self.check_pictures(f"pro_default_n0_r{i}", suite)
+            self.plain(f"pro_plain_httpx_r{i}", suite, "httpx")
+            self.pytest(f"pro_default_n2_r{i}", suite, [*urlm, "-n", "2"], 1, timeout=1800)
+            self.check_pictures(f"pro_default_n2_r{i}", suite)
+            self.plain(f"pro_plain_threads_r{i}", suite, "threads")
+        if "--report-images" in self.options:
+            for n in ("0", "2"):
+                self.plain(f"pro_plain_openai_embed_n{n}", suite, "openai")
+                self.pytest(f"pro_embed_n{n}", suite, [*urlm, "-n", n, "--report-images=embed"], 1, timeout=3600)
+                self.check_pictures(f"pro_embed_n{n}", suite)
+        if self.args.before:
+            tree = self.before_tree(self.args.before)
+            saved = self.env["PYTHONPATH"]
+            self.env["PYTHONPATH"] = os.pathsep.join([str(tree), saved])
+            try:
+                self.plain("pro_plain_openai_before", suite, "openai")
+                self.pytest("pro_before_n0", suite, urlm, 1, timeout=3600)
+                self.check_pictures("pro_before_n0", suite)
+            finally:
+                self.env["PYTHONPATH"] = saved
+        d = self.child("pro_thumbs", "thumbs", ["--suite", str(suite), "--n", str(PRO_THUMB_SAMPLE)], timeout=900)
+        print(f"  thumbnails, CPU ms per image: {d['cpu_ms_per_image']}", flush=True)
+        for thumbs in (False, True):
+            name = f"pro_harness_4k{'_thumb' if thumbs else ''}"
+            d = self.child(name, "harness", ["--suite", str(suite), "--model", "openai:bench", "--profile", "generic", "--resize", "auto", "--only-size", "3840x2160", "--n", str(PRO_HARNESS_4K)] + (["--thumbnails"] if thumbs else []), timeout=900)
+            print(f"  {name}: {d['cpu_ms_per_case']:.0f} ms CPU per 4K case, {d['stages_ms']}", flush=True)
+
+    def before_tree(self, rev: str) -> Path:
+        """guitest/ as it was at ``rev`` (git archive into --work), to run the same scenario with the code before a change."""
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], check=True, capture_output=True, text=True).stdout.strip()
+        tree = self.work / f"before-{commit}"
+        if not (tree / "guitest" / "plugin.py").exists():
+            tree.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "guitest"], check=True, capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        self.results["before"] = commit
+        return tree
 
     # runs
 
@@ -627,7 +841,7 @@ class Bench:
 
     def run(self) -> None:
         only = set(self.args.only or DEFAULT_GROUPS)
-        suites = self.suites()
+        suites = self.suites(only)
         rep = self.args.repeat
         model = ["--model=openai:bench", f"--base-url={{URL}}"]
         self.start_server()
@@ -702,15 +916,26 @@ class Bench:
                 print("report: aggregation of 100,000 results", flush=True)
                 d = self.child("report_100k", "report", ["--n", str(N_HUGE)])
                 print(f"  {d['seconds']}", flush=True)
+            if "pro" in only:
+                self.pro()
         finally:
             self.stop_server()
         self.results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
         self.results["machine"] = machine()
         (self.work / "results.json").write_text(json.dumps(self.results, indent=1, default=str))
-        text = render(self.results)
-        print(text)
-        if not self.args.pythonpath or self.args.out != str(HERE / "results.md"):
-            Path(self.args.out).write_text(text)
+        self.write_tables(only)
+
+    def write_tables(self, groups: set[str]) -> None:
+        """Print the tables and write them: the full-size scenario to --out-pro, the other groups to --out."""
+        if groups - {"pro"}:
+            text = render(self.results)
+            print(text)
+            if not self.args.pythonpath or self.args.out != str(HERE / "results.md"):
+                Path(self.args.out).write_text(text)
+        if "pro" in groups:
+            text = render_pro(self.results)
+            print(text)
+            Path(self.args.out_pro).write_text(text)
 
 
 def _guitest_options(env: dict[str, str]) -> set[str]:
@@ -736,7 +961,7 @@ def _display(cmd: list[str], url: str) -> list[str]:
             continue
         if c == PY:
             c = "python"
-        shown.append(c.replace(url, "$URL").replace(str(Path(__file__).resolve()), "bench/run.py"))
+        shown.append(c.replace(url, "$URL").replace(str(Path(__file__).resolve()), "bench/run.py").replace(str(HERE) + "/", "bench/"))
     return shown
 
 
@@ -983,7 +1208,185 @@ def render(res: dict[str, Any]) -> str:
         "",
     ]
     for name, r in runs.items():
-        if "shown" in r:
+        if "shown" in r and not name.startswith("pro_"):
+            out.append(f"- `{name}`: `{r['shown'].replace(str(Path(res.get('work', '/nonexistent'))), '$W')}`")
+    return "\n".join(out) + "\n"
+
+
+def _run_cpu(r: dict[str, Any]) -> float | None:
+    """Run-phase CPU of every process of a pytest run (controller and workers), from bench_timing."""
+    timing = r.get("timing") or {}
+    if timing.get("run_cpu_s") is None:
+        return None
+    return timing["run_cpu_s"] + sum(w.get("run_cpu_s") or 0 for w in (timing.get("workers") or {}).values())
+
+
+def render_pro(res: dict[str, Any]) -> str:
+    """The full-size scenario's tables (Markdown, ready for docs/bench.md)."""
+    runs = res["runs"]
+    m = res.get("machine", {})
+    data = res.get("pro_data") or {}
+    quiet = res.get("quiet") or [0]
+    reps = sorted({int(k.rsplit("_r", 1)[1]) for k in runs if k.startswith("pro_plain_openai_r")})
+    n_cases = data.get("cases") or N_PRO
+    target = TARGETS["throughput"]
+
+    def wall(name: str) -> float | None:
+        r = runs.get(name)
+        return r["wall_s"] if r and r.get("rc") in (0, 1) else None
+
+    def ratio(a: float | None, b: float | None) -> str:
+        return f"{a / b:.2f}" if a and b else "-"
+
+    def verdict(a: float | None, b: float | None) -> str:
+        return "-" if not (a and b) else ("met" if a / b <= target else "NOT met")
+
+    def phase(name: str) -> str:
+        return _f((runs.get(name) or {}).get("timing", {}).get("run_s"), 1)
+
+    out = [
+        "# guitest bench: a whole ScreenSpot-Pro-sized run at default settings",
+        "",
+        f"{res['started']} .. {res.get('finished', '')}; {m.get('cpus')} CPUs ({m.get('cpu', '?')}), Python {m.get('python')}, "
+        f"guitest at {m.get('commit', '?')}{' + uncommitted changes' if m.get('guitest_dirty') else ''}"
+        + (f" (the guitest package imported from the scratch copy `--pythonpath {res['pythonpath']}`)" if res.get("pythonpath") else "")
+        + ". Before each run the bench waited "
+        f"(at most --quiet-wait s) for a second in which other programs used under --quiet-cores; busy cores seen then: median "
+        f"{statistics.median(quiet):.2f}, max {max(quiet):.2f}. \"others\" is the CPU other programs used during a run (/proc/stat): "
+        "where it is high, the machine was shared and the wall times are upper bounds.",
+        "",
+        f"Data (`bench/make_pro.py`): {data.get('cases', '?')} cases, the real ScreenSpot-Pro annotation rows, each with its own PNG at the row's "
+        f"`img_size` (1920x1080 .. 6016x3384), tiled from real UI screenshots with a photo-like document panel: {data.get('image_bytes', 0) / 1e9:.2f} GB, "
+        f"mean {data.get('mean_mb', '?')} MB, largest {data.get('max_mb', '?')} MB, {data.get('bytes_per_pixel', '?')} bytes per pixel "
+        "(the real set: 3.4 GB, 2.1 MB mean, 0.37 bytes per pixel). "
+        + (f"Generating them took {data['generated_s']:.0f} s ({data['made']} images, {data.get('made_cpu_s') or 0:.0f} s of CPU in {os.cpu_count()} processes), once; later runs reuse them." if data.get("generated_s") else ""),
+        "",
+        f"Server: `bench/server.py` on loopback, every reply after 100 ms; `--concurrency={CONC}`. The plain client (`bench/plain_client.py`) reads each "
+        "file, base64s it, sends it with the instruction and reads the reply, 32 at a time: in one asyncio loop with `openai.AsyncOpenAI` "
+        "(what a user of the endpoint writes) or `httpx.AsyncClient` (leaner), or in 32 threads over `http.client` (the standard library, as "
+        "guitest's default client). Wall times are whole processes, start-up included, for all of them; "
+        f"the target is guitest's wall <= {target} x the plain AsyncOpenAI client's in the same repeat.",
+        "",
+        "## Default settings beside the plain client (every repeat, in the order run)",
+        "",
+        "Wall seconds of each run, in the order run; the ratios are guitest's wall over a plain client's of the same repeat.",
+        "",
+        "| repeat | plain AsyncOpenAI | guitest `-n 0` (run phase) | plain httpx | guitest `-n 2` (run phase) | plain threads | `-n 0` / AsyncOpenAI | `-n 2` / AsyncOpenAI | target | `-n 0`, `-n 2` / httpx | `-n 0`, `-n 2` / threads | others' CPU s (the five runs) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    kinds = ("pro_plain_openai", "pro_default_n0", "pro_plain_httpx", "pro_default_n2", "pro_plain_threads")
+
+    def row(label: str, po: float | None, g0: float | None, ph: float | None, g2: float | None, pt: float | None, p0: str, p2: str, others: str) -> str:
+        both = "met" if verdict(g0, po) == verdict(g2, po) == "met" else f"{verdict(g0, po)}, {verdict(g2, po)}"
+        return (f"| {label} | {_f(po, 1)} | {_f(g0, 1)}{p0} | {_f(ph, 1)} | {_f(g2, 1)}{p2} | {_f(pt, 1)} | {ratio(g0, po)} | {ratio(g2, po)} | {both} | "
+                f"{ratio(g0, ph)}, {ratio(g2, ph)} | {ratio(g0, pt)}, {ratio(g2, pt)} | {others} |")
+
+    for i in reps:
+        names = [f"{k}_r{i}" for k in kinds]
+        others = ", ".join(_f((runs.get(n) or {}).get("others_cpu_s"), 0) for n in names)
+        po, g0, ph, g2, pt = (wall(n) for n in names)
+        out.append(row(str(i), po, g0, ph, g2, pt, f" ({phase(names[1])})", f" ({phase(names[3])})", others))
+    if reps:
+        def best(prefix: str) -> float | None:
+            vals = [w for w in (wall(f"{prefix}_r{i}") for i in reps) if w]
+            return min(vals) if vals else None
+
+        out.append(row("best", *(best(k) for k in kinds), "", "", ""))
+    pics: dict[tuple[Any, ...], list[str]] = {}
+    for k, r in runs.items():
+        p = r.get("pictures") if k.startswith("pro_") else None
+        if p:
+            pics.setdefault((p["cards"], p["linked_existing"], p["embedded"], p["html_mb"]), []).append(f"`{k}`")
+    if pics:
+        out += ["", "The HTML report of each run (`reports/bench_pro.html`, checked after the run):", "",
+                "| runs | cards | pictures linked (to a file that exists) | pictures embedded | page MB |", "|---|---|---|---|---|"]
+        out += [f"| {', '.join(names)} | {c} | {linked} | {emb} | {mb} |" for (c, linked, emb, mb), names in pics.items()]
+    out += [
+        "",
+        "## CPU per case",
+        "",
+        f"CPU of every process of the run (client side: pytest's controller and workers, or the plain client) / {n_cases}; run phase = first case started to "
+        "last case finished (`bench_timing`: start-up, collection and the report are outside it); the server's CPU apart.",
+        "",
+        "| run | wall s | CPU s | CPU ms per case | run-phase CPU ms per case | server CPU s | mean in flight | others' CPU s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in runs.items():
+        if not name.startswith("pro_") or "tree_cpu_s" not in r or name.startswith("pro_harness") or name == "pro_thumbs":
+            continue
+        run_cpu = _run_cpu(r)
+        srv = r.get("server") or {}
+        out.append(
+            f"| `{name}` | {r['wall_s']:.1f} | {r['tree_cpu_s']:.1f} | {1000 * r['tree_cpu_s'] / n_cases:.1f} | {_f(1000 * run_cpu / n_cases if run_cpu is not None else None, 1)} | "
+            f"{(r.get('extra_cpu_s') or {}).get('server', 0):.1f} | {_f(srv.get('mean_inflight'), 1)} | {r['others_cpu_s']:.1f} |"
+        )
+    th = runs.get("pro_thumbs")
+    out += ["", "## The report's pictures: what each option costs", ""]
+    out += [
+        "Whole runs (the plain AsyncOpenAI client run just before each, for the ratio); `end` = `pytest_sessionfinish`, where the reports are written.",
+        "",
+        "| option | run | wall s | plain s | ratio | end s | the page |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows = [(f"before ({res.get('before', '?')}): a thumbnail in the worker for every case", "pro_before_n0", "pro_plain_openai_before")]
+    for n in ("0", "2"):  # the default: its best repeat (all of them are in the first table)
+        done = [i for i in reps if wall(f"pro_default_n{n}_r{i}")]
+        if done:
+            i = min(done, key=lambda i: wall(f"pro_default_n{n}_r{i}") or 0)
+            rows.append(("link (default): the page links the screenshot files", f"pro_default_n{n}_r{i}", f"pro_plain_openai_r{i}"))
+    rows += [(f"embed: thumbnails made when the report is written ({os.cpu_count()} threads)", f"pro_embed_n{n}", f"pro_plain_openai_embed_n{n}") for n in ("0", "2")]
+    for label, name, plain in rows:
+        r = runs.get(name)
+        if not r:
+            continue
+        p = r.get("pictures") or {}
+        page = f"{p.get('embedded', 0)} embedded, {p.get('linked_existing', 0)} linked, {p.get('html_mb', '?')} MB" if p else "-"
+        out.append(f"| {label} | `{name}` | {_f(wall(name), 1)} | {_f(wall(plain), 1)} | {ratio(wall(name), wall(plain))} | {_f(r.get('timing', {}).get('sessionfinish_s'), 1)} | {page} |")
+    if th:
+        out += [
+            "",
+            f"Per screenshot, in-process, over {th['n']} screenshots (two of each size, largest first), CPU ms per image:",
+            "",
+            "| what | CPU ms per image |",
+            "|---|---|",
+            *[f"| {k} | {v:.3f} |" if v < 1 else f"| {k} | {v:.1f} |" for k, v in th["cpu_ms_per_image"].items()],
+            *[f"| 3840x2160 only: {k} | {v:.1f} |" for k, v in (th.get("cpu_ms_per_4k_image") or {}).items()],
+            "",
+            f"`thumbnails.embed` over the same {th['n']} files: " + ", ".join(f"{k} thread(s) {v:.2f} s" for k, v in th["embed_wall_s"].items())
+            + f"; a thumbnail is {th['thumbnail_kb']:.1f} KB of the page. A cap (only the first K cases, failures first) would cost K x the per-image figure.",
+        ]
+    hs = [(k, runs[k]) for k in ("pro_harness_4k", "pro_harness_4k_thumb") if k in runs]
+    if hs:
+        out += [
+            "",
+            f"## Harness CPU per 4K case (3840x2160 rows of the suite, {hs[0][1]['n']} of them)",
+            "",
+            "In-process `run_case` with the openai adapter's preprocess and a fake generate (the messages and the request JSON built, no network), one thread:",
+            "",
+            "| thumbnails | CPU ms per 4K case | stages (ms per case) | decodes per case |",
+            "|---|---|---|---|",
+        ]
+        for k, d in hs:
+            label = "in the worker (before)" if d["thumbnails"] else "none on the request path (default)"
+            label += "; body by request_body.dumps" if d.get("request_body") else "; body by json.dumps"
+            out.append(f"| {label} | {d['cpu_ms_per_case']:.1f} | {', '.join(f'{s} {v}' for s, v in d['stages_ms'].items())} | {d['decodes_per_case']:.2f} |")
+    per_case = []
+    for label, prefix, phase_cpu in (("guitest `-n 0`, run phase", "pro_default_n0", True), ("guitest `-n 2`, run phase", "pro_default_n2", True),
+                                     ("plain AsyncOpenAI", "pro_plain_openai", False), ("plain httpx", "pro_plain_httpx", False), ("plain threads", "pro_plain_threads", False)):
+        vals = []
+        for i in reps:
+            r = runs.get(f"{prefix}_r{i}")
+            cpu = (_run_cpu(r) if phase_cpu else r["tree_cpu_s"]) if r else None
+            if cpu is not None:
+                vals.append(f"{1000 * cpu / n_cases:.1f}")
+        if vals:
+            per_case.append(f"{label} {', '.join(vals)}")
+    if per_case:
+        out += ["", f"End to end, every size (mean file {data.get('mean_mb', '?')} MB), CPU ms per case in each repeat (guitest: every process over the run phase; "
+                "the plain clients: the whole process): " + "; ".join(per_case) + "."]
+    out += ["", "## Commands", "", "Run from the work folder `$W` (see bench/results.md for the conventions).", ""]
+    for name, r in runs.items():
+        if name.startswith("pro_") and "shown" in r:
             out.append(f"- `{name}`: `{r['shown'].replace(str(Path(res.get('work', '/nonexistent'))), '$W')}`")
     return "\n".join(out) + "\n"
 
@@ -996,12 +1399,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", default="/tmp/guitest-bench", help="data, reports and raw results (default /tmp/guitest-bench)")
     parser.add_argument("--out", default=str(HERE / "results.md"), help="where to write the Markdown table (default bench/results.md)")
+    parser.add_argument("--out-pro", default=str(HERE / "results-pro.md"), help="where to write the full-size scenario's tables (default bench/results-pro.md)")
     parser.add_argument("--only", nargs="*", choices=GROUPS)
     parser.add_argument("--repeat", type=int, default=2, help="repeats of the timed throughput runs; the best is shown (default 2)")
     parser.add_argument("--pythonpath", default=None, help="prepend this to PYTHONPATH of every run (bench a scratch copy of guitest)")
     parser.add_argument("--quiet-wait", type=float, default=20.0, help="before each timed run, wait up to this long for the machine to be quiet (default 20 s)")
     parser.add_argument("--quiet-cores", type=float, default=0.3, help="quiet: other programs use less than this many cores (default 0.3)")
     parser.add_argument("--render", action="store_true", help="only re-render the table from WORK/results.json")
+    parser.add_argument("--pro-cases", type=int, default=None, metavar="N", help="pro: only the first N rows (a quick look; default all 1581)")
+    parser.add_argument("--before", default=None, metavar="REV", help="pro: also run the default scenario once with guitest/ as it was at this git revision (e.g. the commit before a change)")
     # child modes
     parser.add_argument("--child", choices=sorted(CHILDREN))
     parser.add_argument("--json")
@@ -1014,6 +1420,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", default=None)
     parser.add_argument("--thumbnails", action="store_true")
     parser.add_argument("--resize", default="auto", help="harness child: the --resize setting (auto or client)")
+    parser.add_argument("--only-size", default=None, help="harness child: only the rows of this image size, e.g. 3840x2160")
     args = parser.parse_args(argv)
     if args.child:
         data = CHILDREN[args.child](args)
@@ -1021,12 +1428,18 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.render:
         res = json.loads(Path(args.work, "results.json").read_text())
-        text = render(res)
-        print(text)
-        Path(args.out).write_text(text)
+        if any(not k.startswith("pro_") for k in res["runs"]):
+            text = render(res)
+            print(text)
+            Path(args.out).write_text(text)
+        if any(k.startswith("pro_") for k in res["runs"]):
+            text = render_pro(res)
+            print(text)
+            Path(args.out_pro).write_text(text)
         return
     bench = Bench(args)
     bench.results["work"] = str(bench.work)
+    bench.results["pythonpath"] = args.pythonpath
     bench.run()
 
 

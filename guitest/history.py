@@ -13,7 +13,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 RUNS = "runs"
 PASSED = "passed"
@@ -34,16 +34,23 @@ def run_folder(report_dir: Path, name: str, run_stamp: str) -> Path:
     return report_dir / RUNS / name / run_stamp
 
 
-def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int) -> list[Path]:
+def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None) -> list[Path]:
     """Copy this run's report ``files`` (the latest, in ``report_dir``) into its run folder and, when ``good``,
-    over the last passed run's; remove the oldest run folders beyond ``keep_runs``. Returns the copies made."""
+    over the last passed run's; remove the oldest run folders beyond ``keep_runs``. Returns the copies made.
+    ``page(folder)``, when given, renders the HTML page anew for the run folder (its links to screenshot files
+    are relative to the page) instead of copying the latest one."""
     made: list[Path] = []
     if keep_runs > 0:
         folder = run_folder(report_dir, name, run_stamp)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / ".guitest-run").touch()
         for path in files:
-            made.append(_copy(path, folder / path.name))
+            if page is not None and path.suffix == ".html":
+                target = folder / path.name
+                target.write_text(page(folder.resolve()), "utf-8")
+                made.append(target)
+            else:
+                made.append(_copy(path, folder / path.name))
         _prune(report_dir / RUNS / name, keep_runs)
     if good:
         for path in files:

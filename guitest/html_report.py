@@ -1,10 +1,13 @@
-"""The HTML report: one self-contained page with the run's settings, tables, charts and a filterable case gallery.
+"""The HTML report: one page with the run's settings, tables, charts and a filterable case gallery.
 
-The page loads nothing: CSS, a small vanilla script and the screenshots' thumbnails
-(JPEG data URIs) are inline, and a Content-Security-Policy allows no network at all and
-no script but the page's own (by its hash). Every string that comes from the report
-(model replies, instructions, tag values, errors, settings) is HTML-escaped, so a reply
-like ``<script>...</script>`` shows as text and never runs.
+The page loads nothing from the network: CSS and a small vanilla script are inline, and a
+Content-Security-Policy allows no script but the page's own (by its hash) and no image but
+the screenshots. Those are either linked (the default: the ``<img>`` names the screenshot
+file by a relative path, and the policy allows same-origin and ``file:`` images) or
+embedded as JPEG thumbnails (data URIs: then the page allows ``data:`` images only and is
+one self-contained file); see :mod:`guitest.thumbnails`. Every string that comes from the
+report (model replies, instructions, tag values, errors, settings) is HTML-escaped, so a
+reply like ``<script>...</script>`` shows as text and never runs.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .thumbnails import is_embedded, link
 
 VERDICT_ORDER = ("hit", "miss", "unparsed", "refused", "truncated", "unsure", "error", "partial")
 COUNT_COLUMNS = ("n", "hit", "accuracy", "ci95", "unparsed", "refused", "truncated", "error")
@@ -245,6 +249,7 @@ def _overlay(case: Mapping[str, Any]) -> str:
 
 
 def _card(case: Mapping[str, Any], thumb: str | None) -> str:
+    """One case's card; ``thumb`` is the ``src`` of its picture (a data URI or a link to the file), or None."""
     cid = str(case.get("id", ""))
     verdict = str(case.get("verdict", ""))
     tags = case.get("tags") if isinstance(case.get("tags"), Mapping) else {}
@@ -254,7 +259,10 @@ def _card(case: Mapping[str, Any], thumb: str | None) -> str:
     out = [f"<article class=\"card {_verdict_class(verdict)}\" data-verdict=\"{_e(verdict)}\" data-tags=\"{_e(json.dumps(tags, ensure_ascii=False))}\" data-text=\"{_e(search)}\">"]
     out.append(f"<header><span class=\"badge {_verdict_class(verdict)}\">{_e(verdict)}</span><code class=\"cid\">{_e(cid)}</code></header>")
     if thumb:
-        out.append(f"<figure class=\"shot\"><img src=\"{_e(thumb)}\" alt=\"{_e('screenshot of ' + cid)}\" loading=\"lazy\" decoding=\"async\">{_overlay(case)}</figure>")
+        size = _point(case.get("size"))
+        # the original's size gives the box its shape before a lazily loaded picture arrives
+        dims = f" width=\"{size[0]:g}\" height=\"{size[1]:g}\"" if size is not None and size[0] > 0 and size[1] > 0 else ""
+        out.append(f"<figure class=\"shot\"><img src=\"{_e(thumb)}\" alt=\"{_e('screenshot of ' + cid)}\"{dims} loading=\"lazy\" decoding=\"async\">{_overlay(case)}</figure>")
     if tags:
         out.append("<ul class=\"tags\">" + "".join(f"<li><span>{_e(k)}</span> {_e(v)}</li>" for k, v in tags.items()) + "</ul>")
     if instruction:
@@ -314,7 +322,7 @@ def _options(counts: Mapping[str, int], order: Iterable[str]) -> str:
     return "".join(opts)
 
 
-def _gallery(report: Mapping[str, Any], thumbnails: Mapping[str, str]) -> str:
+def _gallery(report: Mapping[str, Any], sources: Mapping[str, str]) -> str:
     cases = [c for c in report.get("cases") or [] if isinstance(c, Mapping)]
     verdicts: dict[str, int] = {}
     for c in cases:
@@ -332,8 +340,12 @@ def _gallery(report: Mapping[str, Any], thumbnails: Mapping[str, str]) -> str:
     controls.append("<label>id or instruction <input type=\"search\" id=\"f-text\" placeholder=\"contains…\"></label>")
     controls.append("<button type=\"button\" id=\"f-reset\">reset</button>")
     controls.append(f"<span id=\"f-count\" aria-live=\"polite\">{len(cases)} of {len(cases)} cases shown</span>")
-    cards = "".join(_card(c, _safe_thumb(thumbnails.get(str(c.get("id", ""))))) for c in cases)
-    legend = "Thumbnails: green box = target, red circle = predicted point (both drawn over a reduced copy of the screenshot)."
+    cards = "".join(_card(c, sources.get(str(c.get("id", "")))) for c in cases)
+    linked = sum(not is_embedded(v) for v in sources.values())
+    legend = "Screenshots: green box = target, red circle = predicted point."
+    if linked:
+        legend += (f" {linked} screenshot(s) are shown from their files, where the run read them (relative links);"
+                   " for a page that carries them, run with --report-images=embed.")
     return (f"<section id=\"gallery\"><h2>Cases</h2><div class=\"filters\" role=\"search\">{''.join(controls)}</div>"
             f"<p class=\"note\">{_e(legend)}</p><div class=\"cards\" id=\"cards\">{cards}</div></section>")
 
@@ -362,11 +374,15 @@ def _missing(report: Mapping[str, Any]) -> str:
     return f"<section id=\"missing\"><h2>Selected cases with no result ({len(missing)})</h2><ul class=\"missing\">{items}</ul></section>"
 
 
-def _safe_thumb(uri: Any) -> str | None:
-    """Only inline images: anything that is not a ``data:image/`` URI is dropped, so the page never loads a resource."""
-    if isinstance(uri, str) and uri.startswith("data:image/") and ";base64," in uri:
-        return uri
-    return None
+def _sources(pictures: Mapping[str, Any], page_dir: Any) -> dict[str, str]:
+    """Case id -> ``src`` of its picture: a ``data:image/`` URI as it is, an absolute path as a link to the file from
+    ``page_dir``; anything else (a URL, a relative path) is dropped, so the page never loads a resource from elsewhere."""
+    out = {}
+    for case_id, value in pictures.items():
+        src = value if is_embedded(value) else link(value, page_dir)
+        if src is not None:
+            out[str(case_id)] = src
+    return out
 
 
 # -- the page -------------------------------------------------------------------------------------
@@ -484,22 +500,26 @@ JS = """
 """
 
 
-def _csp() -> str:
+def _csp(linked: bool) -> str:
     digest = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
-    return ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+    images = "'self' file: data:" if linked else "data:"  # linked screenshots: files beside (or under) the page's own origin
+    return (f"default-src 'none'; img-src {images}; style-src 'unsafe-inline'; "
             f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'")
 
 
-def render(report: dict[str, Any], thumbnails: dict[str, str] | None = None) -> str:
-    """One self-contained HTML page for a report: settings, headline, tables, charts and a filterable case gallery.
+def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, page_dir: Any = None) -> str:
+    """One HTML page for a report: settings, headline, tables, charts and a filterable case gallery.
 
-    ``thumbnails`` maps a case id to a ``data:image/...;base64,`` URI (see :func:`thumbnail`);
-    a case without one gets no picture, and anything but a data URI is ignored. The truth box
-    and the predicted point (pixels of the original image, ``case["size"]``) are drawn over the
-    thumbnail. Nothing on the page refers to a network resource, and every string taken
-    from the report is escaped.
+    ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.thumbnails`):
+    a ``data:image/...;base64,`` URI is embedded; an absolute file path is linked, relative
+    to ``page_dir`` (the folder the page is written to; None: a ``file:`` URI). A case
+    without one gets no picture, and anything else (a URL, a relative path) is ignored. The
+    truth box and the predicted point (pixels of the original image, ``case["size"]``) are
+    drawn over the picture. Nothing on the page refers to a network resource, and every
+    string taken from the report is escaped.
     """
-    thumbnails = thumbnails or {}
+    sources = _sources(pictures or {}, page_dir)
+    linked = any(not is_embedded(v) for v in sources.values())
     suite = _g(report, "suite", "name") or "?"
     spec = _g(report, "model", "spec") or "?"
     title = f"guitest report: {suite} · {spec}"
@@ -513,12 +533,12 @@ def render(report: dict[str, Any], thumbnails: dict[str, str] | None = None) -> 
         _charts(report),
         _settings(report),
         _missing(report),
-        _gallery(report, thumbnails),
-        f"<footer>{_e('Written by guitest ' + str(report.get('guitest', '')) + '. This page is self-contained: it loads nothing from the network.')}</footer>",
+        _gallery(report, sources),
+        f"<footer>{_e('Written by guitest ' + str(report.get('guitest', '')) + '. ' + ('This page loads nothing from the network; it shows the screenshots from their files.' if linked else 'This page is self-contained: it loads nothing from the network.'))}</footer>",
     ])
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(_csp())}\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(_csp(linked))}\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         "<meta name=\"referrer\" content=\"no-referrer\">"
         f"<title>{_e(title)}</title><style>{CSS}</style></head>"

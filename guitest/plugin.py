@@ -11,7 +11,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -28,8 +27,8 @@ from .datapath import describe_data, locate, resolve_root
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
-from .images import thumbnail
-from .models.base import Blind, Model, Settings
+from .thumbnails import MODES as PICTURE_MODES, embed, picture
+from .models.base import Model, Settings
 from .live.flow import Environments, LiveSetup, run_live_case, skip_reason
 from .runner import Prefetcher
 from .secrets import scrub_args
@@ -40,9 +39,6 @@ from .tasks import Task, load_task
 from .verdict import ERROR, HIT, STATUS
 
 INCOMPLETE_EXIT_CODE = 11
-# Thumbnails (5-15 KB each) kept per process for rows that share a screenshot; rows of one screenshot
-# are usually adjacent, so a few hundred is plenty and a 100,000-screenshot suite does not hold them all.
-THUMBNAILS_KEPT = 512
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,7 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--keep-runs", metavar="N", type=int, default=20, help="earlier runs' reports kept per suite under <report-dir>/runs/ (default 20; 0 keeps none; the last passed run is always kept)")
     add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
     add("--report-md", metavar="PATH", default=None, help="also write the Markdown summary here ('{suite}' is replaced too)")
-    add("--report-html", metavar="PATH", default=None, help="also write the HTML report here ('{suite}' is replaced too); asks for screenshot thumbnails even for models that never decode images")
+    add("--report-html", metavar="PATH", default=None, help="also write the HTML report here ('{suite}' is replaced too)")
+    add("--report-images", choices=PICTURE_MODES, default="link", help="the HTML report's screenshots: 'link' shows the screenshot files where the run read them (default: costs nothing per case), 'embed' puts a thumbnail of each into the page, one self-contained file for a CI artifact (made when the report is written: a 4K PNG costs 100-200 ms of CPU to decode, docs/bench.md)")
     add("--baseline", metavar="OLD.json", default=None, help="compare with an earlier JSON report at the end (exact McNemar per category) and fail the gate on a significant regression")
     add("--baseline-min-drop", metavar="X", type=float, default=0.0, help="with --baseline: only a drop of at least X (0..1) counts as a regression")
     add("--device", default="cpu", help="hf: models: cpu, cuda, cuda:N, mps or auto (default cpu)")
@@ -372,9 +369,7 @@ class GuitestState:
                 raise pytest.UsageError(f"--model={opt.model}: {exc}") from None
         self.cache_folder = Path(opt.cache_dir) if opt.cache_dir else self._report_dir()
         self.run: cache_mod.Run | None = self._open_run()
-        self.want_thumbnails = bool(self.model is not None and (opt.report_html or not isinstance(self.model, Blind)))
-        self._thumbnails: OrderedDict[str, str] = OrderedDict()  # the last THUMBNAILS_KEPT, for rows that share a screenshot
-        self._thumb_lock = threading.Lock()
+        self.want_thumbnails = self.model is not None  # a picture never decodes on the request path (guitest.thumbnails)
         self._cache: ResponseCache | None = None
         self._cache_lock = threading.Lock()
         self._prefetcher: Prefetcher | None = None
@@ -601,17 +596,8 @@ class GuitestState:
         return Path(opt.report_dir) if opt.report_dir else Path(self.config.rootpath, "reports")
 
     def thumbnail(self, path: str, image: Any) -> str:
-        """The report's picture of a screenshot, made once per image file while it is among the recently used."""
-        with self._thumb_lock:
-            if path in self._thumbnails:
-                self._thumbnails.move_to_end(path)
-                return self._thumbnails[path]
-        uri = thumbnail(image)
-        with self._thumb_lock:
-            self._thumbnails[path] = uri
-            while len(self._thumbnails) > THUMBNAILS_KEPT:
-                self._thumbnails.popitem(last=False)
-        return uri
+        """The report's picture of a screenshot: its path, or a thumbnail when --report-images=embed and the pixels are decoded already."""
+        return picture(path, image, self.config.option.report_images)
 
     def result_for(self, item: GuitestItem) -> dict[str, Any]:
         """Run ``item``'s case (and start the next few in the background); its result."""
@@ -698,8 +684,8 @@ class GuitestState:
             report = self._build(key)
             self._compare_baseline(report)
             self.reports[key] = report
-            thumbnails = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
-            self.paths[key] = self._write(report, thumbnails)
+            pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
+            self.paths[key] = self._write(report, pictures)
             incomplete |= not report["complete"]
             gate_failed |= bool(report["gate"]["failures"])
         if self.run is not None:
@@ -846,7 +832,7 @@ class GuitestState:
                 paths.append(Path(_per_suite(option, name, several)))
         return json_paths, md_paths, html_paths
 
-    def _write(self, report: dict[str, Any], thumbnails: dict[str, str]) -> list[Path]:
+    def _write(self, report: dict[str, Any], pictures: dict[str, str]) -> list[Path]:
         json_paths, md_paths, html_paths = self._report_paths(report["suite"]["name"])
         problems = report_mod.validate(report)
         if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
@@ -860,13 +846,21 @@ class GuitestState:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, "utf-8")
             written.append(path)
-        page = html_report.render(report, thumbnails)
+        if self.config.option.report_images == "embed":
+            pictures = embed(pictures)
+        pages: dict[Path, str] = {}  # one page per folder: linked screenshots are relative to it
         for path in html_paths:
+            folder = path.parent.resolve()
+            if folder not in pages:
+                pages[folder] = html_report.render(report, pictures, folder)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(page, "utf-8")
+            path.write_text(pages[folder], "utf-8")
             written.append(path)
         good = history.passed(report)
-        kept = history.keep([json_paths[0], md_paths[0], html_paths[0]], self._report_dir(), report["suite"]["name"], self.run_stamp, good, self.config.option.keep_runs)
+        kept = history.keep(
+            [json_paths[0], md_paths[0], html_paths[0]], self._report_dir(), report["suite"]["name"], self.run_stamp, good,
+            self.config.option.keep_runs, page=lambda folder: html_report.render(report, pictures, folder),
+        )
         folders = sorted({str(p.parent) for p in kept if p.parent != self._report_dir()})
         self.kept[report["suite"]["path"]] = folders + ([f"{self._report_dir() / report['suite']['name']}.passed.*"] if good else [])
         return written

@@ -1,4 +1,4 @@
-"""The HTML report: escaping, self-containment, thumbnails, and a real browser (Debian's chromium via Playwright).
+"""The HTML report: escaping, self-containment, linked and embedded screenshots, and a real browser (Debian's chromium via Playwright).
 
 The browser test needs ``/usr/bin/chromium`` (``apt-get install chromium``) and the
 ``playwright`` Python package (``pip install playwright``; no ``playwright install``:
@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageChops, ImageDraw, ImageStat
 
+from builders import n_rows, write_suite
+from guitest import thumbnails
 from guitest.html_report import render
 from guitest.images import thumbnail
 
@@ -218,6 +220,114 @@ def test_render_embeds_thumbnails_and_loads_nothing() -> None:
     assert 'cx="300" cy="900"' in card
 
 
+def _srcs(page: str) -> list[str]:
+    return [dict(attrs)["src"] or "" for tag, attrs in parse_tags(page) if tag == "img"]
+
+
+def _csp_images(page: str) -> str:
+    return re.search(r"img-src ([^;]*);", page.replace("&#x27;", "'")).group(1)
+
+
+def test_render_links_screenshot_files_relative_to_the_page(tmp_path: Path) -> None:
+    report = sample_report()
+    shots = tmp_path / "data" / "shots"
+    odd = shots / "a b#1:javascript:x.png"  # a space, a '#' and colons: still one relative path, no scheme
+    pictures = {"text-win-1": str(shots / "one.png"), "icon-win-3": str(odd), "icon-mac-4": "shots/relative.png",
+                "text-mac-2": "https://example.com/x.png", "icon-win-5": thumbnail(screenshot())}
+    page = render(report, pictures, tmp_path / "reports")
+    srcs = _srcs(page)
+    assert srcs[:2] == ["../data/shots/one.png", "../data/shots/a%20b%231%3Ajavascript%3Ax.png"]
+    assert len(srcs) == 3 and srcs[2].startswith("data:image/jpeg;base64,")  # the relative path and the URL are dropped
+    assert "example.com" not in page and "relative.png" not in page
+    assert _csp_images(page) == "'self' file: data:"
+    assert "2 screenshot(s) are shown from their files" in page and "--report-images=embed" in page
+    card = re.search(r'<article[^>]*data-text="text-win-1[^"]*".*?</article>', page).group(0)
+    assert 'width="1920" height="1080"' in card and '<rect class="truth"' in card  # shaped before it loads; the overlay as before
+    # no page folder: absolute file URIs; only embedded pictures: data: images only, as before
+    assert _srcs(render(report, {"text-win-1": str(shots / "one.png")}))[0] == (shots / "one.png").as_uri()
+    assert _csp_images(render(report, {"icon-win-5": thumbnail(screenshot())})) == "data:"
+    assert "self-contained" in render(report, {"icon-win-5": thumbnail(screenshot())})
+
+
+def test_picture_never_decodes_on_the_request_path(tmp_path: Path) -> None:
+    path = tmp_path / "shot.png"
+    screenshot((800, 600)).save(path)
+    with Image.open(path) as lazy:
+        assert thumbnails.picture(str(path), lazy, "link") == str(path)
+        assert thumbnails.picture(str(path), lazy, "embed") == str(path)  # not decoded yet: made when the report is written
+        assert lazy.tile and not thumbnails.is_decoded(lazy)
+        lazy.load()
+        assert thumbnails.picture(str(path), lazy, "link") == str(path)
+        uri = thumbnails.picture(str(path), lazy, "embed")  # the model path decoded it: the thumbnail is made from those pixels
+    assert thumbnails.is_embedded(uri)
+    os.chdir(tmp_path)
+    assert thumbnails.picture("shot.png", None, "link") == str(path)  # always absolute: the report is written elsewhere
+
+
+def test_embed_makes_each_file_once_in_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = []
+    for i in range(4):
+        paths.append(tmp_path / f"s{i}.png")
+        screenshot((1600, 900), seed=i).save(paths[-1])
+    made: list[str] = []
+    real = thumbnails.thumbnail_of_file
+    monkeypatch.setattr(thumbnails, "thumbnail_of_file", lambda p: made.append(p) or real(p))
+    inline = thumbnail(screenshot((100, 50)))
+    pictures = {"a": str(paths[0]), "b": str(paths[0]), "c": str(paths[1]), "d": str(paths[2]), "e": str(paths[3]),
+                "gone": str(tmp_path / "missing.png"), "inline": inline}
+    out = thumbnails.embed(pictures, threads=3)
+    assert sorted(made) == sorted(str(p) for p in [*paths, tmp_path / "missing.png"])  # each file once
+    assert set(out) == {"a", "b", "c", "d", "e", "inline"} and out["inline"] == inline and out["a"] == out["b"]
+    for key in "acde":
+        with Image.open(io.BytesIO(base64.b64decode(out[key].split(",", 1)[1]))) as im:
+            assert im.format == "JPEG" and im.size == (320, 180)
+    assert out["c"] != out["d"]
+
+
+def test_thumbnail_of_a_jpeg_uses_reduced_decoding_and_looks_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PIL import JpegImagePlugin
+
+    big = screenshot((4000, 2250), seed=3)
+    big.save(tmp_path / "s.jpg", quality=92)
+    big.save(tmp_path / "s.png")
+    decoded: list[tuple[int, int]] = []
+    real_load = JpegImagePlugin.JpegImageFile.load
+    monkeypatch.setattr(JpegImagePlugin.JpegImageFile, "load", lambda self: decoded.append(self.size) or real_load(self))
+    pictures = [thumbnails.thumbnail_of_file(str(tmp_path / name)) for name in ("s.jpg", "s.png")]
+    assert decoded and decoded[0][0] <= 1000  # the JPEG was decoded at 1/4 scale (DCT scaling), not at 4000 px
+    jpeg, png = (Image.open(io.BytesIO(base64.b64decode(p.split(",", 1)[1]))).convert("L") for p in pictures)  # type: ignore[union-attr]
+    assert jpeg.size == png.size == (320, 180)
+    diff = ImageStat.Stat(ImageChops.difference(jpeg, png)).mean[0]
+    assert diff < 4, diff  # the same picture, grey levels within a few units
+    assert thumbnails.thumbnail_of_file(str(tmp_path / "nope.jpg")) is None
+    (tmp_path / "bad.png").write_bytes(b"not a png")
+    assert thumbnails.thumbnail_of_file(str(tmp_path / "bad.png")) is None
+
+
+def _pictures_of(page: Path) -> list[str]:
+    return _srcs(page.read_text("utf-8"))
+
+
+@pytest.mark.parametrize("mode", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")])
+def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester: pytest.Pytester, mode: list[str], tmp_path: Path) -> None:
+    suite = write_suite(pytester.path / "suites" / "tiny")
+    extra = tmp_path / "elsewhere" / "{suite}.html"
+    result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", f"--report-html={extra}", "-p", "no:cacheprovider", *mode)
+    assert result.ret == 0, result.stdout.str()
+    for page in (pytester.path / "reports" / "tiny.html", tmp_path / "elsewhere" / "tiny.html"):
+        srcs = _pictures_of(page)
+        assert len(srcs) == n_rows(), page  # every case has its picture
+        files = sorted({(page.parent / s.replace("%20", " ")).resolve() for s in srcs})
+        assert files == sorted((suite / "data" / "imgs").resolve().glob("*.png")), page  # relative links that reach the screenshots
+    result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", "--report-images=embed", "-p", "no:cacheprovider", *mode)
+    assert result.ret == 0, result.stdout.str()
+    page = (pytester.path / "reports" / "tiny.html").read_text("utf-8")
+    srcs = _srcs(page)
+    assert len(srcs) == n_rows() and all(s.startswith("data:image/jpeg;base64,") for s in srcs)
+    assert len(set(srcs)) == 3  # one thumbnail per screenshot (three screenshots, two rows each)
+    assert _csp_images(page) == "data:"
+
+
 def test_render_minimal_report() -> None:
     report = {"guitest": "0.1.0", "suite": {"name": "s", "path": "p", "format": "f", "task": "t"},
               "model": {"spec": "oracle", "adapter": "Oracle", "space": "normalized", "settings": {}},
@@ -255,12 +365,8 @@ def _visible_cards(page: Any) -> list[str]:
     return page.evaluate("Array.from(document.querySelectorAll('#cards .card')).filter(e => e.offsetParent !== null).map(e => e.querySelector('.cid').textContent)")
 
 
-def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
-    report = sample_report()
-    thumbs = {c["id"]: thumbnail(screenshot(seed=i)) for i, c in enumerate(report["cases"]) if c["id"] != "text-mac-6"}
-    path = tmp_path / "report.html"
-    path.write_text(render(report, thumbs), "utf-8")
-
+def _open(browser: Any, path: Path) -> tuple[Any, list[str], list[str]]:
+    """A new page showing the file at ``path``, loaded; the problems (page errors, console errors and warnings) and the URLs requested, as they come."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
     requests: list[str] = []
@@ -269,6 +375,16 @@ def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
     page.on("request", lambda req: requests.append(req.url))
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
+    return page, problems, requests
+
+
+def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
+    report = sample_report()
+    thumbs = {c["id"]: thumbnail(screenshot(seed=i)) for i, c in enumerate(report["cases"]) if c["id"] != "text-mac-6"}
+    path = tmp_path / "report.html"
+    path.write_text(render(report, thumbs), "utf-8")
+
+    page, problems, requests = _open(browser, path)
 
     # Nothing from the replies ran, nothing was fetched but the page and its data URIs.
     assert page.evaluate("typeof window.__pwned") == "undefined"
@@ -324,6 +440,40 @@ def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
     page.close()
 
 
+def _load_every_image(page: Any) -> bool:
+    """Ask for every lazily loaded picture now, wait for them; whether each arrived (decoded, not broken)."""
+    page.evaluate("document.querySelectorAll('img').forEach(i => { i.loading = 'eager'; })")
+    page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=20_000)
+    return page.evaluate("Array.from(document.images).every(i => i.naturalWidth > 0)")
+
+
+def test_linked_screenshots_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
+    report = sample_report()
+    shots = tmp_path / "data" / "my shots"
+    shots.mkdir(parents=True)
+    pictures = {}
+    for i, case in enumerate(report["cases"]):
+        path = shots / (f"{case['id']} #{i}.png" if i % 2 else f"{case['id']}.png")
+        screenshot(seed=i).save(path)
+        pictures[case["id"]] = str(path)
+    page_path = tmp_path / "reports" / "run.html"
+    page_path.parent.mkdir()
+    page_path.write_text(render(report, pictures, page_path.parent), "utf-8")
+
+    page, problems, requests = _open(browser, page_path)
+    assert page.locator("#cards figure.shot img").count() == len(report["cases"])
+    assert _load_every_image(page)  # the policy lets the linked files in, and the links reach them
+    assert sorted(u for u in requests if u != page_path.as_uri()) == sorted(Path(p).as_uri() for p in pictures.values())
+    card = page.locator("article[data-verdict='miss']").first
+    img = card.locator("figure.shot img").bounding_box()
+    truth = card.locator("rect.truth").bounding_box()
+    assert img["width"] / img["height"] == pytest.approx(1920 / 1080, rel=0.01)
+    assert truth["x"] == pytest.approx(img["x"] + 1200 * img["width"] / 1920, abs=2.5)
+    assert truth["y"] == pytest.approx(img["y"] + 300 * img["height"] / 1080, abs=2.5)
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert problems == []
+    page.close()
+
 
 def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pytest.Pytester, tmp_path: Path) -> None:
     """A real run over the demo suite (replayed replies: half right, half hostile HTML) writes the page the browser checks."""
@@ -359,7 +509,8 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
     overall = page.evaluate("Array.from(document.querySelectorAll('tr')).find(r => r.textContent.trim().startsWith('overall')).textContent")
     assert f"{len(replies)}" in overall and f"{expect_hits}" in overall
     assert len(_visible_cards(page)) == len(replies)
-    assert page.evaluate("document.querySelectorAll('#cards .card img').length") == len(replies)  # every case has its thumbnail
+    assert page.evaluate("document.querySelectorAll('#cards .card img').length") == len(replies)  # every case has its screenshot
+    assert _load_every_image(page)  # linked from the demo's data folder, and there
     verdict_select = page.locator("select").first
     verdict_select.select_option(label=verdict_select.locator("option", has_text="unparsed").first.text_content().strip())
     assert len(_visible_cards(page)) == len(replies) - expect_hits
