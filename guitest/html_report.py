@@ -17,6 +17,7 @@ import hashlib
 import html
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -248,8 +249,66 @@ def _overlay(case: Mapping[str, Any]) -> str:
     return f"<svg class=\"overlay\" viewBox=\"0 0 {w:g} {h:g}\" preserveAspectRatio=\"none\" aria-hidden=\"true\">{''.join(parts)}</svg>"
 
 
-def _card(case: Mapping[str, Any], thumb: str | None) -> str:
-    """One case's card; ``thumb`` is the ``src`` of its picture (a data URI or a link to the file), or None."""
+def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
+    """A live case's episode as a strip of steps: each screenshot the agent saw (a link to its file, which the report
+    names relative to ``files_dir``) with the action drawn on it, the reply, and the action read; then the final screen."""
+    episode = case.get("episode")
+    if not isinstance(episode, Mapping) or files_dir is None:
+        return ""
+    size = _point(episode.get("screen_size"))
+    steps = [s for s in episode.get("trajectory") or [] if isinstance(s, Mapping)]
+    frames = []
+    for step in steps:
+        src = _episode_src(step.get("screenshot"), files_dir, page_dir)
+        action = step.get("action") if isinstance(step.get("action"), Mapping) else None
+        shot = ""
+        if src:
+            dims = f" width=\"{size[0]:g}\" height=\"{size[1]:g}\"" if size else ""
+            alt = _e(f"step {step.get('number')}")
+            shot = f"<figure class=\"shot\"><img src=\"{_e(src)}\" alt=\"{alt}\"{dims} loading=\"lazy\" decoding=\"async\">{_action_overlay(action, size)}</figure>"
+        read = step.get("text") or ("(no readable action)" if action is None else str(action.get("kind")))
+        notes = ", ".join(str(n) for n in step.get("notes") or [])
+        reply = step.get("reply")
+        frames.append(
+            f"<li class=\"step\">{shot}<p class=\"act\"><b>{_e(step.get('number'))}</b> {_e(read)}</p>"
+            + (f"<p class=\"meta\">{_e(notes)}</p>" if notes else "")
+            + (f"<details><summary>reply</summary><pre class=\"reply\">{_e(reply)}</pre></details>" if reply is not None else "")
+            + "</li>"
+        )
+    final = _episode_src(episode.get("final_screenshot"), files_dir, page_dir)
+    if final:
+        frames.append(f"<li class=\"step\"><figure class=\"shot\"><img src=\"{_e(final)}\" alt=\"final screen\" loading=\"lazy\" decoding=\"async\"></figure><p class=\"act\"><b>end</b> {_e(episode.get('end'))}</p></li>")
+    outcome = f"{'success' if episode.get('success') else 'no success'}, score {_fmt(episode.get('score'))}, {len(steps)} step(s), {_fmt(episode.get('wall_seconds'))} s"
+    reason = f" · {episode['reason']}" if episode.get("reason") else ""
+    return f"<div class=\"episode\"><p class=\"meta\">{_e(outcome + reason)}</p><ol class=\"strip\">{''.join(frames)}</ol></div>"
+
+
+def _episode_src(ref: Any, files_dir: Any, page_dir: Any) -> str | None:
+    """The ``src`` of an episode screenshot the report names relative to ``files_dir`` (never outside it)."""
+    if not isinstance(ref, str) or not ref or os.path.isabs(ref) or ref.startswith(".."):
+        return None
+    return link(os.path.join(os.path.abspath(files_dir), ref), page_dir)
+
+
+def _action_overlay(action: Mapping[str, Any] | None, size: tuple[float, float] | None) -> str:
+    """The action drawn over its screenshot (pixels of that screenshot): a circle at its point, an arrow to a drag's end."""
+    if action is None or size is None:
+        return ""
+    point, end = _point(action.get("point")), _point(action.get("end"))
+    if point is None:
+        return ""
+    w, h = size
+    r = max(w, h) * 0.02
+    px, py = point
+    parts = [f"<circle class=\"pred-halo\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>", f"<circle class=\"pred\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>"]
+    if end is not None:
+        parts.append(f"<path class=\"pred\" d=\"M{px:g} {py:g}L{end[0]:g} {end[1]:g}\"/>")
+    return f"<svg class=\"overlay\" viewBox=\"0 0 {w:g} {h:g}\" preserveAspectRatio=\"none\" aria-hidden=\"true\">{''.join(parts)}</svg>"
+
+
+def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, page_dir: Any = None) -> str:
+    """One case's card; ``thumb`` is the ``src`` of its picture (a data URI or a link to the file), or None; a live
+    case shows its episode instead (:func:`_strip`)."""
     cid = str(case.get("id", ""))
     verdict = str(case.get("verdict", ""))
     tags = case.get("tags") if isinstance(case.get("tags"), Mapping) else {}
@@ -267,8 +326,11 @@ def _card(case: Mapping[str, Any], thumb: str | None) -> str:
         out.append("<ul class=\"tags\">" + "".join(f"<li><span>{_e(k)}</span> {_e(v)}</li>" for k, v in tags.items()) + "</ul>")
     if instruction:
         out.append(f"<p class=\"instruction\">{_e(instruction)}</p>")
+    strip = _strip(case, files_dir, page_dir)
     response = case.get("response")
-    if response is not None:
+    if strip:
+        out.append(strip)
+    elif response is not None:
         out.append(f"<pre class=\"reply\" title=\"model reply\">{_e(response)}</pre>")
     else:
         out.append("<p class=\"noreply\">no reply</p>")
@@ -322,7 +384,7 @@ def _options(counts: Mapping[str, int], order: Iterable[str]) -> str:
     return "".join(opts)
 
 
-def _gallery(report: Mapping[str, Any], sources: Mapping[str, str]) -> str:
+def _gallery(report: Mapping[str, Any], sources: Mapping[str, str], files_dir: Any = None, page_dir: Any = None) -> str:
     cases = [c for c in report.get("cases") or [] if isinstance(c, Mapping)]
     verdicts: dict[str, int] = {}
     for c in cases:
@@ -340,9 +402,11 @@ def _gallery(report: Mapping[str, Any], sources: Mapping[str, str]) -> str:
     controls.append("<label>id or instruction <input type=\"search\" id=\"f-text\" placeholder=\"contains…\"></label>")
     controls.append("<button type=\"button\" id=\"f-reset\">reset</button>")
     controls.append(f"<span id=\"f-count\" aria-live=\"polite\">{len(cases)} of {len(cases)} cases shown</span>")
-    cards = "".join(_card(c, sources.get(str(c.get("id", "")))) for c in cases)
+    cards = "".join(_card(c, sources.get(str(c.get("id", ""))), files_dir, page_dir) for c in cases)
     linked = sum(not is_embedded(v) for v in sources.values())
     legend = "Screenshots: green box = target, red circle = predicted point."
+    if any(c.get("episode") for c in cases):
+        legend = "Episodes: each screen the agent saw, the red circle where its action acted, the action read and the reply."
     if linked:
         legend += (f" {linked} screenshot(s) are shown from their files, where the run read them (relative links);"
                    " for a page that carries them, run with --report-images=embed.")
@@ -438,6 +502,9 @@ svg.chart .whisker{stroke:#111;stroke-width:1.5;fill:none}
 .shot{position:relative;margin:0 0 8px;line-height:0;background:#eee;border-radius:4px;overflow:hidden}
 .shot img{width:100%;height:auto;display:block}
 .shot .overlay{position:absolute;left:0;top:0;width:100%;height:100%}
+.episode .strip{list-style:none;display:flex;gap:8px;overflow-x:auto;padding:0;margin:6px 0}
+.episode .step{flex:0 0 150px;font-size:12px}.episode .act{margin:2px 0;word-break:break-word}
+.episode details pre{max-height:160px;overflow:auto}
 .overlay .truth{fill:rgba(26,127,55,.18);stroke:#12e05a;stroke-width:2;vector-effect:non-scaling-stroke}
 .overlay .pred-halo{fill:none;stroke:#fff;stroke-width:4;vector-effect:non-scaling-stroke}
 .overlay .pred{fill:none;stroke:#ff1f3d;stroke-width:2;vector-effect:non-scaling-stroke}
@@ -507,7 +574,7 @@ def _csp(linked: bool) -> str:
             f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'")
 
 
-def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, page_dir: Any = None) -> str:
+def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
     """One HTML page for a report: settings, headline, tables, charts and a filterable case gallery.
 
     ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.thumbnails`):
@@ -515,11 +582,14 @@ def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, pa
     to ``page_dir`` (the folder the page is written to; None: a ``file:`` URI). A case
     without one gets no picture, and anything else (a URL, a relative path) is ignored. The
     truth box and the predicted point (pixels of the original image, ``case["size"]``) are
-    drawn over the picture. Nothing on the page refers to a network resource, and every
-    string taken from the report is escaped.
+    drawn over the picture. A live case shows its episode as a strip of steps, its screenshots linked from the
+    files the report names relative to ``files_dir`` (the report folder; default ``page_dir``). Nothing on the
+    page refers to a network resource, and every string taken from the report is escaped.
     """
     sources = _sources(pictures or {}, page_dir)
-    linked = any(not is_embedded(v) for v in sources.values())
+    files_dir = files_dir if files_dir is not None else page_dir
+    episodes = files_dir is not None and any(isinstance(c, Mapping) and c.get("episode") for c in report.get("cases") or [])
+    linked = episodes or any(not is_embedded(v) for v in sources.values())
     suite = _g(report, "suite", "name") or "?"
     spec = _g(report, "model", "spec") or "?"
     title = f"guitest report: {suite} · {spec}"
@@ -533,7 +603,7 @@ def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, pa
         _charts(report),
         _settings(report),
         _missing(report),
-        _gallery(report, sources),
+        _gallery(report, sources, files_dir, page_dir),
         f"<footer>{_e('Written by guitest ' + str(report.get('guitest', '')) + '. ' + ('This page loads nothing from the network; it shows the screenshots from their files.' if linked else 'This page is self-contained: it loads nothing from the network.'))}</footer>",
     ])
     return (

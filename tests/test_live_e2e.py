@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import urllib.parse
 from fractions import Fraction
 from pathlib import Path
 
@@ -123,6 +125,14 @@ def test_a_known_policy_succeeds_exactly_where_it_is_right(pytester: pytest.Pyte
         assert len(trajectory["steps"]) == case["steps"]
         for step in case["episode"]["trajectory"]:
             assert (pytester.path / "reports" / step["screenshot"]).is_file()
+    # the HTML report shows each episode as a strip: every step's screenshot (its file) and the final screen
+    for page in (pytester.path / "reports" / "live_app.html", *(pytester.path / "reports" / "runs" / "live_app").glob("*/live_app.html")):
+        html = page.read_text()
+        strips = re.findall(r'<ol class="strip">(.*?)</ol>', html, re.S)
+        assert len(strips) == 4
+        sources = [src for strip in strips for src in re.findall(r'<img src="([^"]+)"', strip)]
+        assert len(sources) == sum(c["steps"] + 1 for c in data["cases"])
+        assert all((page.parent / urllib.parse.unquote(src)).is_file() for src in sources), page
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
