@@ -28,7 +28,7 @@ from typing import Any
 
 from PIL import Image
 
-from .. import __version__
+from .. import __version__, request_body
 from ..errors import EndpointDown, ModelError
 from ..images import as_file, data_uri, encode
 from ..profiles import Profile
@@ -255,7 +255,9 @@ class OpenAIChat(Model):
         """The same request and the same reading of the reply through :mod:`guitest.models.transport`."""
         assert endpoint.poster is not None
         try:
-            response = endpoint.poster.post("/chat/completions", json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+            # the bytes json.dumps would give, the screenshots' base64 spliced in rather than escaped character by
+            # character (the encoder held the interpreter lock for most of a full-size run: docs/bench.md)
+            response = endpoint.poster.post("/chat/completions", request_body.dumps(payload))
         except HTTPFailure as exc:
             if exc.timeout:
                 raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True) from None
