@@ -1,7 +1,8 @@
 """How fast live MiniWoB++ tasks run in the browser: the environment's overhead per step, and scripted episodes per second.
 
     python bench/bench_live.py [--steps 60] [--seeds 5] [--processes 1 2] [--tasks click-button enter-text ...]
-                               [--convention guitest --space normalized] [--no-overhead]
+                               [--convention guitest --space normalized] [--no-overhead] [--no-oracle]
+                               [--pytest-seeds 25] [--pytest-workers 0 2]
 
 Part 1, overhead per step at zoom 3 (the 160x210 task area as a 480x630 screenshot), on a reused
 page of ``click-test``: medians over ``--steps`` of
@@ -12,6 +13,11 @@ page of ``click-test``: medians over ``--steps`` of
 - ``step``: a whole ``env.step(click)`` as the loop sees it (click, settle, state, screenshot), from
   the calling thread through the browser thread and back;
 - ``reset``: ``env.reset(task, seed)`` on the reused page (a new episode, the timer switched off).
+
+Part 3, through pytest (``--pytest-seeds``, ``--pytest-workers``): the 4 tasks of tests/live_app x N seeds as a
+live suite, the agent a loopback OpenAI-compatible server (tests/fakeserver.py) that answers every step at once
+with the right action in guitest's own format (a scripted policy; 3 of the 4 tasks right by design), serial and
+``-n 2``: episodes per second over the run phase (bench/bench_timing.py).
 
 Part 2, the ``oracle`` baseline over its MiniWoB++ subset (every task of
 :data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) speaking ``--convention`` in
@@ -115,6 +121,70 @@ def throughput(tasks: list[str], seeds: int, processes: int, convention: str = "
     }
 
 
+STEPS = {  # the scripted policy of part 3 on tests/live_app (element centres as fractions of the 800x600 screen)
+    "Press the green button": [{"kind": "click", "point": [0.7, 0.2167]}, {"kind": "done"}],
+    "Press the blue button": [{"kind": "click", "point": [0.45, 0.6333]}, {"kind": "done"}],
+    "Press the red button": [{"kind": "click", "point": [0.2, 0.2167]}, {"kind": "done"}],
+    "Write hello in the box": [{"kind": "click", "point": [0.3125, 0.7833]}, {"kind": "type", "text": "hello"}, {"kind": "key", "keys": ["enter"]}, {"kind": "done"}],
+}
+LIVE_SUITE = """\
+name: live_bench
+format: webtask
+data: {dir: ., base: suite, annotations: tasks.yaml}
+task: live
+env: webapp
+env_options: {root: ., viewport: [800, 600], zoom: 1}
+max_steps: 6
+id: "{task}-seed{seed}"
+tags: [task]
+"""
+
+
+def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
+    """Part 3: ``pytest`` over tests/live_app's 4 tasks x ``seeds`` seeds, the agent a loopback OpenAI-compatible server
+    that answers every step at once with the right action (a scripted policy; guitest's own action format), ``-n workers``.
+    Episodes per second over the run phase (first case started to last case finished, bench_timing), success rate."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import yaml
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here.parent / "tests"))
+    import fakeserver
+
+    folder = Path(work) / "live_bench"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(here.parent / "tests" / "live_app", folder)
+    tasks = yaml.safe_load((folder / "tasks.yaml").read_text())
+    for task in tasks:
+        task["seeds"] = list(range(seeds))
+    (folder / "tasks.yaml").write_text(yaml.safe_dump(tasks))
+    (folder / "suite.yaml").write_text(LIVE_SUITE)
+    script = {key: [{"policy": acts, "convention": "guitest", "space": "normalized"}] * (10 * seeds) for key, acts in STEPS.items()}
+    timing = Path(work) / f"live_timing_{workers}.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]), GUITEST_BENCH_TIMING=str(timing))
+    with fakeserver.serve(Path(work), script=script) as server:
+        command = [sys.executable, "-m", "pytest", str(folder / "suite.yaml"), "-q", "-p", "no:cacheprovider", "-p", "bench_timing",
+                   "--model=openai:agent", f"--base-url={server.base_url}", "--cache=off", f"--report-dir={folder / 'reports'}"]
+        if workers:
+            command += ["-n", str(workers)]
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+    report = json.loads((folder / "reports" / "live_bench.json").read_text())
+    run_s = json.loads(timing.read_text())["run_s"]
+    n = report["n_results"]
+    return {
+        "workers": workers, "episodes": n, "steps": sum(c["steps"] for c in report["cases"]), "run_s": run_s, "wall_s": wall,
+        "episodes_per_second": n / run_s, "success_rate": report["task_metrics"]["success"]["overall"]["success_rate"],
+        "exit": done.returncode,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=60, help="samples per overhead median")
@@ -124,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--convention", default="guitest", help="the oracle's reply convention (guitest, uitars, computer_use, pyautogui)")
     parser.add_argument("--space", default="normalized", help="its coordinate space (normalized, grid1000, pixel_sent)")
     parser.add_argument("--no-overhead", action="store_true", help="skip part 1")
+    parser.add_argument("--no-oracle", action="store_true", help="skip part 2")
+    parser.add_argument("--pytest-seeds", type=int, default=25, help="part 3: seeds per task of tests/live_app (4 tasks); 0 skips part 3")
+    parser.add_argument("--pytest-workers", type=int, nargs="+", default=[0, 2], help="part 3: -n values (0: serial)")
+    parser.add_argument("--work", default="/tmp/guitest-bench-live", help="part 3's scratch folder")
     args = parser.parse_args(argv)
 
     if not args.no_overhead:
@@ -131,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, ms in overhead(args.steps).items():
             print(f"  {name:12s} {ms:7.1f} ms")
     ok = True
-    for processes in args.processes:
+    for processes in [] if args.no_oracle else args.processes:
         r = throughput(args.tasks, args.seeds, processes, args.convention, args.space)
         print(
             f"oracle ({args.convention}, {args.space}), {r['processes']} process(es): {r['episodes']} episodes, {r['steps']} steps in {r['seconds']:.1f} s: "
@@ -140,7 +214,20 @@ def main(argv: list[str] | None = None) -> int:
         for name, seed, score in r["failed"]:
             print(f"  FAILED {name} seed {seed}: raw reward {score}")
         ok = ok and not r["failed"]
-    print(f"tasks: {len(args.tasks)} ({', '.join(args.tasks)})")
+    if not args.no_oracle:
+        print(f"tasks: {len(args.tasks)} ({', '.join(args.tasks)})")
+    if args.pytest_seeds:
+        import os
+
+        os.makedirs(args.work, exist_ok=True)
+        for workers in args.pytest_workers:
+            r = through_pytest(args.pytest_seeds, workers, args.work)
+            print(
+                f"pytest, a loopback policy answering at once, -n {r['workers']}: {r['episodes']} episodes, {r['steps']} steps in "
+                f"{r['run_s']:.1f} s run phase ({r['wall_s']:.1f} s whole process): {r['episodes_per_second']:.2f} episodes/s, "
+                f"success {r['success_rate']:.3f} (3 of 4 tasks are right by design: 0.750)"
+            )
+            ok = ok and r["exit"] == 0 and abs(r["success_rate"] - 0.75) < 1e-9
     return 0 if ok else 1
 
 

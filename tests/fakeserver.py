@@ -44,6 +44,9 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
   ``fault`` records the choice as ``"correct": true|false``
 * ``{"act": {"kind": "click", "point": [nx, ny]}, "convention": C, "space": S}``  a live step's reply in
   convention C (guitest, uitars, computer_use, pyautogui) with its point in space S (see :func:`render_action`)
+* ``{"policy": [act, ...], "convention": C, "space": S}``  a scripted episode: answers the act of the step the
+  request is at (the number of ``Step N:`` history lines in guitest's live prompt), so one entry serves
+  concurrent episodes of the same task
 * ``{}``                          answer normally (a placeholder to fail later requests only)
 
 Log (``--log``): one JSON object per line per request received, written before the reply
@@ -93,6 +96,7 @@ from typing import Any
 
 DEFAULT_ANSWER = "Answer: [0.5, 0.5]"
 ANSWER_RE = re.compile(r"ANSWER=([^\r\n]*)")
+STEP_LINE_RE = re.compile(r"^Step \d+: ", re.MULTILINE)  # a history line of guitest's live step prompt
 DATA_URI_RE = re.compile(r"^data:([^;,]+)(;base64)?,", re.IGNORECASE)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MALFORMED_BODY = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess'
@@ -475,7 +479,11 @@ class Handler(BaseHTTPRequestHandler):
         if "body" in action:
             self._send_json(200, action["body"])
             return
-        if "act" in action:
+        if "policy" in action:  # a whole scripted episode: the step is the number of earlier actions the prompt lists
+            steps = action["policy"]
+            step = min(len(STEP_LINE_RE.findall(user_texts[-1] if user_texts else "")), len(steps) - 1)
+            content = render_action(steps[step], action.get("convention", "guitest"), action.get("space", "normalized"), summarize(body).get("image_size"))
+        elif "act" in action:
             content = render_action(action["act"], action.get("convention", "guitest"), action.get("space", "normalized"), summarize(body).get("image_size"))
         elif "point" in action:
             content = _render_point(action, summarize(body).get("image_size"))
