@@ -102,6 +102,19 @@ def test_pool_bounds_reuses_and_replaces() -> None:
         pool.acquire()
 
 
+def test_pool_hands_an_episode_the_environment_that_ran_its_task_last() -> None:
+    pool = EnvPool("tiny", size=3, make=lambda: TinyEnv({}, "."))
+    a, b, c = pool.acquire(), pool.acquire(), pool.acquire()
+    pool.release(a, affinity="click-button")
+    pool.release(b, affinity="enter-text")
+    pool.release(c, affinity="click-link")
+    assert pool.acquire(affinity="enter-text") is b  # not the last released (c): b has enter-text's page loaded
+    assert pool.acquire(affinity="unseen-task") is c  # no match: the most recently released one
+    pool.release(b, affinity="enter-text")
+    assert pool.acquire(affinity="click-button") is a
+    pool.close()
+
+
 def test_pool_make_failure_frees_its_slot() -> None:
     calls = []
 

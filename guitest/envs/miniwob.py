@@ -125,6 +125,7 @@ class MiniWobEnv:
         self._pointer = PARKED
         self._state: dict[str, Any] = {"done": False, "raw": 0.0, "reason": None, "utterance": ""}
         self._task: str | None = None
+        self._last: Observation | None = None  # the last screen returned (a final done/fail returns it again)
 
     # -- Environment protocol ------------------------------------------------------------------
 
@@ -139,17 +140,22 @@ class MiniWobEnv:
         self._pointer = PARKED
         png, state, dom = self.browser.run(self._reset, url, seed)
         self._state = state
-        return self._observation(png, state, dom)
+        self._last = self._observation(png, state, dom)
+        return self._last
 
     def step(self, action: Action) -> Observation:
-        """Execute ``action`` (screenshot pixels) and return the next screen."""
+        """Execute ``action`` (screenshot pixels) and return the next screen (the agent's final done or fail changes
+        nothing on the page: the last screen is returned as it is)."""
         if self._task is None:
             raise EnvFailure("step() before reset()")
+        if action.final and self._last is not None:
+            return self._last
         if action.kind == WAIT:
             capped_wait(action.seconds, self.max_wait)
         png, state, dom, notes = self.browser.run(self._step, action)
         self._state = state
-        return self._observation(png, state, dom, notes)
+        self._last = self._observation(png, state, dom, notes)
+        return self._last
 
     def evaluate(self) -> Evaluation:
         """The task's own reward: success when the raw reward is 1; an unfinished episode scores 0."""

@@ -35,18 +35,23 @@ class EnvPool:
         self.size = size
         self._make = make or (lambda: open_env(name, options, base_dir))
         self._idle: list[Environment] = []
+        self._affinity: dict[int, str | None] = {}  # id(env) -> the affinity it was last released with
         self._count = 0
         self._closed = False
         self._cond = threading.Condition()
 
-    def acquire(self) -> Environment:
-        """A free environment (made when fewer than ``size`` exist; else the next one released)."""
+    def acquire(self, affinity: str | None = None) -> Environment:
+        """A free environment (made when fewer than ``size`` exist; else the next one released). With ``affinity`` (the
+        task an episode runs), an idle environment last released with the same affinity comes first: it has the task's
+        page loaded already (a MiniWoB++ reset on a reused page takes 20 ms, a fresh page load many times that)."""
         with self._cond:
             while True:
                 if self._closed:
                     raise EnvFailure(f"the {self.name} environment pool is closed")
                 if self._idle:
-                    return self._idle.pop()
+                    match = next((i for i in range(len(self._idle) - 1, -1, -1) if self._affinity.get(id(self._idle[i])) == affinity), None)
+                    env = self._idle.pop(len(self._idle) - 1 if match is None else match)
+                    return env
                 if self._count < self.size:
                     self._count += 1
                     break
@@ -59,7 +64,7 @@ class EnvPool:
                 self._cond.notify()
             raise
 
-    def release(self, env: Environment, broken: bool = False) -> None:
+    def release(self, env: Environment, broken: bool = False, affinity: str | None = None) -> None:
         """Give ``env`` back; a ``broken`` one (its episode's environment failed) is closed and replaced on demand. An
         environment that holds a shared resource between episodes (a desktop machine) frees it in its optional
         ``release()``, called here."""
@@ -73,8 +78,10 @@ class EnvPool:
         with self._cond:
             if broken or self._closed:
                 self._count -= 1
+                self._affinity.pop(id(env), None)
             else:
                 self._idle.append(env)
+                self._affinity[id(env)] = affinity
             self._cond.notify()
         if broken or self._closed:
             env.close()

@@ -57,6 +57,7 @@ class WebAppEnv:
         self.browser = BrowserPage(self.options, (viewport[0], viewport[1]), self.zoom)
         self._pointer = (0.0, 0.0)
         self._task: TaskSpec | None = None
+        self._last: Observation | None = None  # the last screen returned (a final done/fail returns it again)
 
     def start_url(self, task: TaskSpec, seed: int | None) -> str:
         """The URL an episode of ``task`` opens: ``start`` under the base URL, ``{seed}`` filled in."""
@@ -71,15 +72,20 @@ class WebAppEnv:
         self._pointer = (0.0, 0.0)
         url = self.start_url(task, seed)
         png = self._run(self._reset, url, task.config.get("setup"), seed, what="set-up")
-        return Observation(png, self.area.size, task.instruction, scale=self.zoom)
+        self._last = Observation(png, self.area.size, task.instruction, scale=self.zoom)
+        return self._last
 
     def step(self, action: Action) -> Observation:
-        """Execute ``action`` (screenshot pixels) and return the next screen; ``done`` when ``done_when`` holds."""
+        """Execute ``action`` (screenshot pixels) and return the next screen; ``done`` when ``done_when`` holds. The
+        agent's final done or fail changes nothing on the page: the last screen is returned as it is."""
         task = self._require_task()
+        if action.final and self._last is not None:
+            return self._last
         if action.kind == WAIT:
             capped_wait(action.seconds, self.max_wait)
         png, done, notes = self._run(self._step, action, task.config.get("done_when"), what="done_when check")
-        return Observation(png, self.area.size, task.instruction, scale=self.zoom, done=done, info={"notes": list(notes)} if notes else {})
+        self._last = Observation(png, self.area.size, task.instruction, scale=self.zoom, done=done, info={"notes": list(notes)} if notes else {})
+        return self._last
 
     def evaluate(self) -> Evaluation:
         """The task's success check (and score expression) evaluated in the page now."""

@@ -161,7 +161,7 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
     asker = _asker(model, options, stored)
     pool = envs.pool(setup)
     try:
-        env = pool.acquire()
+        env = pool.acquire(affinity=task.name)
     except EnvFailure as exc:
         return {"verdict": ERROR, "prediction": None, "response": None, "error": f"environment {setup.env} failed to start: {exc}"}
     except GuitestError as exc:
@@ -175,7 +175,7 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
     finally:
         # an episode that did not end in an evaluation (an error, of either side) may hold what it leased (a
         # desktop machine, a page mid-action): the environment is closed rather than reused
-        pool.release(env, broken=episode is None or episode.end == ENDED_IN_ERROR)
+        pool.release(env, broken=episode is None or episode.end == ENDED_IN_ERROR, affinity=task.name)
     return _outcome(sample, episode, folder, setup, steps, stored)
 
 
