@@ -127,17 +127,6 @@ STEPS = {  # the scripted policy of part 3 on tests/live_app (element centres as
     "Press the red button": [{"kind": "click", "point": [0.2, 0.2167]}, {"kind": "done"}],
     "Write hello in the box": [{"kind": "click", "point": [0.3125, 0.7833]}, {"kind": "type", "text": "hello"}, {"kind": "key", "keys": ["enter"]}, {"kind": "done"}],
 }
-LIVE_SUITE = """\
-name: live_bench
-format: webtask
-data: {dir: ., base: suite, annotations: tasks.yaml}
-task: live
-env: webapp
-env_options: {root: ., viewport: [800, 600], zoom: 1}
-max_steps: 6
-id: "{task}-seed{seed}"
-tags: [task]
-"""
 
 
 def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
@@ -156,14 +145,14 @@ def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
     sys.path.insert(0, str(here.parent / "tests"))
     import fakeserver
 
-    folder = Path(work) / "live_bench"
+    folder = Path(work) / "live_app"
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(here.parent / "tests" / "live_app", folder)
+    (folder / "live_suite.yaml").rename(folder / "suite.yaml")
     tasks = yaml.safe_load((folder / "tasks.yaml").read_text())
     for task in tasks:
         task["seeds"] = list(range(seeds))
     (folder / "tasks.yaml").write_text(yaml.safe_dump(tasks))
-    (folder / "suite.yaml").write_text(LIVE_SUITE)
     script = {key: [{"policy": acts, "convention": "guitest", "space": "normalized"}] * (10 * seeds) for key, acts in STEPS.items()}
     timing = Path(work) / f"live_timing_{workers}.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]), GUITEST_BENCH_TIMING=str(timing))
@@ -175,7 +164,7 @@ def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
         started = time.perf_counter()
         done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
-    report = json.loads((folder / "reports" / "live_bench.json").read_text())
+    report = json.loads((folder / "reports" / "live_app.json").read_text())
     run_s = json.loads(timing.read_text())["run_s"]
     n = report["n_results"]
     return {

@@ -25,17 +25,6 @@ import fakeserver
 pytestmark = pytest.mark.usefixtures("browser")
 
 APP = Path(__file__).parent / "live_app"
-SUITE = """\
-name: live_app
-format: webtask
-data: {dir: ., base: suite, annotations: tasks.yaml}
-task: live
-env: webapp
-env_options: {root: ., viewport: [800, 600], zoom: 1}
-max_steps: 6
-id: "{task}-seed{seed}"
-tags: [task, family]
-"""
 # element centres as fractions of the 800x600 screenshot
 GREEN, BLUE, BOX = (0.7, 0.2167), (0.45, 0.6333), (0.3125, 0.7833)
 STEPS = {
@@ -76,7 +65,7 @@ def script(convention: str, space: str, steps: dict = STEPS) -> dict:
 def suite(pytester: pytest.Pytester) -> None:
     folder = pytester.path / "suites" / "live_app"
     shutil.copytree(APP, folder)
-    (folder / "suite.yaml").write_text(SUITE)
+    (folder / "live_suite.yaml").rename(folder / "suite.yaml")
 
 
 def run(pytester: pytest.Pytester, server: fakeserver.Server, model: str, *extra: str) -> pytest.RunResult:
