@@ -769,12 +769,81 @@ class Bench:
                 self.check_pictures("pro_before_n0", suite)
             finally:
                 self.env["PYTHONPATH"] = saved
+        self.pro_endpoints(suite)
         d = self.child("pro_thumbs", "thumbs", ["--suite", str(suite), "--n", str(PRO_THUMB_SAMPLE)], timeout=900)
         print(f"  thumbnails, CPU ms per image: {d['cpu_ms_per_image']}", flush=True)
         for thumbs in (False, True):
             name = f"pro_harness_4k{'_thumb' if thumbs else ''}"
             d = self.child(name, "harness", ["--suite", str(suite), "--model", "openai:bench", "--profile", "generic", "--resize", "auto", "--only-size", "3840x2160", "--n", str(PRO_HARNESS_4K)] + (["--thumbnails"] if thumbs else []), timeout=900)
             print(f"  {name}: {d['cpu_ms_per_case']:.0f} ms CPU per 4K case, {d['stages_ms']}", flush=True)
+
+    def extra_server(self, tag: str) -> tuple[subprocess.Popen[bytes], int]:
+        """A second bench server (the same 100 ms replies) for the several-endpoint runs."""
+        from server import wait_port
+
+        port_file = self.work / f"server_{tag}.port"
+        port_file.unlink(missing_ok=True)
+        proc = subprocess.Popen([PY, str(HERE / "server.py"), "--port-file", str(port_file), "--latency", str(LATENCY), "--max-seconds", "3600"], stderr=subprocess.DEVNULL)
+        return proc, wait_port(str(port_file))
+
+    def pro_endpoints(self, suite: Path) -> None:
+        """One full-size run over two endpoints (``--base-url`` twice, ``--concurrency`` per endpoint: 16 each, the 32 of
+        the single-endpoint runs), ``-n 2``: both up; the second dead from the start (a port nobody listens on); the
+        second killed (SIGKILL) once it has answered a sixth of the cases. Each run's report must hold every case, none
+        an error; the replies per endpoint come from the report (``run.endpoints``)."""
+        import socket
+        import threading
+        import urllib.request
+
+        def free_port() -> int:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                return sock.getsockname()[1]
+
+        n_cases = self.results["pro_data"]["cases"]
+        print(f"pro: two endpoints, -n 2, --concurrency=16 each", flush=True)
+        for scenario in ("both", "dead", "killed"):
+            name = f"pro_endpoints_{scenario}"
+            second, port = (None, free_port()) if scenario == "dead" else self.extra_server(scenario)
+            killer = None
+            if scenario == "killed":
+                def kill_after(proc: subprocess.Popen[bytes] = second, url: str = f"http://127.0.0.1:{port}/stats") -> None:
+                    while proc.poll() is None:
+                        try:
+                            with urllib.request.urlopen(url, timeout=5) as r:
+                                if json.loads(r.read())["requests"] >= n_cases // 6:
+                                    proc.kill()
+                                    return
+                        except OSError:
+                            return
+                        time.sleep(0.05)
+
+                killer = threading.Thread(target=kill_after, daemon=True)
+            extra = ["--model=openai:bench", f"--base-url={self.base_url}", f"--base-url=http://127.0.0.1:{port}/v1", "--concurrency=16", "-n", "2"]
+            try:
+                if killer:
+                    self.quiet()
+                    killer.start()
+                    saved, self.args.quiet_wait = self.args.quiet_wait, 0.0  # the killer is already watching: start at once
+                    try:
+                        r = self.pytest(name, suite, extra, 1, timeout=1800)
+                    finally:
+                        self.args.quiet_wait = saved
+                else:
+                    r = self.pytest(name, suite, extra, 1, timeout=1800)
+            finally:
+                if second is not None:
+                    second.kill()
+                    second.wait(10)
+            report = json.loads((self.work / "reports" / f"{suite.name}.json").read_text())
+            verdicts: dict[str, int] = {}
+            for case in report["cases"]:
+                verdicts[case["verdict"]] = verdicts.get(case["verdict"], 0) + 1
+            urls = {self.base_url: "first", f"http://127.0.0.1:{port}/v1": "second"}
+            r["endpoints"] = [{**e, "which": urls.get(e["url"], e["url"])} for e in report["run"].get("endpoints", [])]
+            r["verdicts"] = verdicts
+            r["cases"] = len(report["cases"])
+            print(f"  {name}: {r['cases']} cases, verdicts {verdicts}, replies {[(e['which'], e['replies'], e['failures'], bool(e['down'])) for e in r['endpoints']]}", flush=True)
 
     def before_tree(self, rev: str) -> Path:
         """guitest/ as it was at ``rev`` (git archive into --work), to run the same scenario with the code before a change."""
@@ -1384,6 +1453,22 @@ def render_pro(res: dict[str, Any]) -> str:
     if per_case:
         out += ["", f"End to end, every size (mean file {data.get('mean_mb', '?')} MB), CPU ms per case in each repeat (guitest: every process over the run phase; "
                 "the plain clients: the whole process): " + "; ".join(per_case) + "."]
+    eps = [(k, runs[k]) for k in ("pro_endpoints_both", "pro_endpoints_dead", "pro_endpoints_killed") if k in runs]
+    if eps:
+        what = {"both": "both up", "dead": "the second dead from the start", "killed": "the second killed after a sixth of the cases"}
+        out += [
+            "",
+            "## Two endpoints (`--base-url` twice, `--concurrency=16` each, `-n 2`)",
+            "",
+            "| scenario | wall s (run phase) | cases | verdicts | replies: first, second | the second taken out |",
+            "|---|---|---|---|---|---|",
+        ]
+        for k, r in eps:
+            by = {e["which"]: e for e in r.get("endpoints", [])}
+            replies = ", ".join(str(by.get(w, {}).get("replies", 0)) for w in ("first", "second"))
+            down = by.get("second", {}).get("down")
+            verdicts = ", ".join(f"{v} {n}" for v, n in sorted(r.get("verdicts", {}).items()))
+            out.append(f"| {what[k.rsplit('_', 1)[1]]} | {_f(r.get('wall_s'), 1)} ({_f(r.get('timing', {}).get('run_s'), 1)}) | {r.get('cases', '-')} | {verdicts} | {replies} | {down or 'no'} |")
     out += ["", "## Commands", "", "Run from the work folder `$W` (see bench/results.md for the conventions).", ""]
     for name, r in runs.items():
         if name.startswith("pro_") and "shown" in r:
