@@ -85,6 +85,38 @@ def test_the_screen_is_the_task_area_at_zoom_3(mw) -> None:
     assert f"button 'Click Me!' at ({left * 3:.0f}, {top * 3:.0f}, {(left + width) * 3:.0f}, {(top + height) * 3:.0f})" in listed
 
 
+def test_the_screenshot_has_playwrights_pixels_is_stable_and_shows_no_caret(mw) -> None:
+    from guitest.envs.browser import screenshot
+
+    mw.reset(task("enter-text"), 2)
+
+    def shots(page):
+        page.focus("#tt")  # the text field has the focus: its caret blinks
+        page.keyboard.type("hello")
+        page.evaluate("() => { document.body.style.height = '3000px'; window.scrollTo(0, 7); }")  # clip moved with the scroll
+        area = mw.area
+        clip = {"x": area.x, "y": area.y, "width": area.width, "height": area.height}
+        ours = [screenshot(page, area) for _ in range(3)]
+        playwright = page.screenshot(clip=clip, type="png", animations="allow", caret="hide")
+        page.evaluate("() => { document.getElementById('guitest-hide-caret').remove(); }")
+        shown = []
+        for _ in range(12):  # over more than one blink (about a second)
+            shown.append(page.screenshot(clip=clip, type="png", animations="allow", caret="initial"))
+            time.sleep(0.1)
+        return ours, playwright, shown
+
+    assert getattr(mw.browser.page, "_guitest_cdp", None) is not None  # the DevTools path is the one measured
+    ours, playwright, shown = mw.browser.run(shots)
+    assert ours[0] == ours[1] == ours[2]  # the same screen gives the same bytes (the per-step cache keys on them)
+
+    def pixels(png: bytes) -> bytes:
+        return Image.open(io.BytesIO(png)).convert("RGB").tobytes()
+
+    assert pixels(ours[0]) == pixels(playwright)  # lossless, the same pixels as Playwright's own screenshot
+    assert any(pixels(s) != pixels(playwright) for s in shown)  # the caret blinks into some of these: it was hidden
+    mw.reset(task("enter-text"), 2)  # a fresh document: the page is as the other tests expect
+
+
 def test_clicks_are_mapped_back_from_screenshot_pixels(mw) -> None:
     mw.reset(task("click-test"), 1)
     left, top, width, height = mw.run_js("() => { const r = document.getElementById('subbtn').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
