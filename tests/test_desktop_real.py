@@ -193,6 +193,43 @@ def test_two_desktops_run_episodes_at_once(desktop: LocalDesktop, tasks, tmp_pat
         assert all(r.success for r in results.values()), results
 
 
+def test_a_start_that_loses_the_race_for_a_display_moves_on(desktop: LocalDesktop) -> None:
+    # what two workers see when both found the display free at once: this start's Xvfb loses to the running one,
+    # whose server may already answer this start's first connection; it must not take that display for its own
+    import uuid
+
+    from guitest.desktop import xvfb
+
+    marker = uuid.uuid4().hex
+    lost = xvfb._try_start(desktop.display, None, marker, (1920, 1080), 24, sys.executable, 4.0, 10.0, time.monotonic())
+    assert isinstance(lost, str) and lost.startswith("display busy"), lost
+    assert marked_pids(marker) == []  # nothing of the lost start is left running
+    assert MachineClient(desktop.url).screenshot()[:8] == b"\x89PNG\r\n\x1a\n"  # the desktop holding the display is unharmed
+
+
+def test_desktops_started_at_once_get_displays_of_their_own() -> None:
+    started: list[LocalDesktop] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            started.append(start_desktop())
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    try:
+        assert not errors and len(started) == 2, errors
+        assert started[0].display != started[1].display
+    finally:
+        for d in started:
+            d.stop()
+
+
 def test_a_desktop_that_dies_mid_episode_is_an_env_failure_without_orphans(tasks, tmp_path: Path) -> None:
     doomed = start_desktop()
     try:

@@ -71,11 +71,17 @@ def _display_busy(number: int) -> bool:
         return True
     if not os.path.exists(lock):
         return False
+    pid = _lock_owner(number)
+    return True if pid is None else is_alive(pid)
+
+
+def _lock_owner(number: int) -> int | None:
+    """The pid an X server wrote into display ``number``'s lock file (None: no lock, or not readable yet)."""
     try:
-        pid = int(open(lock).read().strip() or 0)
+        with open(f"/tmp/.X{number}-lock") as f:
+            return int(f.read().strip() or 0) or None
     except (OSError, ValueError):
-        return True
-    return is_alive(pid)
+        return None
 
 
 def is_alive(pid: int) -> bool:
@@ -306,7 +312,14 @@ def _try_start(
         w, h = size
         xvfb = spawn("xvfb", ["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x{depth}", "-nolisten", "tcp", "-noreset"])
         deadline = time.monotonic() + timeout
-        while not _x_ready(number):
+        # ready when the display answers and its lock is this Xvfb's: two processes that found the display free at
+        # once both start an Xvfb on it, and the loser's first connection may reach the winner's server before the
+        # loser's Xvfb sees the lock and exits (both desktops' episodes would then share one screen)
+        while not (_x_ready(number) and _lock_owner(number) == xvfb.pid):
+            owner = _lock_owner(number)
+            if owner is not None and owner != xvfb.pid and is_alive(owner):
+                desktop.stop()
+                return f"display busy: :{number} is held by another X server (pid {owner})"
             if xvfb.poll() is not None:
                 desktop.stop()
                 return f"display busy: Xvfb :{number} exited with {xvfb.returncode} (see the log)" if _display_busy(number) else f"Xvfb :{number} exited with {xvfb.returncode}"
