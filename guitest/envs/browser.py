@@ -268,7 +268,7 @@ def screenshot(page: Any, area: Area) -> bytes:
     Taken with the DevTools protocol's ``Page.captureScreenshot`` (the clip moved by the page's scroll offset, as
     Playwright does) with ``optimizeForSpeed`` (faster PNG compression: the same pixels, lossless, larger files):
     Playwright's own ``page.screenshot`` adds a caret style, a fonts wait and round trips per shot, and with the
-    slower compression MiniWoB++'s scripted episodes ran at 3.5-4.0 per second in two processes against 4.2-4.4
+    slower compression MiniWoB++'s scripted episodes ran at 3.5-4.0 per second in two processes against 4.2-4.6
     (docs/bench.md). A page without a CDP session falls back to Playwright's."""
     cdp = getattr(page, "_guitest_cdp", None)
     if cdp is None:
