@@ -315,8 +315,10 @@ def _try_start(
         # ready when the display answers and its lock is this Xvfb's: two processes that found the display free at
         # once both start an Xvfb on it, and the loser's first connection may reach the winner's server before the
         # loser's Xvfb sees the lock and exits (both desktops' episodes would then share one screen)
-        while not (_x_ready(number) and _lock_owner(number) == xvfb.pid):
+        while True:
             owner = _lock_owner(number)
+            if owner == xvfb.pid and _x_ready(number):
+                break
             if owner is not None and owner != xvfb.pid and is_alive(owner):
                 desktop.stop()
                 return f"display busy: :{number} is held by another X server (pid {owner})"

@@ -34,8 +34,7 @@ class EnvPool:
         self.name = name
         self.size = size
         self._make = make or (lambda: open_env(name, options, base_dir))
-        self._idle: list[Environment] = []
-        self._affinity: dict[int, str | None] = {}  # id(env) -> the affinity it was last released with
+        self._idle: list[tuple[Environment, str | None]] = []  # (environment, the affinity it was released with)
         self._count = 0
         self._closed = False
         self._cond = threading.Condition()
@@ -49,9 +48,8 @@ class EnvPool:
                 if self._closed:
                     raise EnvFailure(f"the {self.name} environment pool is closed")
                 if self._idle:
-                    match = next((i for i in range(len(self._idle) - 1, -1, -1) if self._affinity.get(id(self._idle[i])) == affinity), None)
-                    env = self._idle.pop(len(self._idle) - 1 if match is None else match)
-                    return env
+                    match = next((i for i in range(len(self._idle) - 1, -1, -1) if self._idle[i][1] == affinity), len(self._idle) - 1)
+                    return self._idle.pop(match)[0]
                 if self._count < self.size:
                     self._count += 1
                     break
@@ -78,10 +76,8 @@ class EnvPool:
         with self._cond:
             if broken or self._closed:
                 self._count -= 1
-                self._affinity.pop(id(env), None)
             else:
-                self._idle.append(env)
-                self._affinity[id(env)] = affinity
+                self._idle.append((env, affinity))
             self._cond.notify()
         if broken or self._closed:
             env.close()
@@ -106,5 +102,5 @@ class EnvPool:
             idle, self._idle = self._idle, []
             self._count -= len(idle)
             self._cond.notify_all()
-        for env in idle:
+        for env, _ in idle:
             env.close()
