@@ -241,11 +241,18 @@ def _overlay(case: Mapping[str, Any]) -> str:
     if pixel is not None:
         px, py = pixel
         r = max(w, h) * 0.014
-        parts.append(f"<circle class=\"pred-halo\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>")
-        parts.append(f"<circle class=\"pred\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>")
+        parts += _marker(px, py, r)
         parts.append(f"<path class=\"pred\" d=\"M{px - 2 * r:.1f} {py:g}H{px + 2 * r:.1f}M{px:g} {py - 2 * r:.1f}V{py + 2 * r:.1f}\"/>")
-    if not parts:
-        return ""
+    return _svg(w, h, parts) if parts else ""
+
+
+def _marker(px: float, py: float, r: float) -> list[str]:
+    """A point drawn as a red circle with a white halo (SVG elements)."""
+    return [f"<circle class=\"pred-halo\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>", f"<circle class=\"pred\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>"]
+
+
+def _svg(w: float, h: float, parts: list[str]) -> str:
+    """An SVG in a ``w`` x ``h`` pixel space, stretched over its picture."""
     return f"<svg class=\"overlay\" viewBox=\"0 0 {w:g} {h:g}\" preserveAspectRatio=\"none\" aria-hidden=\"true\">{''.join(parts)}</svg>"
 
 
@@ -300,10 +307,10 @@ def _action_overlay(action: Mapping[str, Any] | None, size: tuple[float, float] 
     w, h = size
     r = max(w, h) * 0.02
     px, py = point
-    parts = [f"<circle class=\"pred-halo\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>", f"<circle class=\"pred\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>"]
+    parts = _marker(px, py, r)
     if end is not None:
         parts.append(f"<path class=\"pred\" d=\"M{px:g} {py:g}L{end[0]:g} {end[1]:g}\"/>")
-    return f"<svg class=\"overlay\" viewBox=\"0 0 {w:g} {h:g}\" preserveAspectRatio=\"none\" aria-hidden=\"true\">{''.join(parts)}</svg>"
+    return _svg(w, h, parts)
 
 
 def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, page_dir: Any = None) -> str:

@@ -849,18 +849,23 @@ class GuitestState:
             written.append(path)
         if self.config.option.report_images == "embed":
             pictures = embed(pictures)
+        files_dir = self._report_dir().resolve()  # the episodes' screenshots are named relative to the report folder
+
+        def page(folder: Path) -> str:
+            return html_report.render(report, pictures, folder, files_dir)
+
         pages: dict[Path, str] = {}  # one page per folder: linked screenshots are relative to it
         for path in html_paths:
             folder = path.parent.resolve()
             if folder not in pages:
-                pages[folder] = html_report.render(report, pictures, folder, self._report_dir().resolve())
+                pages[folder] = page(folder)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(pages[folder], "utf-8")
             written.append(path)
         good = history.passed(report)
         kept = history.keep(
             [json_paths[0], md_paths[0], html_paths[0]], self._report_dir(), report["suite"]["name"], self.run_stamp, good,
-            self.config.option.keep_runs, page=lambda folder: html_report.render(report, pictures, folder, self._report_dir().resolve()),
+            self.config.option.keep_runs, page=page,
         )
         folders = sorted({str(p.parent) for p in kept if p.parent != self._report_dir()})
         self.kept[report["suite"]["path"]] = folders + ([f"{self._report_dir() / report['suite']['name']}.passed.*"] if good else [])
