@@ -822,15 +822,8 @@ class Bench:
             extra = ["--model=openai:bench", f"--base-url={self.base_url}", f"--base-url=http://127.0.0.1:{port}/v1", "--concurrency=16", "-n", "2"]
             try:
                 if killer:
-                    self.quiet()
-                    killer.start()
-                    saved, self.args.quiet_wait = self.args.quiet_wait, 0.0  # the killer is already watching: start at once
-                    try:
-                        r = self.pytest(name, suite, extra, 1, timeout=1800)
-                    finally:
-                        self.args.quiet_wait = saved
-                else:
-                    r = self.pytest(name, suite, extra, 1, timeout=1800)
+                    killer.start()  # it waits for the run's requests: the second server has none before it starts
+                r = self.pytest(name, suite, extra, 1, timeout=1800)
             finally:
                 if second is not None:
                     second.kill()
