@@ -85,6 +85,9 @@ def test_the_screen_is_the_task_area_at_zoom_3(mw) -> None:
     assert f"button 'Click Me!' at ({left * 3:.0f}, {top * 3:.0f}, {(left + width) * 3:.0f}, {(top + height) * 3:.0f})" in listed
 
 
+SHOW_CARET = "() => { document.adoptedStyleSheets = document.adoptedStyleSheets.filter(s => s !== window.__guitestHideCaret); }"
+
+
 def test_the_screenshot_has_playwrights_pixels_is_stable_and_shows_no_caret(mw) -> None:
     from guitest.envs.browser import screenshot
 
@@ -98,7 +101,7 @@ def test_the_screenshot_has_playwrights_pixels_is_stable_and_shows_no_caret(mw) 
         clip = {"x": area.x, "y": area.y, "width": area.width, "height": area.height}
         ours = [screenshot(page, area) for _ in range(3)]
         playwright = page.screenshot(clip=clip, type="png", animations="allow", caret="hide")
-        page.evaluate("() => { document.getElementById('guitest-hide-caret').remove(); }")
+        page.evaluate(SHOW_CARET)
         shown = []
         for _ in range(12):  # over more than one blink (about a second)
             shown.append(page.screenshot(clip=clip, type="png", animations="allow", caret="initial"))
@@ -279,6 +282,47 @@ def test_a_suite_server_command(tmp_path: Path) -> None:
         env.close()
         envs.shutdown()
     assert episode.success and episode.end == "done" and episode.screen_size == (300, 200)
+
+
+def test_the_caret_is_hidden_on_a_page_whose_policy_forbids_inline_styles(tmp_path: Path) -> None:
+    """A web app with a strict Content-Security-Policy (no inline style or script) still gets a caret-free screen."""
+    _require()
+    from guitest.envs.browser import screenshot
+
+    (tmp_path / "index.html").write_text(
+        "<!DOCTYPE html><html><head><meta http-equiv='Content-Security-Policy' content=\"default-src 'self'\">"
+        "<link rel='stylesheet' href='app.css'><script src='app.js' defer></script></head>"
+        "<body><input id='box' value='text'></body></html>"
+    )
+    (tmp_path / "app.css").write_text("body { margin: 0; background: #fff; } #box { font: 40px sans-serif; width: 280px; }")
+    (tmp_path / "app.js").write_text("document.getElementById('box').focus(); window.ready = true;")
+    env = envs.open_env("webapp", {"root": ".", "viewport": [300, 120]}, str(tmp_path))
+    spec = TaskSpec(env="webapp", name="type", instruction="Type", config={"start": "index.html", "success": "true"})
+
+    def over_a_second(page) -> list[bytes]:  # more than one blink of the caret
+        taken = []
+        for _ in range(12):
+            taken.append(screenshot(page, env.area))
+            time.sleep(0.1)
+        return taken
+
+    def shots(page):
+        page.wait_for_selector("#box:focus")
+        caret = page.evaluate("getComputedStyle(document.getElementById('box')).caretColor")
+        hidden = over_a_second(page)
+        page.evaluate(SHOW_CARET)
+        return caret, hidden, over_a_second(page)
+
+    try:
+        env.reset(spec, 0)
+        assert env.run_js("() => window.ready") is True  # the page's own script ran under its policy
+        caret, hidden, shown = env.browser.run(shots)
+    finally:
+        env.close()
+        envs.shutdown()
+    assert caret == "rgba(0, 0, 0, 0)"
+    assert len(set(hidden)) == 1  # the focused field shows no blinking caret
+    assert len(set(shown)) > 1  # without the sheet it blinks: the check above can see a caret
 
 
 def test_a_crashed_browser_is_replaced(tmp_path: Path) -> None:

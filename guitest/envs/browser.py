@@ -247,17 +247,20 @@ class BrowserPage:
 
 
 # on every document of a context: the text caret is transparent (it blinks, so a screenshot that showed it would make
-# the same screen of the same episode differ from run to run, and miss the per-step cache); caret-color only paints
+# the same screen of the same episode differ from run to run, and miss the per-step cache). A constructed style sheet,
+# not a <style> element: a page whose Content-Security-Policy forbids inline styles (style-src without 'unsafe-inline',
+# common in real web apps) refuses the element but not an adopted sheet, and the page's DOM gains no node of ours.
+# The sheet is window.__guitestHideCaret; it is adopted again at DOMContentLoaded if the page's scripts replaced the list.
 HIDE_CARET_JS = """(() => {
-  const add = () => {
-    if (document.getElementById('guitest-hide-caret')) return;
-    const style = document.createElement('style');
-    style.id = 'guitest-hide-caret';
-    style.textContent = '*, *::before, *::after { caret-color: transparent !important; }';
-    (document.head || document.documentElement).appendChild(style);
+  if (window.__guitestHideCaret) return;
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync('*, *::before, *::after { caret-color: transparent !important; }');
+  Object.defineProperty(window, '__guitestHideCaret', {value: sheet});
+  const adopt = () => {
+    if (!document.adoptedStyleSheets.includes(sheet)) document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
   };
-  if (document.documentElement) add();
-  document.addEventListener('DOMContentLoaded', add);
+  adopt();
+  document.addEventListener('DOMContentLoaded', adopt);
 })();"""
 SCROLL_JS = "() => [window.scrollX, window.scrollY]"
 
