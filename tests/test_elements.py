@@ -202,6 +202,16 @@ def test_object_wrapping_the_list_and_python_literals() -> None:
     assert found is not None and found.items[0]["box"] == (1, 2, 3, 4)
 
 
+def test_python_literal_with_a_windows_path_reads_quietly() -> None:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        found = find_list("[{'type': 'text', 'description': 'C:\\home\\me\\new', 'box': [1, 2, 3, 4]}]")
+    assert found is not None and found.items[0]["description"] == "C:\\home\\me\new"  # \\h, \\m kept, \\n a newline (as Python)
+    assert [str(w.message) for w in said] == []  # no "invalid escape sequence" in the user's run
+
+
 def test_unreadable_items_are_counted_not_fatal() -> None:
     found = find_list('[{"type": "icon", "box": [1, 2, 3, 4]}, {type: icon box 1 2}, {"type": "x", "box": [0, 0, 1, 1]}]')
     assert found is not None and [i["type"] for i in found.items] == ["icon", "x"]

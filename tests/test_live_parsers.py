@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -143,6 +144,21 @@ def test_no_text_raises(convention: str, text: str) -> None:
     assert parsed.action is None or parsed.action.kind in KINDS
 
 
+@pytest.mark.parametrize(("convention", "reply", "text"), [
+    ("uitars", "Action: type(content='C:\\home\\docs\\n')", "C:\\home\\docs\n"),  # \\h kept as Python keeps it, \\n a newline
+    ("uitars", "Action: type(content='a\\\\hb')", "a\\hb"),  # an escaped backslash stays one
+    ("uitars", "Action: type(content=r'C:\\home\\new')", "C:\\home\\new"),  # a raw literal is read raw
+    ("pyautogui", "pyautogui.write('\\d+ \\w')", "\\d+ \\w"),
+    ("computer_use", "<tool_call>{'name': 'computer_use', 'arguments': {'action': 'type', 'text': '\\d\\t'}}</tool_call>", "\\d\t"),
+])
+def test_backslashes_in_typed_text_read_as_python_reads_them(convention: str, reply: str, text: str) -> None:
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        parsed = parsers.read(convention, reply)
+    assert parsed.action is not None and parsed.action.kind == "type" and parsed.action.text == text
+    assert [str(w.message) for w in said] == []
+
+
 SYNTAX = st.sampled_from([
     "Action:", "click(", "pyautogui.", "start_box='", "<|box_start|>", "<tool_call>", "</tool_call>", '{"action": "left_click"',
     '"coordinate": [', ")", "(", "'", '"', ",", "]", "}", "1e999", "-0", "nan", "\\", "\n", "<think>", "</think>", "DONE",
@@ -154,7 +170,10 @@ SYNTAX = st.sampled_from([
 @settings(max_examples=300, deadline=None)
 @given(pieces=st.lists(st.one_of(SYNTAX, st.integers(-5000, 5000).map(str), st.text(max_size=5)), max_size=40))
 def test_syntax_soup_never_raises(convention: str, pieces: list[str]) -> None:
-    parsed = parsers.read(convention, "".join(pieces))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        parsed = parsers.read(convention, "".join(pieces))
+    assert [str(w.message) for w in said] == []  # nor warns into the user's run (Python's "invalid escape sequence")
     if parsed.action is not None:
         for p in (parsed.action.point, parsed.action.end):
             assert p is None or all(math.isfinite(v) for v in p)

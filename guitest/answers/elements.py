@@ -8,17 +8,16 @@ complete item, drops an incomplete last item (and says so), and never raises.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import pyliteral
 from ..parsing import strip_think
 
 FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
 LIST_START = re.compile(r"\[\s*[{\]]")  # a list of objects, or an empty list
-TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 MAX_REPLY = 500_000  # characters read; a list of a few hundred elements is far shorter
 
 
@@ -110,12 +109,12 @@ _UNREADABLE = object()
 def _decode(piece: str) -> Any:
     """One item as JSON, else with trailing commas removed, else as a Python literal; ``_UNREADABLE`` otherwise."""
     piece = piece.strip()
-    for attempt in (piece, TRAILING_COMMA.sub(r"\1", piece)):
+    for attempt in (piece, pyliteral.TRAILING_COMMA.sub(r"\1", piece)):
         try:
             return json.loads(attempt)
         except ValueError:
             pass
     try:
-        return ast.literal_eval(TRAILING_COMMA.sub(r"\1", piece))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return pyliteral.literal(piece)
+    except ValueError:
         return _UNREADABLE

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ... import pyliteral
 from ...answers import from_numbers, numbers
 from ...geometry import Point
 
@@ -84,12 +85,12 @@ def _closing(text: str, start: int, quotes: bool) -> int | None:
 def _arguments(inner: str) -> tuple[tuple[Any, ...], dict[str, Any], bool]:
     """``(args, kwargs, lenient)`` of an argument list: literals when it parses as Python, else read leniently."""
     try:
-        node = ast.parse(f"f({inner})", mode="eval").body
+        node = ast.parse(pyliteral.source(f"f({inner})"), mode="eval").body
         if isinstance(node, ast.Call):
             args = tuple(_literal(a) for a in node.args)
             kwargs = {k.arg: _literal(k.value) for k in node.keywords if k.arg}
             return args, kwargs, False
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+    except pyliteral.PARSE_ERRORS:
         pass
     return _lenient(inner)
 

@@ -20,18 +20,17 @@ own numbers: pixels of the image sent for Qwen2.5-VL, 0..1000 for Qwen3-VL (the 
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from typing import Any
 
+from ... import pyliteral
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
 from . import MAX_REPLY, Parsed
 from .calls import fmt, number, pick, point_of
 
 TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
-TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 CLICKS = {"left_click": CLICK, "click": CLICK, "right_click": RIGHT_CLICK, "double_click": DOUBLE_CLICK, "triple_click": DOUBLE_CLICK, "middle_click": CLICK, "mouse_move": MOVE}
 _decoder = json.JSONDecoder()
 
@@ -72,8 +71,8 @@ def _objects(block: str) -> list[Any]:
     if found:
         return found
     try:
-        value = ast.literal_eval(TRAILING_COMMA.sub(r"\1", block.strip()))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        value = pyliteral.literal(block)
+    except ValueError:
         return []
     return [value] if isinstance(value, dict) else []
 
