@@ -2,7 +2,7 @@
 
     python bench/bench_live.py [--steps 60] [--seeds 5] [--processes 1 2] [--tasks click-button enter-text ...]
                                [--convention guitest --space normalized] [--no-overhead] [--no-oracle]
-                               [--pytest-seeds 25] [--pytest-workers 0 2]
+                               [--pytest-seeds 25] [--pytest-workers 0 2] [--miniwob-workers 2] [--miniwob-concurrency 0 1]
 
 Part 1, overhead per step at zoom 3 (the 160x210 task area as a 480x630 screenshot), on a reused
 page of ``click-test``: medians over ``--steps`` of
@@ -19,6 +19,9 @@ live suite, the agent a loopback OpenAI-compatible server (tests/fakeserver.py) 
 with the right action in guitest's own format (a scripted policy; 3 of the 4 tasks right by design), serial and
 ``-n 2``: episodes per second over the run phase (bench/bench_timing.py).
 
+Part 4, what a user types: ``pytest suites/miniwob --model=oracle -n 2``, at the default ``--concurrency`` and at 1
+(``--miniwob-workers``, ``--miniwob-concurrency``): episodes per second over the run phase, success (1.0 expected).
+
 Part 2, the ``oracle`` baseline over its MiniWoB++ subset (every task of
 :data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) speaking ``--convention`` in
 ``--space`` (render, parse, map, act; default guitest's own format), one process per ``--processes`` value: episodes per second (wall time from
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import statistics
 import sys
 import time
@@ -134,9 +138,7 @@ def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
     that answers every step at once with the right action (a scripted policy; guitest's own action format), ``-n workers``.
     Episodes per second over the run phase (first case started to last case finished, bench_timing), success rate."""
     import json
-    import os
     import shutil
-    import subprocess
     from pathlib import Path
 
     import yaml
@@ -154,18 +156,10 @@ def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
         task["seeds"] = list(range(seeds))
     (folder / "tasks.yaml").write_text(yaml.safe_dump(tasks))
     script = {key: [{"policy": acts, "convention": "guitest", "space": "normalized"}] * (10 * seeds) for key, acts in STEPS.items()}
-    timing = Path(work) / f"live_timing_{workers}.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]), GUITEST_BENCH_TIMING=str(timing))
     with fakeserver.serve(Path(work), script=script) as server:
-        command = [sys.executable, "-m", "pytest", str(folder / "suite.yaml"), "-q", "-p", "no:cacheprovider", "-p", "bench_timing",
-                   "--model=openai:agent", f"--base-url={server.base_url}", "--cache=off", f"--report-dir={folder / 'reports'}"]
-        if workers:
-            command += ["-n", str(workers)]
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - started
+        done, run_s, wall = _timed_pytest([str(folder / "suite.yaml"), "--model=openai:agent", f"--base-url={server.base_url}", "--cache=off",
+                                           f"--report-dir={folder / 'reports'}", *(["-n", str(workers)] if workers else [])], work, f"live_{workers}")
     report = json.loads((folder / "reports" / "live_app.json").read_text())
-    run_s = json.loads(timing.read_text())["run_s"]
     n = report["n_results"]
     return {
         "workers": workers, "episodes": n, "steps": sum(c["steps"] for c in report["cases"]), "run_s": run_s, "wall_s": wall,
@@ -173,6 +167,42 @@ def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
         "exit": done.returncode,
     }
 
+
+def oracle_through_pytest(workers: int, concurrency: int | None, work: str) -> dict[str, Any]:
+    """Part 4: ``pytest suites/miniwob --model=oracle -n workers`` as a user types it (``concurrency`` None: the default),
+    episodes per second over the run phase, success rate."""
+    import json
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    reports = Path(work) / f"miniwob_{workers}_{concurrency}"
+    args = [str(repo / "suites" / "miniwob"), "--model=oracle", f"--report-dir={reports}", *(["-n", str(workers)] if workers else [])]
+    done, run_s, wall = _timed_pytest(args + ([f"--concurrency={concurrency}"] if concurrency else []), work, f"miniwob_{workers}_{concurrency}")
+    report = json.loads((reports / "miniwob.json").read_text())
+    n = report["n_results"]
+    return {
+        "workers": workers, "concurrency": concurrency, "episodes": n, "run_s": run_s, "wall_s": wall, "episodes_per_second": n / run_s,
+        "success_rate": report["task_metrics"]["success"]["overall"]["success_rate"], "exit": done.returncode,
+    }
+
+
+def _timed_pytest(args: list[str], work: str, tag: str) -> tuple[Any, float, float]:
+    """``pytest *args`` in a subprocess with bench_timing: (the finished process, run-phase seconds, whole seconds)."""
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    timing = Path(work) / f"timing_{tag}.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]), GUITEST_BENCH_TIMING=str(timing))
+    command = [sys.executable, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider", "-p", "bench_timing"]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
+    return done, json.loads(timing.read_text())["run_s"], wall
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -186,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-oracle", action="store_true", help="skip part 2")
     parser.add_argument("--pytest-seeds", type=int, default=25, help="part 3: seeds per task of tests/live_app (4 tasks); 0 skips part 3")
     parser.add_argument("--pytest-workers", type=int, nargs="+", default=[0, 2], help="part 3: -n values (0: serial)")
-    parser.add_argument("--work", default="/tmp/guitest-bench-live", help="part 3's scratch folder")
+    parser.add_argument("--miniwob-workers", type=int, nargs="*", default=[2], help="part 4: -n values for pytest suites/miniwob --model=oracle (none: skip)")
+    parser.add_argument("--miniwob-concurrency", type=int, nargs="+", default=[0, 1], help="part 4: --concurrency values (0: the default)")
+    parser.add_argument("--work", default="/tmp/guitest-bench-live", help="parts 3 and 4's scratch folder")
     args = parser.parse_args(argv)
 
     if not args.no_overhead:
@@ -206,8 +238,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_oracle:
         print(f"tasks: {len(args.tasks)} ({', '.join(args.tasks)})")
     if args.pytest_seeds:
-        import os
-
         os.makedirs(args.work, exist_ok=True)
         for workers in args.pytest_workers:
             r = through_pytest(args.pytest_seeds, workers, args.work)
@@ -215,6 +245,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"pytest, a loopback policy answering at once, -n {r['workers']}: {r['episodes']} episodes, {r['steps']} steps in "
                 f"{r['run_s']:.1f} s run phase ({r['wall_s']:.1f} s whole process): {r['episodes_per_second']:.2f} episodes/s, "
                 f"success {r['success_rate']:.3f} (the policy is right on all 4 tasks: 1.000 expected)"
+            )
+            ok = ok and r["exit"] == 0 and r["success_rate"] == 1.0
+    for workers in args.miniwob_workers:
+        os.makedirs(args.work, exist_ok=True)
+        for concurrency in args.miniwob_concurrency:
+            r = oracle_through_pytest(workers, concurrency or None, args.work)
+            print(
+                f"pytest suites/miniwob --model=oracle -n {workers} --concurrency={concurrency or 'default'}: {r['episodes']} episodes in "
+                f"{r['run_s']:.1f} s run phase ({r['wall_s']:.1f} s whole process): {r['episodes_per_second']:.2f} episodes/s, success {r['success_rate']:.3f}"
             )
             ok = ok and r["exit"] == 0 and r["success_rate"] == 1.0
     return 0 if ok else 1

@@ -206,6 +206,16 @@ def test_two_episodes_at_once_in_two_contexts(mw) -> None:
     assert results == {"login-user": True, "enter-password": True}
 
 
+def test_the_browser_thread_says_how_busy_it_is(mw) -> None:
+    """The gauge the pool grows by: near 1 while commands follow each other, near 0 once they stop."""
+    until = time.monotonic() + 1.2
+    while time.monotonic() < until:
+        mw.run_js("() => 1")
+    busy = mw.load()
+    time.sleep(1.1)
+    assert busy > 0.7 and mw.load() < 0.1
+
+
 def test_unknown_task_is_an_environment_failure(mw) -> None:
     with pytest.raises(EnvFailure, match="no MiniWoB\\+\\+ task 'no-such-task'"):
         mw.reset(task("no-such-task"), 0)

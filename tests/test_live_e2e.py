@@ -169,3 +169,15 @@ def test_a_deterministic_episode_runs_again_from_the_cache_step_by_step(pytester
     assert {c["id"] for c in data["cases"] if c["verdict"] == "hit"} == RIGHT
     assert all(c["cached"] is True for c in data["cases"])
     again.stdout.fnmatch_lines(["*4 of 4 case(s) answered from the response cache*"])
+
+
+def test_a_slow_agent_gets_episodes_side_by_side(pytester: pytest.Pytester, tmp_path) -> None:
+    """The pool makes a browser context per concurrent episode while the browser thread has time to spare: with an
+    agent that takes a second to answer, the four tasks' episodes wait on the model together, not one after another."""
+    suite(pytester)
+    with fakeserver.serve(tmp_path, script=script("guitest", "normalized"), latency=1.0) as server:
+        result = run(pytester, server, "agent", "--cache=off")
+        in_flight = [r["in_flight"] for r in server.requests()]
+    assert result.ret == 0, result.stdout.str()
+    assert len(in_flight) == 10 and max(in_flight) >= 3, in_flight
+    assert {c["id"] for c in report(pytester)["cases"] if c["verdict"] == "hit"} == RIGHT

@@ -115,6 +115,73 @@ def test_pool_hands_an_episode_the_environment_that_ran_its_task_last() -> None:
     pool.close()
 
 
+class GaugedEnv(TinyEnv):
+    """A TinyEnv whose backend reports how busy it is (as the browser backends' shared thread does)."""
+
+    busy = 0.0
+
+    def load(self) -> float:
+        return GaugedEnv.busy
+
+
+def _acquire_in_thread(pool: EnvPool, affinity: str | None = None) -> tuple[threading.Thread, list[object]]:
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.append(pool.acquire(affinity=affinity)), daemon=True)
+    thread.start()
+    return thread, got
+
+
+def test_pool_grows_to_its_size_while_the_backend_has_time_to_spare() -> None:
+    GaugedEnv.busy = 0.1  # a slow agent: the backend mostly waits on the model
+    pool = EnvPool("gauged", size=4, make=lambda: GaugedEnv({}, "."))
+    started = [_acquire_in_thread(pool) for _ in range(4)]
+    for thread, _ in started:
+        thread.join(timeout=10)
+    leased = [got[0] for _, got in started]
+    assert len({id(e) for e in leased}) == 4  # four at once, each its own
+    pool.close()
+
+
+def test_pool_does_not_grow_while_the_backend_is_busy() -> None:
+    GaugedEnv.busy = 0.95  # a fast agent: the shared thread is the bottleneck, a new context only adds work
+    made: list[GaugedEnv] = []
+
+    def make() -> GaugedEnv:
+        made.append(GaugedEnv({}, "."))
+        return made[-1]
+
+    pool = EnvPool("gauged", size=4, make=make)
+    first = pool.acquire()
+    thread, got = _acquire_in_thread(pool)
+    time.sleep(0.6)  # more than two chances to grow
+    assert got == [] and len(made) == 1
+    pool.release(first)
+    thread.join(timeout=5)
+    assert got == [first]
+    GaugedEnv.busy = 0.1
+    second = pool.acquire()  # time to spare again: it grows
+    assert second is not first and len(made) == 2
+    pool.close()
+
+
+def test_a_busy_backend_keeps_a_task_on_the_environment_that_has_its_page() -> None:
+    GaugedEnv.busy = 0.1
+    pool = EnvPool("gauged", size=3, make=lambda: GaugedEnv({}, "."))
+    a = pool.acquire(affinity="click-button")
+    b = pool.acquire(affinity="enter-text")
+    pool.release(b, affinity="enter-text")
+    GaugedEnv.busy = 0.95
+    thread, got = _acquire_in_thread(pool, "click-button")
+    time.sleep(0.4)
+    assert got == []  # b is idle, but loading click-button there would take the busy thread's time: it waits for a
+    pool.release(a, affinity="click-button")
+    thread.join(timeout=5)
+    assert got == [a]
+    GaugedEnv.busy = 0.1  # with time to spare nobody waits: the idle environment loads the page
+    assert pool.acquire(affinity="click-button") is b
+    pool.close()
+
+
 def test_pool_make_failure_frees_its_slot() -> None:
     calls = []
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import collections
 import concurrent.futures
 import os
 import queue
@@ -43,6 +44,7 @@ LAUNCH_ARGS = (
 INSTALL_BROWSER = "install Debian's Chromium with `apt-get install chromium` (or set GUITEST_CHROMIUM / env_options.executable to a Chromium binary)"
 INSTALL_PLAYWRIGHT = "install it with `pip install 'guitest[live]'` (or `pip install playwright`; no `playwright install` is needed: guitest drives the system Chromium)"
 CALL_TIMEOUT = 120.0  # seconds one browser command may take before the episode is an error
+LOAD_WINDOW = 1.0  # seconds over which BrowserHost.load() measures how busy the browser thread is
 NOTCH_PIXELS = 50  # CSS pixels per wheel notch (MiniWoB++'s own DEFAULT_SCROLL_AMOUNT)
 PLAYWRIGHT_KEYS = {
     "ctrl": "Control", "shift": "Shift", "alt": "Alt", "meta": "Meta", "enter": "Enter", "tab": "Tab", "escape": "Escape",
@@ -69,6 +71,9 @@ class BrowserHost:
         self._error: EnvFailure | None = None
         self._playwright_error: type[BaseException] = RuntimeError
         self.browser: Any = None
+        self._busy_lock = threading.Lock()
+        self._calls: collections.deque[tuple[float, float]] = collections.deque()  # (start, end) of recent commands
+        self._running_since: float | None = None
         self._thread = threading.Thread(target=self._run, args=(headless,), name="guitest-browser", daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -107,10 +112,14 @@ class BrowserHost:
                 break
             fn, args, future = item
             if future.set_running_or_notify_cancel():
+                with self._busy_lock:
+                    self._running_since = time.monotonic()
                 try:
                     future.set_result(fn(*args))
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                     future.set_exception(exc)
+                finally:
+                    self._ran()
         while not self._queue.empty():  # commands that arrived while stopping are answered, not left waiting
             item = self._queue.get_nowait()
             if item is not None and item[2].set_running_or_notify_cancel():
@@ -121,6 +130,27 @@ class BrowserHost:
             pass
         finally:
             playwright.stop()
+
+    def _ran(self) -> None:
+        """Note the command that just ended (on the browser thread)."""
+        end = time.monotonic()
+        with self._busy_lock:
+            if self._running_since is not None:
+                self._calls.append((self._running_since, end))
+            self._running_since = None
+            while self._calls and self._calls[0][1] < end - LOAD_WINDOW:
+                self._calls.popleft()
+
+    def load(self) -> float:
+        """The fraction of the last second the browser thread spent running commands (0..1). Every environment of
+        the process shares this thread: near 1, another browser context adds no episodes per second, only work."""
+        now = time.monotonic()
+        since = now - LOAD_WINDOW
+        with self._busy_lock:
+            spans = list(self._calls)
+            if self._running_since is not None:
+                spans.append((self._running_since, now))
+        return min(sum(max(0.0, end - max(start, since)) for start, end in spans) / LOAD_WINDOW, 1.0)
 
     @property
     def alive(self) -> bool:
@@ -227,6 +257,10 @@ class BrowserPage:
         except Exception:  # noqa: BLE001 - not Chromium, or no CDP: Playwright's own screenshot
             page._guitest_cdp = None
         return context, page
+
+    def load(self) -> float:
+        """How busy the browser thread all contexts share was over the last second (:meth:`BrowserHost.load`)."""
+        return self.host.load()
 
     def run(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
         """``fn(page, *args)`` on the browser thread (EnvFailure on a Playwright error or a closed page)."""

@@ -166,6 +166,10 @@ class MiniWobEnv:
         reason = state.get("reason") or ("raw reward 1" if raw == 1 else f"raw reward {raw:g}")
         return Evaluation(raw == 1.0, raw, reason)
 
+    def load(self) -> float:
+        """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
+        return self.browser.load()
+
     def close(self) -> None:
         """Close this environment's browser context."""
         self.browser.close()

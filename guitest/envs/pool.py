@@ -5,17 +5,30 @@ The plugin keeps one pool per (backend, options) in a worker and runs an episode
 ``pool.release(env, broken=episode.error_source == "environment")`` (or ``with pool.lease() as env:``
 where an EnvFailure escapes). At most ``size`` environments exist (for the browser backends: ``size`` browser contexts of
 the process's one browser); a lease waits for a free one. An environment whose episode ended in an
-:class:`~guitest.live.protocol.EnvFailure` is closed instead of reused.
+:class:`~guitest.live.protocol.EnvFailure` is closed instead of reused. A backend whose environments share one
+resource (the browser thread) says how busy it is, and the pool grows only while it has time to spare (GROW_EVERY).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import Any, Callable, Iterator, Mapping
 
 from ..live.protocol import EnvFailure, Environment
 from . import open_env
+
+
+# An environment may tell how busy the resource it shares with the others is (``load()``, 0..1: the browser
+# backends' one browser thread per process). Then the pool grows by one environment at most every GROW_EVERY seconds,
+# and only while that load is under BUSY: with a fast agent the thread is the bottleneck, and more browser contexts
+# only add page loads and contention (MiniWoB++'s oracle at 8 contexts per worker ran half as fast as at 1), while
+# with a slow agent the thread waits on the model and the pool grows to its size within size x GROW_EVERY seconds.
+# While the load is at BUSY or more, an episode whose task's page is loaded in a busy environment also waits for that
+# one rather than load the page in another (the page load would only take the busy thread's time from the others).
+GROW_EVERY = 0.25
+BUSY = 0.7
 
 
 class EnvPool:
@@ -36,31 +49,105 @@ class EnvPool:
         self._make = make or (lambda: open_env(name, options, base_dir))
         self._idle: list[tuple[Environment, str | None]] = []  # (environment, the affinity it was released with)
         self._count = 0
+        self._load: Callable[[], float] | None = None  # the newest environment's load(), when it has one
+        self._probed = False
+        self._busy: dict[str | None, int] = {}  # affinity -> environments leased with it
+        self._wanted: dict[str | None, int] = {}  # affinity -> episodes waiting for the environment that has it
+        self._grown_at = -GROW_EVERY
         self._closed = False
         self._cond = threading.Condition()
 
     def acquire(self, affinity: str | None = None) -> Environment:
-        """A free environment (made when fewer than ``size`` exist; else the next one released). With ``affinity`` (the
-        task an episode runs), an idle environment last released with the same affinity comes first: it has the task's
-        page loaded already (a MiniWoB++ reset on a reused page takes 20 ms, a fresh page load many times that)."""
+        """A free environment: an idle one, else a new one while fewer than ``size`` exist (and the backend has time to
+        spare, see GROW_EVERY), else the next one released. With ``affinity`` (the task an episode runs), an idle
+        environment last released with the same affinity comes first: it has the task's page loaded already (a
+        MiniWoB++ reset on a reused page takes about 0.1 s, a page load 0.3 s, a new browser context 0.7 s); when the
+        one with that affinity is busy and so is the backend, the episode waits for it (see BUSY)."""
+        wanting = False  # whether this call is counted among the waiters for its affinity's environment
         with self._cond:
-            while True:
-                if self._closed:
-                    raise EnvFailure(f"the {self.name} environment pool is closed")
-                if self._idle:
-                    match = next((i for i in range(len(self._idle) - 1, -1, -1) if self._idle[i][1] == affinity), len(self._idle) - 1)
-                    return self._idle.pop(match)[0]
-                if self._count < self.size:
-                    self._count += 1
-                    break
-                self._cond.wait()
+            try:
+                while True:
+                    if self._closed:
+                        raise EnvFailure(f"the {self.name} environment pool is closed")
+                    match = self._idle_index(lambda a: a == affinity)
+                    if match is not None:
+                        return self._take(match, affinity)
+                    if affinity is not None and self._busy.get(affinity) and self._busy_backend():
+                        if not wanting:  # the environment that has this task's page is busy, and so is the backend
+                            wanting = True
+                            self._wanted[affinity] = self._wanted.get(affinity, 0) + 1
+                        self._cond.wait(GROW_EVERY)
+                        continue
+                    if wanting:
+                        wanting = False
+                        self._unwant(affinity)
+                    free = self._idle_index(lambda a: not self._wanted.get(a))  # not one another episode waits for
+                    if free is not None:
+                        return self._take(free, affinity)
+                    if self._count < self.size and self._may_grow():
+                        self._count += 1
+                        self._grown_at = time.monotonic()
+                        break
+                    self._cond.wait(GROW_EVERY if self._count < self.size or self._idle else None)
+            finally:
+                if wanting:
+                    self._unwant(affinity)
         try:
-            return self._make()
+            env = self._make()
         except BaseException:
             with self._cond:
                 self._count -= 1
-                self._cond.notify()
+                self._cond.notify_all()
             raise
+        load = getattr(env, "load", None)
+        with self._cond:
+            self._lease(affinity)
+            self._load = load if callable(load) else None  # the newest environment's gauge (a replaced browser's)
+            if not self._probed:  # the first environment has told whether this backend has one: the others may come
+                self._probed = True
+                self._cond.notify_all()
+        return env
+
+    def _idle_index(self, wanted: Callable[[str | None], bool]) -> int | None:
+        """The most recently released idle environment whose affinity passes ``wanted``; with the lock held."""
+        return next((i for i in range(len(self._idle) - 1, -1, -1) if wanted(self._idle[i][1])), None)
+
+    def _take(self, index: int, affinity: str | None) -> Environment:
+        env = self._idle.pop(index)[0]
+        self._lease(affinity)
+        return env
+
+    def _unwant(self, affinity: str | None) -> None:
+        left = self._wanted.pop(affinity, 0) - 1
+        if left > 0:
+            self._wanted[affinity] = left
+
+    def _lease(self, affinity: str | None) -> None:
+        self._busy[affinity] = self._busy.get(affinity, 0) + 1
+
+    def _unlease(self, affinity: str | None) -> None:
+        left = self._busy.pop(affinity, 0) - 1
+        if left > 0:
+            self._busy[affinity] = left
+
+    def _may_grow(self) -> bool:
+        """Whether another environment may be made now (see GROW_EVERY); with the lock held."""
+        if self._count == 0:
+            return True
+        if not self._probed:  # the first one is still being made
+            return False
+        if self._load is None:
+            return True
+        return time.monotonic() - self._grown_at >= GROW_EVERY and not self._busy_backend()
+
+    def _busy_backend(self) -> bool:
+        """Whether the backend's shared resource is busy (its load() at BUSY or more); False without a gauge."""
+        if self._load is None:
+            return False
+        try:
+            return self._load() >= BUSY
+        except Exception:  # noqa: BLE001 - a backend's gauge must not stop its episodes
+            return False
 
     def release(self, env: Environment, broken: bool = False, affinity: str | None = None) -> None:
         """Give ``env`` back; a ``broken`` one (its episode's environment failed) is closed and replaced on demand. An
@@ -74,11 +161,12 @@ class EnvPool:
                 except EnvFailure:
                     broken = True
         with self._cond:
+            self._unlease(affinity)
             if broken or self._closed:
                 self._count -= 1
             else:
                 self._idle.append((env, affinity))
-            self._cond.notify()
+            self._cond.notify_all()  # an episode waiting for this task's environment, and any waiting for one
         if broken or self._closed:
             env.close()
 

@@ -93,6 +93,10 @@ class WebAppEnv:
         success, score = self._run(self._evaluate, task.config["success"], task.config.get("score"), what="success check")
         return Evaluation(success, score, f"success check {'held' if success else 'did not hold'}: {task.config['success']}")
 
+    def load(self) -> float:
+        """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
+        return self.browser.load()
+
     def close(self) -> None:
         """Close this environment's browser context."""
         self.browser.close()
