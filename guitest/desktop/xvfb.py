@@ -65,8 +65,13 @@ def state_dir() -> str:
     return os.path.join(tempfile.gettempdir(), f"guitest-desktops-{uid}")
 
 
+def _lock_path(number: int) -> str:
+    """The lock file an X server on display ``number`` writes its pid into."""
+    return f"/tmp/.X{number}-lock"
+
+
 def _display_busy(number: int) -> bool:
-    lock = f"/tmp/.X{number}-lock"
+    lock = _lock_path(number)
     if os.path.exists(f"/tmp/.X11-unix/X{number}") and not os.path.exists(lock):
         return True
     if not os.path.exists(lock):
@@ -78,7 +83,7 @@ def _display_busy(number: int) -> bool:
 def _lock_owner(number: int) -> int | None:
     """The pid an X server wrote into display ``number``'s lock file (None: no lock, or not readable yet)."""
     try:
-        with open(f"/tmp/.X{number}-lock") as f:
+        with open(_lock_path(number)) as f:
             return int(f.read().strip() or 0) or None
     except (OSError, ValueError):
         return None

@@ -11,6 +11,7 @@ resource (the browser thread) says how busy it is, and the pool grows only while
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 import time
@@ -51,8 +52,8 @@ class EnvPool:
         self._count = 0
         self._load: Callable[[], float] | None = None  # the newest environment's load(), when it has one
         self._probed = False
-        self._busy: dict[str | None, int] = {}  # affinity -> environments leased with it
-        self._wanted: dict[str | None, int] = {}  # affinity -> episodes waiting for the environment that has it
+        self._busy: collections.Counter[str | None] = collections.Counter()  # affinity -> environments leased with it
+        self._wanted: collections.Counter[str | None] = collections.Counter()  # affinity -> episodes waiting for one that has it
         self._grown_at = -GROW_EVERY
         self._closed = False
         self._cond = threading.Condition()
@@ -75,12 +76,12 @@ class EnvPool:
                     if affinity is not None and self._busy.get(affinity) and self._busy_backend():
                         if not wanting:  # the environment that has this task's page is busy, and so is the backend
                             wanting = True
-                            self._wanted[affinity] = self._wanted.get(affinity, 0) + 1
+                            self._wanted[affinity] += 1
                         self._cond.wait(GROW_EVERY)
                         continue
                     if wanting:
                         wanting = False
-                        self._unwant(affinity)
+                        _less(self._wanted, affinity)
                     free = self._idle_index(lambda a: not self._wanted.get(a))  # not one another episode waits for
                     if free is not None:
                         return self._take(free, affinity)
@@ -91,7 +92,7 @@ class EnvPool:
                     self._cond.wait(GROW_EVERY if self._count < self.size or self._idle else None)
             finally:
                 if wanting:
-                    self._unwant(affinity)
+                    _less(self._wanted, affinity)
         try:
             env = self._make()
         except BaseException:
@@ -101,7 +102,7 @@ class EnvPool:
             raise
         load = getattr(env, "load", None)
         with self._cond:
-            self._lease(affinity)
+            self._busy[affinity] += 1
             self._load = load if callable(load) else None  # the newest environment's gauge (a replaced browser's)
             if not self._probed:  # the first environment has told whether this backend has one: the others may come
                 self._probed = True
@@ -114,21 +115,8 @@ class EnvPool:
 
     def _take(self, index: int, affinity: str | None) -> Environment:
         env = self._idle.pop(index)[0]
-        self._lease(affinity)
+        self._busy[affinity] += 1
         return env
-
-    def _unwant(self, affinity: str | None) -> None:
-        left = self._wanted.pop(affinity, 0) - 1
-        if left > 0:
-            self._wanted[affinity] = left
-
-    def _lease(self, affinity: str | None) -> None:
-        self._busy[affinity] = self._busy.get(affinity, 0) + 1
-
-    def _unlease(self, affinity: str | None) -> None:
-        left = self._busy.pop(affinity, 0) - 1
-        if left > 0:
-            self._busy[affinity] = left
 
     def _may_grow(self) -> bool:
         """Whether another environment may be made now (see GROW_EVERY); with the lock held."""
@@ -161,7 +149,7 @@ class EnvPool:
                 except EnvFailure:
                     broken = True
         with self._cond:
-            self._unlease(affinity)
+            _less(self._busy, affinity)
             if broken or self._closed:
                 self._count -= 1
             else:
@@ -192,3 +180,10 @@ class EnvPool:
             self._cond.notify_all()
         for env, _ in idle:
             env.close()
+
+
+def _less(counts: "collections.Counter[str | None]", key: str | None) -> None:
+    """One fewer of ``key`` in ``counts``; a count that reaches 0 is dropped (``counts.get(key)`` is then falsy)."""
+    counts[key] -= 1
+    if counts[key] <= 0:
+        del counts[key]
