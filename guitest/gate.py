@@ -7,19 +7,23 @@ from typing import Any
 DEFAULT_EXIT_CODE = 10
 
 
-def thresholds(suite_gate: dict[str, Any], min_accuracy: float | None, metric: str | None = None) -> dict[str, Any]:
+def thresholds(suite_gate: dict[str, Any], min_accuracy: float | None, metric: str | None = None, default_metric: str = "accuracy") -> dict[str, Any]:
     """The thresholds in force: the suite's ``gate:``, with ``--min-accuracy`` replacing its overall one
-    and ``--gate-metric`` its metric (``accuracy``, which is avg@k with repeats, or ``pass@k``)."""
-    out = {"metric": metric or suite_gate.get("metric", "accuracy"), "accuracy": suite_gate.get("accuracy"), "by": dict(suite_gate.get("by", {}))}
+    and ``--gate-metric`` its metric (``accuracy``, which is avg@k with repeats, ``pass@k``, or a live suite's
+    ``mean_score``); without either, the task's ``default_metric`` (a live suite's headline figure)."""
+    out = {"metric": metric or suite_gate.get("metric", default_metric), "accuracy": suite_gate.get("accuracy"), "by": dict(suite_gate.get("by", {}))}
     if min_accuracy is not None:
         out["accuracy"] = min_accuracy
     return out
 
 
 def value(row: dict[str, Any], metric: str) -> float | None:
-    """A table row's value of the gate metric: accuracy (avg@k), or pass@k (pass@1 = accuracy without repeats)."""
+    """A table row's value of the gate metric: accuracy (avg@k), pass@k (pass@1 = accuracy without repeats), or
+    the mean score of a live suite's episodes."""
     if metric == "pass@k" and "repeats" in row:
         return row["repeats"].get(f"pass@{row['repeats']['k']}")
+    if metric == "mean_score":
+        return row.get("mean_score")
     return row["accuracy"]
 
 

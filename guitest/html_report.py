@@ -25,6 +25,7 @@ from .thumbnails import is_embedded, link
 
 VERDICT_ORDER = ("hit", "miss", "unparsed", "refused", "truncated", "unsure", "error", "partial")
 COUNT_COLUMNS = ("n", "hit", "accuracy", "ci95", "unparsed", "refused", "truncated", "error")
+LIVE_COLUMNS = ("n", "hit", "accuracy", "ci95", "mean_score", "unsure", "error")
 
 
 # -- small helpers --------------------------------------------------------------------------------
@@ -50,6 +51,16 @@ def _num(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None
+
+
+def _num3(value: Any) -> str:
+    """A number to three decimals ('–' for none)."""
+    number = _num(value)
+    return "–" if number is None else f"{number:.3f}"
+
+
+def _is_live(report: Mapping[str, Any]) -> bool:
+    return _g(report, "suite", "task") == "live"
 
 
 def _fmt(value: Any) -> str:
@@ -101,6 +112,12 @@ def _settings(report: Mapping[str, Any]) -> str:
     settings = model.get("settings")
     if isinstance(settings, Mapping):
         rows += [(f"setting: {k}", _fmt(v)) for k, v in settings.items()]
+    if _is_live(report):
+        rows.append(("environment", f"{_g(suite, 'env') or '–'}" + (f" ({_fmt(suite['env_options'])})" if _g(suite, "env_options") else "")))
+        rows.append(("step budget", _fmt(_g(suite, "max_steps"))))
+        task_settings = suite.get("settings")
+        if isinstance(task_settings, Mapping):
+            rows += [(f"live: {k}", _fmt(v)) for k, v in task_settings.items()]
     rows.append(("guitest", _fmt(report.get("guitest", "–"))))
     rows.append(("data root", f"{run.get('data_root', '–')}" + (f" (from {run['data_root_source']})" if run.get("data_root_source") else "")))
     for key in ("started", "seconds", "workers"):
@@ -122,17 +139,47 @@ def _settings(report: Mapping[str, Any]) -> str:
     return f"<section id=\"settings\"><h2>Run settings</h2><table class=\"kv\">{body}</table>{extra}</section>"
 
 
+def _live_others(report: Mapping[str, Any]) -> list[str]:
+    """The live figures beside the headline: the other figure, EQA, steps of successes, what was left out."""
+    h = report.get("headline") or {}
+    m = report.get("task_metrics") or {}
+    ci = h.get("ci95")
+    others = []
+    if h.get("figure") == "mean_score":
+        others.append(f"success rate {_pct(h.get('success_rate'))}%")
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and h.get("success_rate") is not None:
+        others.append(f"success 95% CI {_pct(ci[0])}–{_pct(ci[1])}%")
+    if h.get("figure") != "mean_score":
+        others.append(f"mean score {_num3(h.get('mean_score'))}")
+    others.append(f"EQA {_num3(m.get('eqa'))}")
+    steps = m.get("steps_of_successes") or {}
+    if steps.get("n"):
+        others.append(f"mean steps of successes {_num3(steps.get('mean'))}")
+    overall = report.get("overall") or {}
+    others.append(f"{overall.get('unsure', 0)} unsure (left to the judge)")
+    others.append(f"{overall.get('error', 0)} errors")
+    if m.get("unknown_state"):
+        others.append(f"{m['unknown_state']} episode(s) on a machine in an unknown state")
+    return others
+
+
 def _headline(report: Mapping[str, Any]) -> str:
     h = report.get("headline") or {}
     gate = report.get("gate") or {}
-    items = [f"<div class=\"big\" id=\"headline-accuracy\">{_e(_pct(h.get('accuracy')))}<small>%</small></div>",
-             f"<div class=\"what\">{_e(h.get('average', ''))}: {_e(h.get('what', ''))}</div>"]
-    others = [f"micro {_pct(h.get('micro'))}%"]
-    if h.get("over"):
-        others.append(f"macro over {h['over']} {_pct(h.get('macro'))}%")
-    macro = report.get("macro")
-    if isinstance(macro, Mapping):
-        others += [f"macro {k} {_pct(v)}%" for k, v in macro.items() if v is not None and k != h.get("over")]
+    if _is_live(report):
+        figure = h.get("figure", "success_rate")
+        big = f"{_e(_num3(h.get('accuracy')))}" if figure == "mean_score" else f"{_e(_pct(h.get('accuracy')))}<small>%</small>"
+        items = [f"<div class=\"big\" id=\"headline-accuracy\">{big}</div>", f"<div class=\"what\">{_e(h.get('what', ''))}</div>"]
+        others = _live_others(report)
+    else:
+        items = [f"<div class=\"big\" id=\"headline-accuracy\">{_e(_pct(h.get('accuracy')))}<small>%</small></div>",
+                 f"<div class=\"what\">{_e(h.get('average', ''))}: {_e(h.get('what', ''))}</div>"]
+        others = [f"micro {_pct(h.get('micro'))}%"]
+        if h.get("over"):
+            others.append(f"macro over {h['over']} {_pct(h.get('macro'))}%")
+        macro = report.get("macro")
+        if isinstance(macro, Mapping):
+            others += [f"macro {k} {_pct(v)}%" for k, v in macro.items() if v is not None and k != h.get("over")]
     items.append(f"<div class=\"others\">{_e(' · '.join(others))}</div>")
     if gate.get("passed") is not None or gate.get("failures"):
         ok = bool(gate.get("passed"))
@@ -147,27 +194,42 @@ def _headline(report: Mapping[str, Any]) -> str:
     return "<section id=\"headline\" class=\"headline\">" + "".join(items) + "</section>"
 
 
-def _count_cells(row: Mapping[str, Any]) -> str:
-    cells = [row.get("n"), row.get("hit"), _pct(row.get("accuracy")), _ci(row), row.get("unparsed"), row.get("refused"), row.get("truncated"), row.get("error")]
-    return "".join(f"<td class=\"num\" data-col=\"{c}\">{_e('–' if v is None else v)}</td>" for c, v in zip(COUNT_COLUMNS, cells))
+def _count_cells(row: Mapping[str, Any], live: bool = False) -> str:
+    if live:
+        cells = [row.get("n"), row.get("hit"), _pct(row.get("accuracy")), _ci(row), _num3(row.get("mean_score")), row.get("unsure", 0), row.get("error")]
+        columns: tuple[str, ...] = LIVE_COLUMNS
+    else:
+        cells = [row.get("n"), row.get("hit"), _pct(row.get("accuracy")), _ci(row), row.get("unparsed"), row.get("refused"), row.get("truncated"), row.get("error")]
+        columns = COUNT_COLUMNS
+    return "".join(f"<td class=\"num\" data-col=\"{c}\">{_e('–' if v is None else v)}</td>" for c, v in zip(columns, cells))
 
 
 def _tables(report: Mapping[str, Any]) -> str:
-    head = "<tr><th>category</th><th>value</th><th class=\"num\">n</th><th class=\"num\">hit</th><th class=\"num\">acc %</th><th class=\"num\">95% CI</th>" \
-           "<th class=\"num\">unparsed</th><th class=\"num\">refused</th><th class=\"num\">truncated</th><th class=\"num\">error</th></tr>"
-    rows = [f"<tr class=\"overall\" data-category=\"overall\" data-value=\"\"><th scope=\"row\">overall</th><td></td>{_count_cells(report.get('overall') or {})}</tr>"]
+    live = _is_live(report)
+    if live:
+        head = "<tr><th>category</th><th>value</th><th class=\"num\">n</th><th class=\"num\">success</th><th class=\"num\">SR %</th><th class=\"num\">95% CI</th>" \
+               "<th class=\"num\">mean score</th><th class=\"num\">unsure</th><th class=\"num\">error</th></tr>"
+    else:
+        head = "<tr><th>category</th><th>value</th><th class=\"num\">n</th><th class=\"num\">hit</th><th class=\"num\">acc %</th><th class=\"num\">95% CI</th>" \
+               "<th class=\"num\">unparsed</th><th class=\"num\">refused</th><th class=\"num\">truncated</th><th class=\"num\">error</th></tr>"
+    width = 9 if live else 10
+    rows = [f"<tr class=\"overall\" data-category=\"overall\" data-value=\"\"><th scope=\"row\">overall</th><td></td>{_count_cells(report.get('overall') or {}, live)}</tr>"]
     breakdown = report.get("breakdown") or {}
     macro = report.get("macro") if isinstance(report.get("macro"), Mapping) else {}
     for name, values in breakdown.items():
         if not isinstance(values, Mapping):
             continue
-        m = macro.get(name)
+        m = None if live else macro.get(name)
         label = f"{name}" + (f" — macro {_pct(m)}%" if m is not None else "")
-        rows.append(f"<tr class=\"group\"><th colspan=\"10\" scope=\"rowgroup\">{_e(label)}</th></tr>")
+        rows.append(f"<tr class=\"group\"><th colspan=\"{width}\" scope=\"rowgroup\">{_e(label)}</th></tr>")
         for value, row in values.items():
             if isinstance(row, Mapping):
-                rows.append(f"<tr data-category=\"{_e(name)}\" data-value=\"{_e(value)}\"><td>{_e(name)}</td><td>{_e(value)}</td>{_count_cells(row)}</tr>")
-    note = "Accuracy = hit / (n − error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart. 95% CI: Wilson score interval."
+                rows.append(f"<tr data-category=\"{_e(name)}\" data-value=\"{_e(value)}\"><td>{_e(name)}</td><td>{_e(value)}</td>{_count_cells(row, live)}</tr>")
+    if live:
+        note = ("Success rate = successes / (n − unsure − error): episodes no check of guitest's decided (unsure, for the judge) and errored "
+                "episodes are left out and shown apart. Mean score = the mean of the decided episodes' scores. 95% CI: Wilson score interval.")
+    else:
+        note = "Accuracy = hit / (n − error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart. 95% CI: Wilson score interval."
     return f"<section id=\"tables\"><h2>Results</h2><table class=\"results\" id=\"results-table\"><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table><p class=\"note\">{_e(note)}</p></section>"
 
 
@@ -202,12 +264,45 @@ def _chart(name: str, values: Mapping[str, Any]) -> str:
     return f"<figure class=\"chartbox\"><figcaption>{_e(name)}</figcaption>{''.join(out)}</figure>"
 
 
+def _budget_chart(by_budget: Mapping[str, Any]) -> str:
+    """The success rate had the budget been 1, 2, ... steps: one column per budget."""
+    points = [(int(b), _num(v)) for b, v in by_budget.items() if str(b).isdigit()]
+    points = [(b, v) for b, v in sorted(points) if v is not None]
+    if not points:
+        return ""
+    left, plot_w, plot_h, top, bottom = 40, 440, 150, 12, 28
+    width, height = left + plot_w + 10, top + plot_h + bottom
+    step = plot_w / len(points)
+    out = [f"<svg class=\"chart\" role=\"img\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" aria-label=\"success rate by step budget\">"]
+    for tick in (0, 25, 50, 75, 100):
+        y = top + plot_h * (1 - tick / 100)
+        out.append(f"<line class=\"grid\" x1=\"{left}\" y1=\"{y:.1f}\" x2=\"{left + plot_w}\" y2=\"{y:.1f}\"/>")
+        out.append(f"<text class=\"tick\" x=\"{left - 6}\" y=\"{y + 3:.1f}\" text-anchor=\"end\">{tick}%</text>")
+    every = max(1, len(points) // 15)
+    for i, (b, v) in enumerate(points):
+        x, h = left + i * step, plot_h * v
+        out.append(f"<g class=\"bar\"><title>{_e(f'budget {b} steps: {_pct(v)}%')}</title>"
+                   f"<rect class=\"fill\" x=\"{x + step * 0.1:.1f}\" y=\"{top + plot_h - h:.1f}\" width=\"{step * 0.8:.1f}\" height=\"{h:.1f}\"/></g>")
+        if i % every == 0 or i == len(points) - 1:
+            out.append(f"<text class=\"tick\" x=\"{x + step / 2:.1f}\" y=\"{top + plot_h + 14}\" text-anchor=\"middle\">{b}</text>")
+    out.append(f"<text class=\"tick\" x=\"{left + plot_w / 2:.1f}\" y=\"{height - 2}\" text-anchor=\"middle\">step budget</text></svg>")
+    return f"<figure class=\"chartbox\" id=\"budget-chart\"><figcaption>success rate had the budget been</figcaption>{''.join(out)}</figure>"
+
+
 def _charts(report: Mapping[str, Any]) -> str:
     breakdown = report.get("breakdown") or {}
     charts = [_chart(name, values) for name, values in breakdown.items() if isinstance(values, Mapping) and values]
+    live = _is_live(report)
+    if live:
+        by_budget = _g(report, "task_metrics", "success_by_budget")
+        if isinstance(by_budget, Mapping):
+            charts.insert(0, _budget_chart(by_budget))
+    charts = [c for c in charts if c]
     if not charts:
         return ""
-    return "<section id=\"charts\"><h2>Accuracy by category</h2><p class=\"note\">Bars: accuracy; whiskers: 95% confidence interval.</p><div class=\"charts\">" + "".join(charts) + "</div></section>"
+    title, note = ("Success rate", "Bars: success rate; whiskers: 95% confidence interval. The budget chart counts a success at budget b when it took at most b steps.") if live \
+        else ("Accuracy by category", "Bars: accuracy; whiskers: 95% confidence interval.")
+    return f"<section id=\"charts\"><h2>{title}</h2><p class=\"note\">{_e(note)}</p><div class=\"charts\">" + "".join(charts) + "</div></section>"
 
 
 def _box(value: Any) -> list[float] | None:
@@ -285,7 +380,7 @@ def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
     final = _episode_src(episode.get("final_screenshot"), files_dir, page_dir)
     if final:
         frames.append(f"<li class=\"step\"><figure class=\"shot\"><img src=\"{_e(final)}\" alt=\"final screen\" loading=\"lazy\" decoding=\"async\"></figure><p class=\"act\"><b>end</b> {_e(episode.get('end'))}</p></li>")
-    outcome = f"{'success' if episode.get('success') else 'no success'}, score {_fmt(episode.get('score'))}, {len(steps)} step(s), {_fmt(episode.get('wall_seconds'))} s"
+    outcome = f"{'success' if episode.get('success') else 'no success'}, score {_num3(episode.get('score'))}, {len(steps)} step(s), {_num3(episode.get('wall_seconds'))} s"
     reason = f" · {episode['reason']}" if episode.get("reason") else ""
     return f"<div class=\"episode\"><p class=\"meta\">{_e(outcome + reason)}</p><ol class=\"strip\">{''.join(frames)}</ol></div>"
 

@@ -14,6 +14,8 @@ from typing import Any, Iterable, Sequence
 from .verdict import ERROR, HIT, VERDICTS
 
 Z95 = 1.959963984540054
+#: the verdicts left out of accuracy by default: errors (a task may leave out more: live tasks, unsure episodes)
+LEFT_OUT = frozenset({ERROR})
 
 
 def wilson(hits: float, n: int, z: float = Z95) -> list[float]:
@@ -27,8 +29,9 @@ def wilson(hits: float, n: int, z: float = Z95) -> list[float]:
     return [round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)]
 
 
-def counts(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Verdict counts, accuracy over the scored cases (errors excluded) and its 95% interval.
+def counts(results: Iterable[dict[str, Any]], left_out: frozenset[str] = LEFT_OUT) -> dict[str, Any]:
+    """Verdict counts, accuracy over the scored cases (verdicts in ``left_out`` excluded: errors, and for live
+    tasks episodes no check decided) and its 95% interval; ``mean_score`` too when the results carry scores.
 
     With repeats (results carrying ``attempts``) the verdicts of attempts are counted,
     ``accuracy`` is avg@k (the mean over cases of each case's share of hits) with an
@@ -36,23 +39,39 @@ def counts(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """
     table = {v: 0 for v in VERDICTS}
     per_case: list[list[str]] = []
+    scores: list[Any] = []
     for result in results:
-        verdicts = [a["verdict"] for a in result["attempts"]] if result.get("attempts") else [result["verdict"]]
-        for verdict in verdicts:
-            table[verdict] += 1
-        per_case.append(verdicts)
+        runs = result["attempts"] if result.get("attempts") else [result]
+        for run in runs:
+            table[run["verdict"]] += 1
+            if run["verdict"] not in left_out:
+                scores.append(run.get("score"))
+        per_case.append([run["verdict"] for run in runs])
     n = sum(table.values())
-    scored = n - table[ERROR]
+    scored = n - sum(table[v] for v in left_out)
     out: dict[str, Any] = {"n": n, **table}
     if not any(len(v) > 1 for v in per_case):
         out["accuracy"] = round(table[HIT] / scored, 6) if scored else None
         out["ci95"] = wilson(table[HIT], scored)
-        return out
-    stats = repeat_stats(per_case)
-    out["accuracy"] = stats.pop("avg")
-    out["ci95"] = stats.pop("ci95")
-    out["repeats"] = stats
+    else:
+        stats = repeat_stats(per_case, left_out)
+        out["accuracy"] = stats.pop("avg")
+        out["ci95"] = stats.pop("ci95")
+        out["repeats"] = stats
+    if any(_is_score(v) for v in scores):
+        out["mean_score"] = mean_score(scores)
     return out
+
+
+def _is_score(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def mean_score(scores: Sequence[Any]) -> float | None:
+    """The mean of scores (a missing or non-finite one counts 0: an episode the environment gave no score), None for none."""
+    if not scores:
+        return None
+    return round(math.fsum(float(v) if _is_score(v) else 0.0 for v in scores) / len(scores), 6)
 
 
 def pass_at(n: int, c: int, k: int) -> Fraction:
@@ -62,14 +81,14 @@ def pass_at(n: int, c: int, k: int) -> Fraction:
     return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
 
 
-def repeat_stats(per_case: Sequence[Sequence[str]]) -> dict[str, Any]:
+def repeat_stats(per_case: Sequence[Sequence[str]], left_out: frozenset[str] = LEFT_OUT) -> dict[str, Any]:
     """avg@k with a 95% interval over cases, pass@1..k, the standard deviation of accuracy across the k runs, flakiness.
 
     ``per_case`` lists each case's attempt verdicts in attempt order; errored attempts
-    are left out of their case. Cases stopped at their first hit (``--attempt-strategy=pass``)
+    (and any verdict in ``left_out``) are left out of their case. Cases stopped at their first hit (``--attempt-strategy=pass``)
     have fewer attempts: pass@k is then the share of cases with a hit, and no spread is given.
     """
-    cases = [[v for v in verdicts if v != ERROR] for verdicts in per_case]
+    cases = [[v for v in verdicts if v not in left_out] for verdicts in per_case]
     cases = [c for c in cases if c]
     k = max((len(c) for c in cases), default=0)
     complete = all(len(c) == k for c in cases)
@@ -112,10 +131,12 @@ def group_key(result: dict[str, Any], tags: Sequence[str]) -> str | None:
     return _combo_name(values[0] if len(values) == 1 else tuple(values))
 
 
-def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
-    """Overall counts, a breakdown per tag and per tag combination, and macro averages."""
+def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequence[Sequence[str]] = (), left_out: frozenset[str] = LEFT_OUT) -> dict[str, Any]:
+    """Overall counts, a breakdown per tag and per tag combination, and macro averages (verdicts in ``left_out``
+    excluded from accuracy; a ``mean_score`` per row when the results carry scores)."""
     ordered = sorted(results, key=lambda r: r["id"])
     repeated = any(r.get("attempts") for r in ordered)
+    scored = any("score" in r for r in ordered)
     tag_maps = [r["tags"] for r in ordered]
     verdicts = [r["verdict"] for r in ordered]
     values: dict[str, list[Any]] = {}  # tag -> its value per result (in order), computed once for all combinations
@@ -126,22 +147,22 @@ def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequenc
         columns = [values.setdefault(t, [m.get(t) for m in tag_maps]) for t in combo]
         keys = columns[0] if len(combo) == 1 else list(zip(*columns))
         names = {k: _combo_name(k) for k in set(keys)}  # a few distinct keys: name each once
-        if repeated:
+        if repeated or scored:
             groups: dict[str, list[dict[str, Any]]] = {}
             for key, result in zip(keys, ordered):
                 if names[key] is not None:
                     groups.setdefault(names[key], []).append(result)
-            breakdown[name] = {value: counts(groups[value]) for value in sorted(groups)}
+            breakdown[name] = {value: counts(groups[value], left_out) for value in sorted(groups)}
         else:
             tallies: dict[str, Counter[str]] = {}
             for (key, verdict), n in Counter(zip(keys, verdicts)).items():
                 if names[key] is not None:
                     tallies.setdefault(names[key], Counter())[verdict] += n
-            breakdown[name] = {value: _counts_of(tallies[value]) for value in sorted(tallies)}
+            breakdown[name] = {value: _counts_of(tallies[value], left_out) for value in sorted(tallies)}
         accs = [row["accuracy"] for row in breakdown[name].values() if row["accuracy"] is not None]
         macro[name] = round(math.fsum(accs) / len(accs), 6) if accs else None
     notes = Counter(note for r in ordered for note in r.get("notes") or ())
-    overall = counts(ordered) if repeated else _counts_of(Counter(verdicts))
+    overall = counts(ordered, left_out) if repeated or scored else _counts_of(Counter(verdicts), left_out)
     return {"overall": overall, "breakdown": breakdown, "macro": macro, "notes": dict(sorted(notes.items()))}
 
 
@@ -154,11 +175,11 @@ def _combo_name(key: Any) -> str | None:
     return "/".join(v.replace("%", "%25").replace("/", "%2F") for v in key)
 
 
-def _counts_of(tally: Counter[str]) -> dict[str, Any]:
-    """:func:`counts` of results without repeats, from their verdict tally."""
+def _counts_of(tally: Counter[str], left_out: frozenset[str] = LEFT_OUT) -> dict[str, Any]:
+    """:func:`counts` of results without repeats or scores, from their verdict tally."""
     table = {v: tally.get(v, 0) for v in VERDICTS}
     n = sum(table.values())
-    scored = n - table[ERROR]
+    scored = n - sum(table[v] for v in left_out)
     return {"n": n, **table, "accuracy": round(table[HIT] / scored, 6) if scored else None, "ci95": wilson(table[HIT], scored)}
 
 

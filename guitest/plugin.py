@@ -29,7 +29,7 @@ from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
 from .thumbnails import MODES as PICTURE_MODES, embed, picture
 from .models.base import Model, Settings
-from .live.flow import Environments, LiveSetup, run_live_case, skip_reason
+from .live.flow import Environments, LiveSetup, live_record, run_live_case, skip_reason
 from .runner import Prefetcher
 from .secrets import scrub_args
 from .pysuite import Point, Region, load_samples, region
@@ -78,7 +78,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--repeats", metavar="K", type=int, default=1, help="ask the model K times per case (each attempt its own call); reports avg@k, pass@k, spread and flakiness")
     add("--attempt-strategy", choices=("avg", "pass"), default="avg", help="with --repeats: 'avg' runs all K attempts, 'pass' stops at the first hit (pass@k)")
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
-    add("--gate-metric", choices=("accuracy", "pass@k"), default=None, help="what the gate thresholds apply to: accuracy (avg@k with --repeats; the default) or pass@k")
+    add("--gate-metric", choices=("accuracy", "pass@k", "mean_score"), default=None, help="what the gate thresholds apply to: accuracy (avg@k with --repeats; for live suites the success rate), pass@k, or mean_score (live suites: the mean of the episodes' scores). Default: the suite's gate.metric, else its headline figure")
     add("--max-steps", metavar="N", type=int, default=None, help="live tasks: the step budget of an episode (default: the suite's max_steps, else 15)")
     add("--env-url", metavar="URL", action="append", default=None, help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)")
     add("--gate-exit-code", metavar="N", type=int, default=gate_mod.DEFAULT_EXIT_CODE, help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
@@ -472,9 +472,12 @@ class GuitestState:
         if model:
             extra = "".join(f", {k} {model[k]}" for k in ("base_url", "api_key") if k in model)
             s = self.model.settings  # a --model-config may have changed them
+            shown = [("temperature", f"temperature {s.temperature:g}"), ("max_tokens", f"max tokens {s.max_tokens}"), ("timeout", f"timeout {s.timeout:g} s"),
+                     ("retries", f"retries {s.retries}"), ("seed", f"seed {s.seed}"), ("concurrency", f"concurrency {s.concurrency}")]
+            used = self.model.uses
             lines.append(
                 f"guitest model: {model['spec']} ({model['adapter']}{extra}); "
-                f"temperature {s.temperature:g}, max tokens {s.max_tokens}, timeout {s.timeout:g} s, retries {s.retries}, concurrency {s.concurrency}"
+                + ", ".join(text for name, text in shown if (used is None and name != "seed") or (used is not None and name in used))
             )
             profile = self.model.profile
             sizing = profile.sizing
@@ -731,14 +734,15 @@ class GuitestState:
                 merged_from = previous.get("run", {}).get("started")
         got = {r["id"] for r in results}
         missing = sorted(i for i in selected if i not in got)
-        limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy, self.config.option.gate_metric)
+        limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy, self.config.option.gate_metric, task.gate_metric)
         report = report_mod.build(
-            suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding", "settings": task.settings},
+            suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding", "settings": task.settings,
+                   **(live_record(suite, self.config.option.max_steps) if suite else {})},
             model=model,
             results=results,
             n_selected=len(selected),
             missing=missing,
-            tags=list(suite.tags) if suite else sorted({t for r in results for t in r.get("tags", {})}),
+            tags=list(suite.tables) if suite else sorted({t for r in results for t in r.get("tags", {})}),
             cross=[list(c) for c in suite.cross] if suite else [],
             average=suite.average if suite else "micro",
             macro_over=suite.macro_over if suite else None,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, schema
-from .metrics import aggregate, headline
+from .metrics import LEFT_OUT, aggregate, headline
 from .tasks import Task, task_named
 
 REPORT_FIELDS = (
@@ -38,9 +38,9 @@ def build(
 ) -> dict[str, Any]:
     """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order."""
     cases = [_report_fields(r) for r in sorted(results, key=lambda r: r["id"])]
-    agg = aggregate(cases, tags, cross)
-    agg["headline"] = headline(agg, average, macro_over)
+    agg = aggregate(cases, tags, cross, task.left_out if task is not None else LEFT_OUT)
     metrics = task.summarize(cases) if task is not None else None
+    agg["headline"] = task.headline(agg, metrics, average, macro_over) if task is not None else headline(agg, average, macro_over)
     if metrics is not None:
         agg["task_metrics"] = metrics
     return {
@@ -113,10 +113,19 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 HEADER = ("category", "value", "n", "hit", "acc%", "95% CI", "unparsed", "refused", "trunc", "error")
+#: a live suite's columns: episodes, successes, success rate and its interval, mean score, and what was left out
+LIVE_HEADER = ("category", "value", "n", "success", "SR%", "95% CI", "mean score", "unsure", "error")
+
+
+def is_live(report: dict[str, Any]) -> bool:
+    """Whether the report is of a live suite (episodes, scored by their environment)."""
+    return (report.get("suite") or {}).get("task") == "live"
 
 
 def _header(report: dict[str, Any]) -> tuple[str, ...]:
-    """The table's columns: an ``unsure`` column only where a judge said unsure."""
+    """The table's columns: a live suite's own; else an ``unsure`` column only where a judge said unsure."""
+    if is_live(report):
+        return LIVE_HEADER
     return HEADER[:-1] + ("unsure", "error") if _has_unsure(report) else HEADER
 
 
@@ -124,11 +133,32 @@ def _has_unsure(report: dict[str, Any]) -> bool:
     return bool(report["overall"].get("unsure"))
 
 
-def _cells(name: str, value: str, row: dict[str, Any], unsure: bool = False) -> tuple[str, ...]:
+def score3(value: Any) -> str:
+    """A score to three decimals, '-' when there is none."""
+    return "-" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.3f}"
+
+
+def _cells(name: str, value: str, row: dict[str, Any], unsure: bool = False, live: bool = False) -> tuple[str, ...]:
     lo, hi = row["ci95"]
     ci = "-" if row["accuracy"] is None else f"{100 * lo:.1f}-{100 * hi:.1f}"
+    if live:
+        return (name, value, str(row["n"]), str(row["hit"]), pct(row["accuracy"]), ci, score3(row.get("mean_score")), str(row.get("unsure", 0)), str(row["error"]))
     extra = (str(row.get("unsure", 0)),) if unsure else ()
     return (name, value, str(row["n"]), str(row["hit"]), pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), *extra, str(row["error"]))
+
+
+def table_cells(report: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The overall and per-category table as rows of text cells, the header first (the report's own columns)."""
+    unsure, live = _has_unsure(report), is_live(report)
+    return [_header(report)] + [_cells(*r, unsure=unsure, live=live) for r in table_rows(report)]
+
+
+def reading_note(report: dict[str, Any]) -> str:
+    """How to read the table's rates."""
+    if is_live(report):
+        return ("Success rate = successes / (n - unsure - error): episodes no check of guitest's decided (unsure: for the judge) "
+                "and errored episodes are left out and shown apart; mean score = the mean of the decided episodes' scores. 95% CI: Wilson.")
+    return "Accuracy = hit / (n - error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart."
 
 
 def align_table(cells: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) -> list[str]:
@@ -144,13 +174,12 @@ def align_table(cells: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) ->
 
 def text_table(report: dict[str, Any]) -> list[str]:
     """The overall and per-category table as aligned plain-text lines."""
-    unsure = _has_unsure(report)
-    lines = align_table([_header(report)] + [_cells(*r, unsure=unsure) for r in table_rows(report)])
+    lines = align_table(table_cells(report))
     lines += repeat_lines(report)
     lines += task_lines(report)
     lines.append(headline_line(report))
     macro = {k: v for k, v in report["macro"].items() if v is not None}
-    if macro:
+    if macro and not is_live(report):
         lines.append("macro average (mean of the values' accuracies): " + ", ".join(f"{k} {pct(v)}%" for k, v in macro.items()))
     if report["notes"]:
         lines.append("notes: " + ", ".join(f"{k} x{v}" for k, v in report["notes"].items()))
@@ -187,6 +216,12 @@ def task_lines(report: dict[str, Any]) -> list[str]:
 def headline_line(report: dict[str, Any]) -> str:
     """One line: the suite's declared headline average first, the other beside it, each named."""
     h = report["headline"]
+    if h.get("figure") == "mean_score":
+        return f"headline: mean score {score3(h['accuracy'])} (the suite's headline, the figure its benchmark reports); success rate {pct(h.get('success_rate'))}%"
+    if h.get("figure") == "success_rate":
+        lo, hi = h.get("ci95") or (0, 0)
+        return (f"headline: success rate {pct(h['accuracy'])}% (95% CI {pct(lo)}-{pct(hi)}; the suite's headline, the figure its benchmark reports); "
+                f"mean score {score3(h.get('mean_score'))}")
     if h["average"] == "macro":
         return f"headline: {pct(h['accuracy'])}% macro over {h['over']} (the suite's declared headline); micro {pct(h['micro'])}%"
     return f"headline: {pct(h['accuracy'])}% micro (the suite's declared headline)" + (f"; macro over {h['over']} {pct(h['macro'])}%" if h.get("over") else "")
@@ -233,19 +268,16 @@ def markdown(report: dict[str, Any]) -> str:
     down = report["run"].get("unreachable")
     if down:
         out.append(f"- **endpoint {down.get('state', 'unreachable')}**: {down['url']} ({down['reason']}); {down['cases_not_asked']} case(s) not asked (errors): re-run them with `--lf`")
-    out += [
-        "",
-        "| " + " | ".join(_header(report)) + " |",
-        "|" + "|".join("---" for _ in _header(report)) + "|",
-    ]
-    out += ["| " + " | ".join(_cells(*r, unsure=_has_unsure(report))) + " |" for r in table_rows(report)]
+    cells = table_cells(report)
+    out += ["", "| " + " | ".join(cells[0]) + " |", "|" + "|".join("---" for _ in cells[0]) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in cells[1:]]
     extra = task_lines(report)
     if extra:
         out += ["", "```"] + extra + ["```"]
     out.append("")
     out.append(headline_line(report))
     out.append("")
-    out.append("Accuracy = hit / (n - error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart.")
+    out.append(reading_note(report))
     gate = report["gate"]
     if gate.get("failures") or gate.get("passed") is not None:
         out += ["", "## Gate", ""]

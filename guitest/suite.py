@@ -50,10 +50,16 @@ class Suite:
     env: str | None = None  # task: live: the environment backend, its options, the step budget
     env_options: dict[str, Any] = field(default_factory=dict)
     max_steps: int | None = None
+    breakdown: tuple[str, ...] | None = None  # the tags that get a table in the report (None: every tag)
 
     @property
     def folder(self) -> Path:
         return self.path.parent
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tags the report breaks results down by: ``breakdown:`` when given, else every tag."""
+        return self.tags if self.breakdown is None else self.breakdown
 
 
 def load_suite(path: Path) -> Suite:
@@ -89,6 +95,7 @@ def load_suite(path: Path) -> Suite:
         env=raw.get("env"),
         env_options=raw.get("env_options", {}),
         max_steps=raw.get("max_steps"),
+        breakdown=tuple(raw["breakdown"]) if "breakdown" in raw else None,
     )
     _check_references(suite)
     load_task(suite.task, suite.settings, str(path))  # unknown settings fail here, naming the field
@@ -104,18 +111,21 @@ def _check_references(suite: Suite) -> None:
         for tag in combo:
             if tag not in suite.tags:
                 raise SuiteError(f"{where(str(suite.path), field='cross')}: '{tag}' is not one of the suite's tags {list(suite.tags)}")
+    for tag in suite.breakdown or ():
+        if tag not in suite.tags:
+            raise SuiteError(f"{where(str(suite.path), field='breakdown')}: '{tag}' is not one of the suite's tags {list(suite.tags)}")
     for key in suite.gate.get("by", {}):
         tag = key.split("=", 1)[0]
         combo = tuple(tag.split("/"))
-        if len(combo) == 1 and tag not in suite.tags:
-            raise SuiteError(f"{where(str(suite.path), field='gate.by')}: '{key}' names tag '{tag}', which is not one of {list(suite.tags)}")
+        if len(combo) == 1 and tag not in suite.tables:
+            raise SuiteError(f"{where(str(suite.path), field='gate.by')}: '{key}' names tag '{tag}', which is not one of the report's breakdowns {list(suite.tables)}")
         if len(combo) > 1 and combo not in suite.cross:
             declared = ["/".join(c) for c in suite.cross]
             raise SuiteError(
                 f"{where(str(suite.path), field='gate.by')}: '{key}' names the combination '{tag}', "
                 f"which is not one of the suite's cross breakdowns {declared}; declare it under 'cross:'"
             )
-    breakdowns = list(suite.tags) + ["/".join(c) for c in suite.cross]
+    breakdowns = list(suite.tables) + ["/".join(c) for c in suite.cross]
     if suite.average == "macro" and suite.macro_over not in breakdowns:
         raise SuiteError(
             f"{where(str(suite.path), field='macro_over')}: average: macro needs macro_over naming one of the breakdowns {breakdowns}"

@@ -84,6 +84,18 @@ class Environments:
         envs.shutdown()
 
 
+def live_record(suite: Any, max_steps: int | None) -> dict[str, Any]:
+    """What a report records of a live suite's run beside its task settings: the backend, its options (URLs without
+    credentials) and the step budget in force (``--max-steps``, else the suite's, else 15; a task row may set its
+    own, recorded per case); empty for a suite that is not live."""
+    from ..secrets import redact_urls
+
+    if getattr(suite, "task", None) != "live":
+        return {}
+    options = {k: redact_urls(v) if isinstance(v, str) else v for k, v in suite.env_options.items()}
+    return {"env": suite.env, "env_options": options, "max_steps": int(max_steps or suite.max_steps or DEFAULT_MAX_STEPS)}
+
+
 def budget(sample: Sample, setup: LiveSetup, options: RunOptions) -> int:
     """The episode's step budget: ``--max-steps`` when given, else the task row's, else the suite's, else 15."""
     return int(options.max_steps or sample.data.get("max_steps") or setup.max_steps or DEFAULT_MAX_STEPS)

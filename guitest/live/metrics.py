@@ -1,10 +1,19 @@
 """Metrics of live tasks over episodes: success rates with 95% intervals, steps, EQA, success by budget.
 
 Every function takes episode results as plain dicts: ``id`` (the case id; the fixed order of EQA),
-``success`` (bool), ``steps`` (policy decisions taken, a failed episode's included), ``error`` (truthy
-when the episode errored; errored episodes are left out of every metric, as errors are left out of
-accuracy), and the tags named by ``by`` (``task``, ``family``). With repeats, pass every attempt as one
+``success`` (bool), ``score`` (the environment's own score: MiniWoB++'s raw reward, an OSWorld
+metric's value in 0..1; None when it gave none), ``steps`` (policy decisions taken, a failed
+episode's included), ``error`` (truthy when the episode errored), ``unsure`` (truthy when no check of
+guitest's decided it: an OSWorld/WAA evaluator guitest lacks, left to the judge), ``reset`` (how the
+machine was brought to the task's start: ``"none"`` when it could not be, an unknown state), and the
+tags named by ``by`` (``task``, ``family``). Errored and unsure episodes are left out of every rate,
+as errors are left out of accuracy, and counted apart. With repeats, pass every attempt as one
 episode (ids ``case#attempt`` keep the order fixed).
+
+Two figures per group: the success rate (successes over decided episodes) and the mean score (the
+mean of the decided episodes' scores, an episode without a score counting 0). A live suite's
+headline is the one its benchmark's leaderboard uses (``settings.headline``: MiniWoB++ reports the
+success rate, OSWorld's ``show_result.py`` the mean of the per-task ``result.txt`` scores).
 
 EQA (Efficiency-Quality Area, MMBench-GUI, arXiv:2507.19478, section 3.5): over the N episodes in a
 fixed, documented order (here: sorted by id), T_k = the steps taken by the first k episodes,
@@ -25,16 +34,29 @@ from ..metrics import wilson
 EQA_POINTS = 101
 
 
+HEADLINES = ("success_rate", "mean_score")
+
+
 def scored(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The episodes that count (not errored), sorted by id: the order every metric here uses."""
-    return sorted((r for r in results if not r.get("error")), key=lambda r: str(r["id"]))
+    """The episodes that count (neither errored nor unsure), sorted by id: the order every metric here uses."""
+    return sorted((r for r in results if not r.get("error") and not r.get("unsure")), key=lambda r: str(r["id"]))
+
+
+def score_of(result: dict[str, Any]) -> float:
+    """An episode's score for the mean: its finite ``score``, else 0 (an episode the environment gave no score)."""
+    value = result.get("score")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return float(value)
 
 
 def rate(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """``n``, ``successes``, ``success_rate`` and its 95% Wilson interval ``ci95`` over ``results`` (already scored)."""
+    """``n``, ``successes``, ``success_rate`` with its 95% Wilson interval ``ci95``, and ``mean_score`` over
+    ``results`` (already scored)."""
     n = len(results)
     hits = sum(1 for r in results if r["success"])
-    return {"n": n, "successes": hits, "success_rate": round(hits / n, 6) if n else None, "ci95": wilson(hits, n)}
+    mean = round(math.fsum(score_of(r) for r in results) / n, 6) if n else None
+    return {"n": n, "successes": hits, "success_rate": round(hits / n, 6) if n else None, "ci95": wilson(hits, n), "mean_score": mean}
 
 
 def success_rates(results: Iterable[dict[str, Any]], by: Sequence[str] = ("task", "family")) -> dict[str, Any]:
@@ -102,16 +124,24 @@ def success_by_budget(results: Iterable[dict[str, Any]], max_steps: int) -> dict
     return {b: (round(sum(1 for r in rows if r["success"] and int(r["steps"]) <= b) / n, 6) if n else None) for b in range(1, max_steps + 1)}
 
 
-def summarize(results: Iterable[dict[str, Any]], max_steps: int, by: Sequence[str] = ("task", "family")) -> dict[str, Any]:
-    """All live metrics as plain builtins: success rates (overall, per tag), steps of successes, EQA with its order
-    and budget, success by budget, and the count of errored episodes left out."""
+def summarize(results: Iterable[dict[str, Any]], max_steps: int, by: Sequence[str] = ("task", "family"), headline: str = "success_rate") -> dict[str, Any]:
+    """All live metrics as plain builtins: success rates and mean scores (overall, per tag), steps of successes,
+    EQA with its order and budget, success by budget, the errored and unsure episodes left out (counted), the
+    episodes that ran on a machine in an unknown state, and the headline (``headline``: which figure)."""
+    if headline not in HEADLINES:
+        raise ValueError(f"headline must be one of {', '.join(HEADLINES)}, got {headline!r}")
     rows = list(results)
+    success = success_rates(rows, by)
+    overall = success["overall"]
     return {
-        "success": success_rates(rows, by),
+        "headline": {"figure": headline, "value": overall[headline], "success_rate": overall["success_rate"], "ci95": overall["ci95"], "mean_score": overall["mean_score"], "n": overall["n"]},
+        "success": success,
         "steps_of_successes": steps_of_successes(rows),
         "eqa": eqa(rows, max_steps),
-        "eqa_order": "episodes sorted by case id; errored episodes left out; a failed episode counts the steps it took",
+        "eqa_order": "episodes sorted by case id; errored and unsure episodes left out; a failed episode counts the steps it took",
         "eqa_t_max": max_steps,
         "success_by_budget": {str(b): v for b, v in success_by_budget(rows, max_steps).items()},
         "errors": sum(1 for r in rows if r.get("error")),
+        "unsure": sum(1 for r in rows if r.get("unsure") and not r.get("error")),
+        "unknown_state": sum(1 for r in rows if r.get("reset") == "none" and not r.get("error")),
     }

@@ -58,6 +58,8 @@ class Model:
     """
 
     cacheable = True
+    #: the settings this adapter reads, the ones its report lists (None: all of them, for an adapter that does not say)
+    uses: tuple[str, ...] | None = None
 
     def __init__(self, name: str, settings: Settings, profile: Profile | None = None, profile_reason: str = "") -> None:
         self.name = name
@@ -129,7 +131,7 @@ class Model:
             "space": self.space,
             "profile": self.profile.describe(),
             "profile_reason": self.profile_reason,
-            "settings": self.settings.public(),
+            "settings": {k: v for k, v in self.settings.public().items() if self.uses is None or k in self.uses},
         }
 
     def close(self) -> None:

@@ -17,6 +17,8 @@ from .base import Blind, Case, Prompt, Reply, SentImage
 
 
 class _Baseline(Blind):
+    uses: tuple[str, ...] | None = ("concurrency",)
+
     def say(self, pixel: Point, case: Case) -> Reply:
         """A reply naming ``pixel`` (in pixels of the original image) in the profile's convention."""
         return Reply(text=grounding.point_text(pixel, case, self.profile))
@@ -42,6 +44,8 @@ class Center(_Baseline):
 
 class Random(_Baseline):
     """A uniformly random point, seeded by ``--seed``, the case id and the attempt, so any order gives the same answers."""
+
+    uses = ("concurrency", "seed")
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         seed = f"{self.settings.seed or 0}:{case.sample.id}".encode() + (f":{case.attempt}".encode() if case.attempt else b"")

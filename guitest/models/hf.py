@@ -92,6 +92,8 @@ class Request:
 class HFModel(Model):
     """A transformers image-text-to-text model on ``--device`` in ``--dtype``; see the module docstring."""
 
+    uses = ("temperature", "max_tokens", "seed", "concurrency", "min_pixels", "max_pixels", "device", "dtype", "batch_size")
+
     def __init__(self, name: str, settings: Settings, path: str, profile: Profile | None = None, profile_reason: str = "", batch_wait: float = BATCH_WAIT) -> None:
         super().__init__(name, settings, profile, profile_reason)
         if not path:

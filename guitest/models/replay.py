@@ -13,6 +13,8 @@ from .base import Blind, Case, Prompt, Reply, SentImage, Settings
 class Replay(Blind):
     """Looks each case's reply up by id; a case with no reply is an error outcome."""
 
+    uses = ("concurrency",)
+
     def __init__(self, name: str, settings: Settings, path: str, profile: Profile | None = None, profile_reason: str = "") -> None:
         super().__init__(name, settings, profile, profile_reason)
         self.path = Path(path)

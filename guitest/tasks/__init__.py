@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .. import schema
+from .. import metrics, schema
 from ..errors import SuiteError, where
 from ..verdict import ERROR, HIT
 
@@ -47,6 +47,8 @@ class Task:
     name = "task"
     #: the settings and their defaults; a suite's ``settings:`` overrides them
     defaults: dict[str, Any] = {}
+    #: the verdicts left out of accuracy and counted apart (errors; a live task also leaves out undecided episodes)
+    left_out: frozenset[str] = metrics.LEFT_OUT
 
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         self.settings = {**self.defaults, **(settings or {})}
@@ -124,6 +126,16 @@ class Task:
     def summary_lines(self, metrics: dict[str, Any]) -> list[str]:
         """Plain-text lines showing :meth:`summarize`'s metrics in the terminal and the Markdown summary."""
         return []
+
+    def headline(self, agg: dict[str, Any], task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> dict[str, Any]:
+        """The report's headline: the figure the benchmark reports (by default the suite's declared average of
+        accuracy, micro or macro over ``macro_over``), with the other beside it."""
+        return metrics.headline(agg, average, macro_over)
+
+    @property
+    def gate_metric(self) -> str:
+        """What a gate threshold applies to when neither ``--gate-metric`` nor the suite's ``gate.metric`` says."""
+        return "accuracy"
 
     def describe(self) -> dict[str, Any]:
         """What the report records about the task: its name and settings."""
