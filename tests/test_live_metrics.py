@@ -98,10 +98,10 @@ def test_success_rates_overall_per_task_and_family() -> None:
         ep("enter-text-seed1", False, 2, task="enter-text", family="enter", error="browser crashed"),
     ]
     table = metrics.success_rates(results)
-    assert table["overall"] == {"n": 4, "successes": 3, "success_rate": 0.75, "ci95": wilson(3, 4)}
+    assert table["overall"] == {"n": 4, "successes": 3, "success_rate": 0.75, "ci95": wilson(3, 4), "mean_score": 0.0}
     assert table["by"]["task"]["click-button"]["success_rate"] == 0.5
     assert table["by"]["task"]["enter-text"]["n"] == 1  # the errored one is left out; tags are read too
-    assert table["by"]["family"]["click"] == {"n": 3, "successes": 2, "success_rate": round(2 / 3, 6), "ci95": wilson(2, 3)}
+    assert table["by"]["family"]["click"] == {"n": 3, "successes": 2, "success_rate": round(2 / 3, 6), "ci95": wilson(2, 3), "mean_score": 0.0}
 
 
 def test_steps_of_successes() -> None:
@@ -116,3 +116,32 @@ def test_summary_names_the_order_and_counts_errors() -> None:
     assert summary["errors"] == 1 and summary["eqa_t_max"] == 10 and "sorted by case id" in summary["eqa_order"]
     assert summary["eqa"] == metrics.eqa([ep("a", True, 2)], 10)
     assert summary["success_by_budget"]["2"] == 1.0 and summary["success"]["overall"]["n"] == 1
+
+
+def test_unsure_episodes_are_left_out_and_counted_apart_like_errors() -> None:
+    # a desktop task whose evaluator guitest lacks is unsure: it is neither a success nor a failure
+    results = [ep("a", True, 2, score=1.0), ep("b", False, 3, unsure=True), ep("c", False, 4, error="machine down")]
+    summary = metrics.summarize(results, 10)
+    assert summary["success"]["overall"]["n"] == 1 and summary["success"]["overall"]["success_rate"] == 1.0
+    assert summary["unsure"] == 1 and summary["errors"] == 1
+    assert summary["eqa"] == metrics.eqa([ep("a", True, 2)], 10)  # the unsure episode adds no steps either
+    assert summary["success_by_budget"]["2"] == 1.0
+
+
+def test_the_mean_score_averages_partial_scores_beside_the_success_rate() -> None:
+    # OSWorld's show_result.py averages the per-task result.txt values: 1, 0.5 (a fuzzy match) and 0 give 0.5,
+    # where the success rate counts only the 1; an episode the environment gave no score counts 0
+    results = [ep("a", True, 3, score=1.0, task="t"), ep("b", False, 5, score=0.5, task="t"), ep("c", False, 5, score=None, task="u"),
+               ep("d", False, 1, score=0.9, unsure=True, task="u")]
+    summary = metrics.summarize(results, 10, headline="mean_score")
+    assert summary["success"]["overall"]["mean_score"] == 0.5 and summary["success"]["overall"]["success_rate"] == round(1 / 3, 6)
+    assert summary["success"]["by"]["task"]["t"]["mean_score"] == 0.75 and summary["success"]["by"]["task"]["u"]["mean_score"] == 0.0
+    assert summary["headline"]["figure"] == "mean_score" and summary["headline"]["value"] == 0.5
+    assert metrics.summarize(results, 10)["headline"]["value"] == round(1 / 3, 6)
+    with pytest.raises(ValueError, match="success_rate, mean_score"):
+        metrics.summarize(results, 10, headline="accuracy")
+
+
+def test_episodes_on_a_machine_in_an_unknown_state_are_counted() -> None:
+    results = [ep("a", True, 2, reset="none"), ep("b", True, 2, reset="reset"), ep("c", False, 2, reset="none", error="x")]
+    assert metrics.summarize(results, 5)["unknown_state"] == 1  # the errored one is not scored, so not counted
