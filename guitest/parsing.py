@@ -21,7 +21,7 @@ from .profiles import PROFILES
 
 ANSWER = re.compile(r"\b(?:final\s+)?answer\b\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 THINK = re.compile(r"<think>.*?(?:</think>|$)", re.IGNORECASE | re.DOTALL)
-CLOSE_THINK = re.compile(r".*</think>", re.IGNORECASE | re.DOTALL)
+CLOSE_THINK = re.compile(r"</think>", re.IGNORECASE)
 MAX_REPLY = 50_000  # characters read from the end of a reply; an answer is never further back
 REFUSAL = re.compile(
     r"\b(?:not (?:found|present|visible|shown|displayed|(?:on|in) (?:the |this )?(?:screen|screenshot|image|page))"
@@ -50,9 +50,13 @@ class ParsedPoint:
 def strip_think(text: str) -> str:
     """The reply without reasoning: everything up to the last ``</think>`` (chat templates that open
     ``<think>`` in the prompt leave only the closing tag in the reply), and an unclosed ``<think>`` to the end."""
-    closing = CLOSE_THINK.search(text)
-    if closing:
-        text = text[closing.end() :]
+    # The last closing tag, found in one pass: a greedy ``.*</think>`` searched from every position was quadratic
+    # (2.3 s on 50,000 characters without one).
+    last = None
+    for last in CLOSE_THINK.finditer(text):
+        pass
+    if last is not None:
+        text = text[last.end() :]
     return THINK.sub("", text)
 
 

@@ -6,7 +6,9 @@ import re
 
 from . import Found, numbers_in
 
-TAG = re.compile(r"<(point|bbox|click|coordinate|points)\b[^>]*>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+# The content stops at the next opening tag of the family, so an unclosed tag costs a scan to the next one, not to
+# the end of the reply (``.*?</tag>`` from every unclosed opener was quadratic: 6.5 s on 6,000 unclosed <point>s).
+TAG = re.compile(r"<(point|bbox|click|coordinate|points)\b[^>]*>((?:(?!<(?:point|bbox|click|coordinate|points)\b).)*?)</\1>", re.DOTALL | re.IGNORECASE)
 
 
 def find(region: str) -> list[Found]:

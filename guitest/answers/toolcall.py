@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import jsonscan
 from . import Found, from_numbers
 
 POINT_KEYS = ("coordinate", "coordinates", "point", "point_2d", "click", "position", "location", "center", "start_box")
 BOX_KEYS = ("bbox_2d", "bbox", "box", "bounding_box")
-_decoder = json.JSONDecoder()
 
 
 def _number_list(value: Any) -> list[float] | None:
@@ -72,18 +72,8 @@ def _scalar(value: Any) -> tuple[float, bool] | None:
 
 
 def find(region: str) -> list[Found]:
-    out: list[Found] = []
-    position = 0
-    while True:
-        start = min((i for i in (region.find("{", position), region.find("[", position)) if i >= 0), default=-1)
-        if start < 0:
-            return out
-        try:
-            obj, end = _decoder.raw_decode(region, start)
-        except (ValueError, RecursionError):
-            position = start + 1
-            continue
+    def take(obj: Any) -> tuple[Found | None, bool]:
         found = _from_object(obj) if isinstance(obj, (dict, list)) and (isinstance(obj, dict) or any(isinstance(e, dict) for e in obj)) else None
-        if found is not None:
-            out.append(found)
-        position = end if found is not None or isinstance(obj, dict) else start + 1
+        return found, found is not None or isinstance(obj, dict)
+
+    return [found for _, found in jsonscan.scan(region, "{[", take)]

@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from ... import pyliteral
+from ... import jsonscan, pyliteral
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
 from . import MAX_REPLY, Parsed
@@ -32,7 +32,6 @@ from .calls import fmt, number, pick, point_of
 
 TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 CLICKS = {"left_click": CLICK, "click": CLICK, "right_click": RIGHT_CLICK, "double_click": DOUBLE_CLICK, "triple_click": DOUBLE_CLICK, "middle_click": CLICK, "mouse_move": MOVE}
-_decoder = json.JSONDecoder()
 
 
 def read(text: str) -> Parsed:
@@ -79,20 +78,7 @@ def _objects(block: str) -> list[Any]:
 
 def _objects_at(text: str) -> list[tuple[int, Any]]:
     """Every top-level JSON object in ``text`` with its position."""
-    out: list[tuple[int, Any]] = []
-    position = 0
-    while True:
-        start = text.find("{", position)
-        if start < 0:
-            return out
-        try:
-            obj, end = _decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            position = start + 1
-            continue
-        if isinstance(obj, dict):
-            out.append((start, obj))
-        position = end
+    return jsonscan.scan(text, "{", lambda obj: (obj if isinstance(obj, dict) else None, True))
 
 
 def _arguments(obj: Any) -> dict[str, Any] | None:
