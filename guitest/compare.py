@@ -23,6 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from . import strictjson
 from .errors import GuitestError
 from .metrics import group_key
 from .report import align_table
@@ -380,13 +381,12 @@ def run(args: argparse.Namespace) -> int:
     # With --json - the JSON owns stdout and the table goes to stderr.
     print(format_text(result), end="", file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
-        text = json.dumps(result, indent=1, ensure_ascii=False) + "\n"
+        text = strictjson.dumps(result, indent=1) + "\n"
         if args.json == "-":
             sys.stdout.write(text)
         else:
             try:
-                Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-                Path(args.json).write_text(text, "utf-8")
+                strictjson.write_text(Path(args.json), text)
             except OSError as exc:
                 print(f"guitest compare: cannot write {args.json}: {exc}", file=sys.stderr)
                 return 2

@@ -52,9 +52,18 @@ def data_folder(suite_folder: str, data: dict, root: str) -> str:
 def describe_data(suite_folder: str, data: dict, root: str, root_source: str) -> str:
     """A phrase saying where a suite reads its data from, for the terminal and the reports."""
     folder = data_folder(suite_folder, data, root)
+    base = suite_folder if data.get("base") == "suite" else root
+    if not _within(folder, base):  # data.dir: ../elsewhere or an absolute path: say where it really is
+        what = "the suite folder" if data.get("base") == "suite" else f"the data root {root} (from {root_source})"
+        return f"{os.path.abspath(folder)}, OUTSIDE {what} (data.dir {data.get('dir')!r})"
     if data.get("base") == "suite":
         return f"{folder} (its own data, beside the suite file)"
     return f"{folder}, under the data root {root} (from {root_source})"
+
+
+def _within(path: str, base: str) -> bool:
+    base = os.path.realpath(base)
+    return os.path.commonpath([os.path.realpath(path), base]) == base
 
 
 def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_path: str) -> str:

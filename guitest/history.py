@@ -2,7 +2,8 @@
 of the last good one.
 
 In the report folder, ``<suite>.json|md|html`` are always the latest run's. Each run's files are also copied to
-``runs/<suite>/<stamp>/`` (the newest ``keep`` runs are kept; a live suite's episodes are written there too), and a run that passed (every selected case has a
+``runs/<suite>/<stamp>/`` (the newest ``keep`` runs are kept, and always the last passed run's, which its
+``.passed`` reports point at; a live suite's episodes are written there too), and a run that passed (every selected case has a
 result, none is an error, the gate, if any, is met) to ``<suite>.passed.json|md|html``, which a later failed run
 leaves in place (``guitest compare reports/<suite>.passed.json reports/<suite>.json``).
 """
@@ -17,6 +18,7 @@ from typing import Any, Callable
 
 RUNS = "runs"
 PASSED = "passed"
+LAST_PASSED = "last-passed"  # in runs/<suite>/: the stamp of the last passed run, whose folder is kept
 
 
 def passed(report: dict[str, Any]) -> bool:
@@ -47,10 +49,12 @@ def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: b
         for path in files:
             if page is not None and path.suffix == ".html":
                 target = folder / path.name
-                target.write_text(page(folder.resolve()), "utf-8")
+                target.write_bytes(page(folder.resolve()).encode("utf-8", "backslashreplace"))
                 made.append(target)
             else:
                 made.append(_copy(path, folder / path.name))
+        if good:  # the last passed run's folder holds what its .passed reports point at (episodes): never pruned
+            (report_dir / RUNS / name / LAST_PASSED).write_text(run_stamp + "\n", "utf-8")
         _prune(report_dir / RUNS / name, keep_runs)
     if good:
         for path in files:
@@ -67,6 +71,12 @@ def _copy(source: Path, target: Path) -> Path:
 
 
 def _prune(folder: Path, keep_runs: int) -> None:
-    runs = sorted((p for p in folder.iterdir() if (p / ".guitest-run").exists()), key=lambda p: p.name)
+    """Remove the oldest run folders beyond the newest ``keep_runs``; the last passed run's (``LAST_PASSED`` names it)
+    is kept besides them."""
+    try:
+        protected = (folder / LAST_PASSED).read_text("utf-8").strip()
+    except OSError:
+        protected = ""
+    runs = sorted((p for p in folder.iterdir() if (p / ".guitest-run").exists() and p.name != protected), key=lambda p: p.name)
     for old in runs[:-keep_runs]:
         shutil.rmtree(old, ignore_errors=True)

@@ -11,6 +11,11 @@ from PIL import Image
 Image.MAX_IMAGE_PIXELS = 64_000_000  # 8K screenshots are legitimate; beyond that is a decompression bomb
 
 
+class ImageTooLarge(OSError):
+    """An image with more pixels than PIL decodes safely (``Image.MAX_IMAGE_PIXELS`` twice over): a decompression
+    bomb, or a screenshot no model takes. An OSError, so a case reports it as its unreadable image."""
+
+
 def open_image(path: str) -> Image.Image:
     """Open an image lazily: the header (size, mode) is read now, the pixels on first use.
 
@@ -32,6 +37,8 @@ def image_from_bytes(data: bytes, name: str) -> Image.Image:
         image = Image.open(io.BytesIO(data))
     except Image.UnidentifiedImageError:
         raise Image.UnidentifiedImageError(f"cannot identify image file {name!r}") from None
+    except Image.DecompressionBombError as exc:  # not an OSError: it escaped the case as a traceback and lost it
+        raise ImageTooLarge(f"{name}: {exc}") from None
     image.filename = name  # what PIL sets when it opens a path itself
     image._guitest_bytes = data  # type: ignore[attr-defined]
     return image

@@ -848,8 +848,7 @@ class GuitestState:
             written.append(path)
         text = report_mod.markdown(report)
         for path in md_paths:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, "utf-8")
+            report_mod.write_text(path, text)
             written.append(path)
         if self.config.option.report_images == "embed":
             pictures = embed(pictures)
@@ -863,8 +862,7 @@ class GuitestState:
             folder = path.parent.resolve()
             if folder not in pages:
                 pages[folder] = page(folder)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(pages[folder], "utf-8")
+            report_mod.write_text(path, pages[folder])
             written.append(path)
         good = history.passed(report)
         kept = history.keep(

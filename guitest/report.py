@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from . import __version__, schema
+from .strictjson import dumps, write_text
 from .metrics import LEFT_OUT, aggregate, headline
 from .tasks import Task, task_named
 
@@ -91,12 +91,9 @@ def validate(report: dict[str, Any]) -> list[str]:
 
 
 def write_json(report: dict[str, Any], path: Path) -> None:
-    """Write the report atomically (a crash mid-write never leaves half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    """Write the report atomically as strict JSON (:func:`guitest.strictjson.dumps`)."""
     # no indent: the C encoder only serves indent=None (8x faster on 100,000 cases); the .md and .html are for reading
-    tmp.write_text(json.dumps(report, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(tmp, path)
+    write_text(path, dumps(report) + "\n")
 
 
 def pct(value: float | None) -> str:
@@ -252,13 +249,18 @@ def cache_note(report: dict[str, Any]) -> str:
     return f"{cache.get('cases_answered_from_cache', 0)} of {report['n_results']} cases answered from the response cache{since}"
 
 
+def md_cell(text: str) -> str:
+    """Text safe in one Markdown table cell: no line break (a tag value could start a heading), ``|`` and ``\\`` escaped."""
+    return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
 def markdown(report: dict[str, Any]) -> str:
     """A Markdown summary: settings, the table, the gate, the data notes."""
     model = report["model"]
     out = [
         f"# guitest report: {report['suite']['name']}",
         "",
-        f"- model: `{model['spec']}` ({model['adapter']}, answers in `{model['space']}` coordinates)",
+        f"- model: `{md_cell(model['spec']).replace(chr(96), chr(39))}` ({md_cell(model['adapter'])}, answers in `{model['space']}` coordinates)",
         f"- results: {report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)"),
         f"- guitest {report['guitest']}, data {report['run'].get('data') or '`' + str(report['run'].get('data_root', '')) + '`'}",
     ]
@@ -268,7 +270,7 @@ def markdown(report: dict[str, Any]) -> str:
     down = report["run"].get("unreachable")
     if down:
         out.append(f"- **endpoint {down.get('state', 'unreachable')}**: {down['url']} ({down['reason']}); {down['cases_not_asked']} case(s) not asked (errors): re-run them with `--lf`")
-    cells = table_cells(report)
+    cells = [[md_cell(c) for c in row] for row in table_cells(report)]
     out += ["", "| " + " | ".join(cells[0]) + " |", "|" + "|".join("---" for _ in cells[0]) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in cells[1:]]
     extra = task_lines(report)

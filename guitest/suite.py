@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,24 +10,11 @@ from typing import Any
 
 import yaml
 
-from . import schema
+from . import schema, yamlfile
 from .errors import SuiteError, where
 from .tasks import load_task
 
 SUITE_FILENAMES = ("suite.yaml", "suite.yml")
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """The safe loader, refusing a key given twice in one mapping (the last would silently win)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
-            if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"key '{key}' appears twice", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
 
 
 @dataclass(frozen=True)
@@ -65,7 +53,7 @@ class Suite:
 def load_suite(path: Path) -> Suite:
     """Read and validate a suite file; raise :class:`SuiteError` naming the file and field."""
     try:
-        raw = yaml.load(path.read_text("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = yamlfile.load(path.read_text("utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -131,10 +119,22 @@ def _check_references(suite: Suite) -> None:
             f"{where(str(suite.path), field='macro_over')}: average: macro needs macro_over naming one of the breakdowns {breakdowns}"
             + (f", not '{suite.macro_over}'" if suite.macro_over else "")
         )
+    for field, limit in [("gate.accuracy", suite.gate.get("accuracy")), *((f"gate.by.{k}", v) for k, v in suite.gate.get("by", {}).items())]:
+        if limit is not None and not math.isfinite(limit):  # the schema's 0..1 bounds let nan through: it would pass at 0%
+            raise SuiteError(f"{where(str(suite.path), field=field)}: {limit} is not a threshold; give a number between 0 and 1")
     if suite.prompt != "default":
         prompt_path = suite.folder / suite.prompt
+        folder = suite.folder.resolve()
+        if not prompt_path.resolve().is_relative_to(folder):
+            raise SuiteError(f"{where(str(suite.path), field='prompt')}: prompt file {suite.prompt!r} is outside the suite folder {folder}; put the prompt beside suite.yaml")
         if not prompt_path.is_file():
             raise SuiteError(f"{where(str(suite.path), field='prompt')}: prompt file {prompt_path} does not exist")
+        try:
+            text = prompt_path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SuiteError(f"{where(str(suite.path), field='prompt')}: cannot read prompt file {prompt_path}: {exc}") from None
+        if "{instruction}" not in text:
+            raise SuiteError(f"{where(str(suite.path), field='prompt')}: prompt file {prompt_path} has no {{instruction}}, so no case's instruction would reach the model; add it where the instruction goes")
     if suite.id_template:
         try:
             fields = [f for _, f, _, _ in string.Formatter().parse(suite.id_template) if f]

@@ -103,6 +103,31 @@ def load_json_rows(path: str) -> list[Any]:
     return data
 
 
+def unencodable(value: Any, field: str = "") -> str | None:
+    """The field (dotted, list items by index) of the first string in ``value`` that UTF-8 cannot encode (a lone
+    surrogate, from a JSON escape like ``\\ud800``), or None. Reports, ids and terminals would fail on it later."""
+    if isinstance(value, str):
+        if value.isascii():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return field or "(row)"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = unencodable(key, field) if isinstance(key, str) else None
+            found = found or unencodable(item, f"{field}.{key}" if field else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = unencodable(item, f"{field}[{i}]")
+            if found:
+                return found
+    return None
+
+
 def read_rows(
     suite: Suite,
     data_dir: str,
@@ -135,6 +160,10 @@ def read_rows(
             if not is_valid(row):
                 for name, message in schema.iter_problems(f"formats/{schema_name}", row):
                     problem(name or "(row)", message)
+                continue
+            broken = unencodable(row)
+            if broken is not None:
+                problem(broken, "holds a lone surrogate (an escape like \\ud800 that is half of a character): not text UTF-8 can carry; fix the file")
                 continue
             converted = convert(row, images_dir)
             for conv in converted if isinstance(converted, list) else [converted]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from .. import yamlfile
 from ..errors import SuiteError
 from ..live.protocol import TaskSpec
 from ..sample import Sample
@@ -47,7 +48,7 @@ def load_rows(path: str) -> list[Any]:
         return load_json_rows(path)
     try:
         with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+            data = yamlfile.load(f.read(), unique_keys=False)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -12,13 +12,17 @@ the report folder.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import threading
+from pathlib import Path
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from .. import strictjson
 from ..cache import Stored
 from ..case import DEFAULT_OPTIONS, Asker, RunOptions, cache_fields, case_verdict, representative
 from ..errors import GuitestError, ModelError
@@ -33,6 +37,7 @@ from .protocol import EnvFailure, TaskSpec
 from .record import to_trajectory
 
 DEFAULT_MAX_STEPS = 15  # the budget MMBench-GUI reports at
+_DIGESTED = re.compile(r"-[0-9a-f]{12}$")  # the end of a folder name _safe made: an id ending so is digested too
 
 
 @dataclass(frozen=True)
@@ -282,16 +287,19 @@ def _write_trajectory(episode: Episode, case_id: str, folder: str, setup: LiveSe
     if trajectory.get("final_screenshot"):
         trajectory["final_screenshot"] = relative(trajectory["final_screenshot"])
     try:
-        os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "trajectory.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump([trajectory], f, ensure_ascii=False, indent=1)
+        strictjson.write_text(Path(path), strictjson.dumps([trajectory], indent=1))
     except OSError:
         return None
     return os.path.relpath(path, setup.report_dir)
 
 
 def _safe(case_id: str) -> str:
-    """A case id as a folder name."""
-    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in case_id)
+    """A case id as a folder name of its own: the id itself when it is one (letters, digits, ``-_.=``), else its
+    safe characters with a digest of the whole id (``x y`` and ``x/y`` no longer share ``x_y``; ``.`` and ``..``
+    never name a folder outside the episodes folder)."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_.=") else "_" for c in case_id)
+    if safe == case_id and safe.strip(".") and len(safe) <= 120 and not _DIGESTED.search(safe):
+        return safe
+    return f"{safe.strip('.')[:80]}-{hashlib.sha256(case_id.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 

@@ -118,10 +118,14 @@ def eqa(results: Iterable[dict[str, Any]], t_max: int) -> float:
 
 def success_by_budget(results: Iterable[dict[str, Any]], max_steps: int) -> dict[int, float | None]:
     """The success rate had the budget been 1, 2, ..., ``max_steps`` steps: a success counts at budget b when it
-    took at most b steps (the episode is the same up to b steps: a deterministic policy and environment)."""
+    took at most b steps (the episode is the same up to b steps: a deterministic policy and environment). Budgets
+    past the longest episode change nothing, so they are left out but for ``max_steps`` itself (a budget of
+    1,000,000 steps gives as many entries as the episodes took steps, not a million)."""
     rows = scored(results)
     n = len(rows)
-    return {b: (round(sum(1 for r in rows if r["success"] and int(r["steps"]) <= b) / n, 6) if n else None) for b in range(1, max_steps + 1)}
+    longest = max((int(r["steps"]) for r in rows), default=0)
+    budgets = sorted({*range(1, min(max_steps, max(longest, 1)) + 1), max_steps})
+    return {b: (round(sum(1 for r in rows if r["success"] and int(r["steps"]) <= b) / n, 6) if n else None) for b in budgets}
 
 
 def summarize(results: Iterable[dict[str, Any]], max_steps: int, by: Sequence[str] = ("task", "family"), headline: str = "success_rate") -> dict[str, Any]:

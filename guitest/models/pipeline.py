@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping
 import yaml
 from PIL import Image
 
-from .. import schema
+from .. import schema, yamlfile
 from ..errors import ModelError, where
 from .base import Blind, Case, Model, Prompt, Reply, SentImage
 
@@ -249,7 +249,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     """A model config file, read and validated against ``schemas/model_config.schema.json``; ModelError naming file and field."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text("utf-8"))
+        raw = yamlfile.load(path.read_text("utf-8"), unique_keys=False)
     except OSError as exc:
         raise ModelError(f"--model-config={path}: cannot read the file: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:

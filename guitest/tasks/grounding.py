@@ -5,6 +5,8 @@ The prompt and the reading of the reply come from the model's profile (:mod:`gui
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from ..geometry import Box, center, clip, contains, from_original_pixels, guess_space, is_proper, to_original_pixels
@@ -82,11 +84,14 @@ def judge(
     if guessed:
         space = guess_space((point.x, point.y), sent_size)
     px, py = to_original_pixels((point.x, point.y), space, sent_size, original_size)
+    raw = [point.x, point.y] if point.box is None else list(point.box)
+    if not all(math.isfinite(v) for v in (px, py, *raw)):  # 1e308 scaled to pixels is inf: no point to score or store
+        return UNPARSED, {"notes": ["non_finite_point"]}
     ow, oh = original_size
     prediction: dict[str, Any] = {
         "point": [round(px / ow, 6), round(py / oh, 6)],
         "pixel": [round(px, 2), round(py, 2)],
-        "raw": [point.x, point.y] if point.box is None else list(point.box),
+        "raw": raw,
         "space": space,
         "via": point.via,
     }
