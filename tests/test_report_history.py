@@ -32,9 +32,10 @@ def test_runs_are_kept_and_pruned_to_the_newest(tmp_path: Path) -> None:
     for n in range(4):
         latest.write_text(json.dumps({"n": n}))
         history.keep([latest], tmp_path, "s", history.stamp(1_796_000_000 + n), good=n == 1, keep_runs=2)
-    runs = sorted(p.name for p in (tmp_path / "runs" / "s").iterdir())
-    assert len(runs) == 2 and [json.loads((tmp_path / "runs" / "s" / r / "s.json").read_text())["n"] for r in runs] == [2, 3]
-    assert json.loads((tmp_path / "s.passed.json").read_text()) == {"n": 1}  # the last passed run, kept through later ones
+    runs = sorted(p.name for p in (tmp_path / "runs" / "s").iterdir() if p.is_dir())
+    # the newest 2, and the last passed run's folder (its .passed reports point into it), kept through later ones
+    assert [json.loads((tmp_path / "runs" / "s" / r / "s.json").read_text())["n"] for r in runs] == [1, 2, 3]
+    assert json.loads((tmp_path / "s.passed.json").read_text()) == {"n": 1}
 
 
 def test_two_runs_in_the_same_second_keep_two_folders(tmp_path: Path) -> None:
@@ -66,6 +67,6 @@ def test_a_run_against_a_dead_endpoint_leaves_the_last_good_report(pytester: pyt
     for ext in ("json", "md", "html"):
         assert (reports / f"tiny.passed.{ext}").exists()
     assert json.loads((reports / "tiny.passed.json").read_text()) == good_report  # the last green evidence, unchanged
-    runs = sorted((reports / "runs" / "tiny").iterdir())
+    runs = sorted(p for p in (reports / "runs" / "tiny").iterdir() if p.is_dir())
     assert len(runs) == 2 and all({p.name for p in r.iterdir()} >= {"tiny.json", "tiny.md", "tiny.html"} for r in runs)
     assert guitest_main(["compare", str(reports / "tiny.passed.json"), str(reports / "tiny.json")]) == 0  # comparable
