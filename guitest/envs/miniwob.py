@@ -124,9 +124,7 @@ class MiniWobEnv:
         self.settle_frames = int(self.options.get("settle_frames", 1))
         self.max_wait = float(self.options.get("max_wait", 5.0))
         self.dom_text = bool(self.options.get("dom_text", False))
-        self.success_rule = str(self.options.get("success_rule", miniwob_rules.DEFAULT))
-        if self.success_rule not in miniwob_rules.RULES:
-            raise EnvFailure(f"success_rule must be one of {', '.join(miniwob_rules.RULES)}, got {self.success_rule!r}")
+        self.success_rule = miniwob_rules.rule_option(self.options)
         self.area = Area(0, 0, TASK_WIDTH, TASK_HEIGHT, self.zoom)
         self.browser = BrowserPage(self.options, VIEWPORT, self.zoom)
         self._pointer = PARKED
@@ -167,12 +165,7 @@ class MiniWobEnv:
     def evaluate(self) -> Evaluation:
         """The task's own raw reward as the score, success as the ``success_rule`` judges it; an unfinished episode
         scores 0 and is no success."""
-        state = self._state
-        if not state["done"]:
-            return Evaluation(False, 0.0, "the episode did not finish (the task's reward was never given)")
-        raw = float(state["raw"])
-        success, why = miniwob_rules.judge(self.success_rule, self._task or "", raw)
-        return Evaluation(success, raw, f"{state['reason']}; {why}" if state.get("reason") else why)
+        return miniwob_rules.evaluation(self.success_rule, self._task or "", self._state)
 
     def load(self) -> float:
         """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import SuiteError, where
+from ..live.protocol import EnvFailure, Evaluation
 
 BINARY, BROWSERGYM = "binary", "browsergym"
 RULES = (BINARY, BROWSERGYM)
@@ -94,6 +95,25 @@ def judge(rule: str, task: str, raw: float) -> tuple[bool, str]:
         return raw == 1.0, f"raw reward {raw:.4g} {'==' if raw == 1.0 else '!='} 1 (success rule binary)"
     success = raw >= threshold.value
     return success, f"raw reward {raw:.4g} {'>=' if success else '<'} {threshold.value:g}, {task}'s threshold (success rule binary)"
+
+
+def evaluation(rule: str, task: str, state: Mapping[str, Any]) -> Evaluation:
+    """The evaluation of a MiniWoB++ episode of ``task`` whose page reads ``state`` (``done``, ``raw``: the raw reward,
+    ``reason``: the task's own, or None): the raw reward as the score, success as ``rule`` judges it; an unfinished
+    episode scores 0 and is no success."""
+    if not state.get("done"):
+        return Evaluation(False, 0.0, "the episode did not finish (the task's reward was never given)")
+    raw = float(state["raw"])
+    success, why = judge(rule, task, raw)
+    return Evaluation(success, raw, f"{state['reason']}; {why}" if state.get("reason") else why)
+
+
+def rule_option(options: Mapping[str, Any]) -> str:
+    """The backend option ``success_rule`` (:data:`DEFAULT` when absent); EnvFailure naming the rules for another value."""
+    rule = options.get("success_rule", DEFAULT)
+    if rule not in RULES:
+        raise EnvFailure(f"success_rule must be one of {', '.join(RULES)}, got {rule!r}")
+    return str(rule)
 
 
 @dataclass(frozen=True)
