@@ -730,9 +730,11 @@ class GuitestState:
         task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
         model = self.model.describe()  # type: ignore[union-attr]
         merged_from = None
+        rule = miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, self.config.option.success_rule)
         if self.config.getoption("lf", False):
             previous = _previous_report(self._report_paths(suite.name if suite else Path(key).parent.name)[0][0])
-            if previous and previous.get("model") == model and previous.get("suite", {}).get("path") == key:
+            same_rule = previous is not None and previous.get("run", {}).get("success_rule") == rule.get("success_rule")  # never a report of two rules
+            if previous and previous.get("model") == model and previous.get("suite", {}).get("path") == key and same_rule:
                 results, selected = report_mod.merge_previous(previous, results, selected)
                 merged_from = previous.get("run", {}).get("started")
         got = {r["id"] for r in results}
@@ -761,7 +763,7 @@ class GuitestState:
                 "merged_into_report_of": merged_from,
                 "cache": self._cache_record(results),
                 **self._endpoint_record(results),
-                **miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, self.config.option.success_rule),
+                **rule,
             },
         )
         failures, notes = gate_mod.check(limits, report)

@@ -155,10 +155,16 @@ def test_a_run_judges_by_the_suites_rule_or_the_option_and_says_so(pytester: pyt
     result.stdout.fnmatch_lines(["success rule: browsergym (settings.success_rule): raw reward > 0*", "success rule: binary (default): raw reward == 1*thresholds bisect-angle 0.9, circle-center 0.85*"])
     assert "guitest success rule:" not in result.stdout.str()  # no option: no header line
 
-    result = pytester.runpytest_subprocess("suites/lenient", "--model=random", "--success-rule=binary")
+    first = json.loads((pytester.path / "reports" / "lenient.json").read_text())["run"]["started"]
+    pytester.runpytest_subprocess("suites/lenient", "--model=random", "--lf")  # the same rule: --lf merges into the last report
+    assert json.loads((pytester.path / "reports" / "lenient.json").read_text())["run"]["merged_into_report_of"] == first
+
+    result = pytester.runpytest_subprocess("suites/lenient", "--model=random", "--success-rule=binary", "--lf")
     rule, case = _case(pytester, "lenient")
     assert (rule["name"], rule["source"], case["verdict"], case["prediction"]["success_rule"]) == ("binary", "--success-rule", "miss", "binary")
     result.stdout.fnmatch_lines(["guitest success rule: binary for MiniWoB++ suites (--success-rule): *"])
+    # another rule: not merged into a report of cases judged by the first one
+    assert json.loads((pytester.path / "reports" / "lenient.json").read_text())["run"]["merged_into_report_of"] is None
 
     result = pytester.runpytest_subprocess("suites/lenient", "--model=random", "--success-rule=strict")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
