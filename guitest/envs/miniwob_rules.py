@@ -6,8 +6,9 @@ choice the reference harnesses make differently:
 
 - ``binary`` (the default): success when the raw reward is 1, as Farama's ``miniwob`` package counts
   it (``get_binary_reward``, miniwob/reward.py; its docs, docs/content/reward.md, call it the reward
-  "used in most previous publications"). Five tasks score a continuous distance to the answer and can
-  never reach exactly 1; for them the package's own docstrings (miniwob/envs/miniwob_envs.py) say to
+  "used in most previous publications"). Five tasks score a continuous distance to the answer, which
+  whole-pixel clicks seldom make exactly 1 (on circle-center never); for them the package's own
+  docstrings (miniwob/envs/miniwob_envs.py) say to
   binarize with ``get_thresholded_reward`` (raw >= a threshold) instead, and leave the threshold to
   the user: :data:`THRESHOLDS` are guitest's, each derived from the task page's reward formula.
 - ``browsergym``: success when the raw reward is above 0, as BrowserGym 0.14.3 scores a MiniWoB++ task
