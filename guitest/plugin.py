@@ -24,6 +24,7 @@ from . import cache as cache_mod
 from .cache import DEFAULT_MODE, FILENAME, MODES, ResponseCache
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
+from .envs import miniwob_rules
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
@@ -80,6 +81,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
     add("--gate-metric", choices=("accuracy", "pass@k", "mean_score"), default=None, help="what the gate thresholds apply to: accuracy (avg@k with --repeats; for live suites the success rate), pass@k, or mean_score (live suites: the mean of the episodes' scores). Default: the suite's gate.metric, else its headline figure")
     add("--max-steps", metavar="N", type=int, default=None, help="live tasks: the step budget of an episode (default: the suite's max_steps, else 15)")
+    add("--success-rule", choices=miniwob_rules.RULES, default=None, help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live.md")
     add("--env-url", metavar="URL", action="append", default=None, help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)")
     add("--gate-exit-code", metavar="N", type=int, default=gate_mod.DEFAULT_EXIT_CODE, help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
 
@@ -214,11 +216,11 @@ class SuiteFile(pytest.File):
             data_dir = locate(str(suite.folder), suite.data, str(state.data_root), state.data_root_source, str(self.path))
             samples = read_suite_samples(suite, data_dir)
             task = load_task(suite.task, suite.settings, str(suite.path))
+            live = state.live_setup(suite, task) if suite.task == "live" else None
         except SuiteError as exc:
             raise self.CollectError(f"guitest: {exc}") from None
         state.data_read[self.nodeid] = describe_data(str(suite.folder), suite.data, str(state.data_root), state.data_root_source)
         template = prompt_text(suite)
-        live = state.live_setup(suite, task) if suite.task == "live" else None
         marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags
         for sample in samples:
             item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template, task=task, live=live)
@@ -454,6 +456,7 @@ class GuitestState:
             options["urls"] = list(opt.env_url)
         report_dir = self._report_dir()
         folder = history.run_folder(report_dir, suite.name, self.run_stamp) if opt.keep_runs > 0 else report_dir / "episodes" / suite.name
+        rule = miniwob_rules.choose(suite.env or "", task.settings, opt.success_rule, str(suite.path))
         return LiveSetup(
             env=suite.env or "",
             env_options=options,
@@ -462,6 +465,7 @@ class GuitestState:
             episodes_dir=str(folder / "episodes" if opt.keep_runs > 0 else folder),
             report_dir=str(report_dir),
             history_images=int(task.settings.get("history_images", 0)),
+            success_rule=rule.name if rule else None,
         )
 
     # -- start ---------------------------------------------------------------------------------
@@ -495,6 +499,8 @@ class GuitestState:
             cache_line = self._cache_header()
             if cache_line:
                 lines.append(cache_line)
+        if self.config.option.success_rule:
+            lines.append(miniwob_rules.header_line(self.config.option.success_rule))
         return lines
 
     def _cache_header(self) -> str | None:
@@ -727,9 +733,11 @@ class GuitestState:
         task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
         model = self.model.describe()  # type: ignore[union-attr]
         merged_from = None
+        rule = miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, self.config.option.success_rule)
         if self.config.getoption("lf", False):
             previous = _previous_report(self._report_paths(suite.name if suite else Path(key).parent.name)[0][0])
-            if previous and previous.get("model") == model and previous.get("suite", {}).get("path") == key:
+            same_rule = previous is not None and previous.get("run", {}).get("success_rule") == rule.get("success_rule")  # never a report of two rules
+            if previous and previous.get("model") == model and previous.get("suite", {}).get("path") == key and same_rule:
                 results, selected = report_mod.merge_previous(previous, results, selected)
                 merged_from = previous.get("run", {}).get("started")
         got = {r["id"] for r in results}
@@ -759,6 +767,7 @@ class GuitestState:
                 "merged_into_report_of": merged_from,
                 "cache": self._cache_record(results),
                 **self._endpoint_record(results),
+                **rule,
             },
         )
         failures, notes = gate_mod.check(limits, report)
@@ -880,6 +889,8 @@ class GuitestState:
             tr.write_line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")
             if report["run"].get("data"):
                 tr.write_line(f"data: {report['run']['data']}")
+            if report["run"].get("success_rule"):
+                tr.write_line(miniwob_rules.summary_line(report["run"]["success_rule"]))
             cached = report_mod.cache_sentence(report)
             if cached:
                 tr.write_line(cached, yellow=True, bold=True)

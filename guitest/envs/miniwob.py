@@ -15,15 +15,19 @@ action's screenshot pixels map back as CSS = pixel / zoom. The viewport is the p
 (500x320), so pages lay out as they do there. When an episode ends, MiniWoB++ covers the page with
 its START screen; the final screenshot is taken with the cover hidden (the page as the agent left it).
 
-Reward: ``WOB_RAW_REWARD_GLOBAL`` (-1..1; partial for a few tasks) once ``WOB_DONE_GLOBAL``;
-success = raw reward == 1, as the MiniWoB++ literature and BrowserGym count it. An episode the agent
-leaves unfinished scores 0.
+Reward: ``WOB_RAW_REWARD_GLOBAL`` (-1..1; partial for a few tasks) once ``WOB_DONE_GLOBAL``: the
+evaluation's score. Whether it is a success is the ``success_rule`` option's (:mod:`.miniwob_rules`):
+``binary`` (the default: raw == 1 as Farama's ``get_binary_reward``, raw >= a per-task threshold for the five
+continuous tasks) or ``browsergym`` (raw > 0, as BrowserGym counts it). An episode the agent leaves
+unfinished scores 0 and is no success under either.
 
 Options (suite ``env_options``): ``zoom`` (3), ``html_dir`` (the package's ``html`` folder),
 ``serve`` (``file``: file:// URLs, the default; ``http``: a 127.0.0.1 static server), ``settle_frames``
 (1 animation frame after each action, plus the end of any jQuery animation, up to 2 s),
 ``max_wait`` (5 s: the longest ``wait`` action), ``dom_text`` (false: when true, ``Observation.text``
-lists the visible elements with their boxes in screenshot pixels), ``executable``, ``headless``.
+lists the visible elements with their boxes in screenshot pixels), ``executable``, ``headless``, and
+``success_rule`` (``binary``; a suite sets it with ``settings.success_rule`` or ``--success-rule``, which the
+plugin passes here).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any, Mapping
 
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
-from . import servers
+from . import miniwob_rules, servers
 from .browser import Area, BrowserPage, capped_wait, perform, screenshot
 
 TASK_WIDTH, TASK_HEIGHT = 160, 210
@@ -120,6 +124,7 @@ class MiniWobEnv:
         self.settle_frames = int(self.options.get("settle_frames", 1))
         self.max_wait = float(self.options.get("max_wait", 5.0))
         self.dom_text = bool(self.options.get("dom_text", False))
+        self.success_rule = miniwob_rules.rule_option(self.options)
         self.area = Area(0, 0, TASK_WIDTH, TASK_HEIGHT, self.zoom)
         self.browser = BrowserPage(self.options, VIEWPORT, self.zoom)
         self._pointer = PARKED
@@ -158,13 +163,9 @@ class MiniWobEnv:
         return self._last
 
     def evaluate(self) -> Evaluation:
-        """The task's own reward: success when the raw reward is 1; an unfinished episode scores 0."""
-        state = self._state
-        if not state["done"]:
-            return Evaluation(False, 0.0, "the episode did not finish (the task's reward was never given)")
-        raw = float(state["raw"])
-        reason = state.get("reason") or ("raw reward 1" if raw == 1 else f"raw reward {raw:g}")
-        return Evaluation(raw == 1.0, raw, reason)
+        """The task's own raw reward as the score, success as the ``success_rule`` judges it; an unfinished episode
+        scores 0 and is no success."""
+        return miniwob_rules.evaluation(self.success_rule, self._task or "", self._state)
 
     def load(self) -> float:
         """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""

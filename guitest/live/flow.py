@@ -44,7 +44,8 @@ _DIGESTED = re.compile(r"-[0-9a-f]{12}$")  # the end of a folder name _safe made
 class LiveSetup:
     """What a live suite says about running its cases: the backend (``env``) and its ``env_options``, the suite's
     folder (``base_dir``: relative paths in the options), its step budget, where episodes are written
-    (``episodes_dir``, under ``report_dir``), and how many earlier screenshots a step sends."""
+    (``episodes_dir``, under ``report_dir``), how many earlier screenshots a step sends, and the success rule
+    (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.envs.miniwob_rules`; None for other backends)."""
 
     env: str
     env_options: Mapping[str, Any] = field(default_factory=dict)
@@ -53,10 +54,15 @@ class LiveSetup:
     episodes_dir: str = "episodes"
     report_dir: str = "."
     history_images: int = 0
+    success_rule: str | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The backend's options: ``env_options``, and the success rule when there is one (the backend applies it)."""
+        return {**self.env_options, "success_rule": self.success_rule} if self.success_rule else dict(self.env_options)
 
     def key(self) -> str:
         """One pool per backend and options in a process."""
-        return json.dumps([self.env, dict(self.env_options), self.base_dir], sort_keys=True, default=str)
+        return json.dumps([self.env, self.options(), self.base_dir], sort_keys=True, default=str)
 
 
 class Environments:
@@ -75,7 +81,7 @@ class Environments:
         with self._lock:
             pool = self._pools.get(key)
             if pool is None:
-                pool = self._pools[key] = EnvPool(setup.env, setup.env_options, setup.base_dir, size=self.size)
+                pool = self._pools[key] = EnvPool(setup.env, setup.options(), setup.base_dir, size=self.size)
             return pool
 
     def close(self) -> None:
@@ -215,6 +221,8 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
         "reason": record.get("reason"),
         "decided_by": decided_by,
     }
+    if setup.success_rule:
+        prediction["success_rule"] = setup.success_rule
     last = next((s.reply for s in reversed(episode.steps) if s.reply is not None), None)
     out: dict[str, Any] = {
         "verdict": verdict,
