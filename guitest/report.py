@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, schema
+from .envs.miniwob_rules import summary_line
 from .strictjson import dumps, write_text
 from .metrics import LEFT_OUT, aggregate, headline
 from .tasks import Task, task_named
@@ -264,6 +265,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"- results: {report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)"),
         f"- guitest {report['guitest']}, data {report['run'].get('data') or '`' + str(report['run'].get('data_root', '')) + '`'}",
     ]
+    rule = report["run"].get("success_rule")
+    if rule:
+        out.append(f"- {md_cell(summary_line(rule))}")
     cached = cache_sentence(report)
     if cached:
         out.append(f"- **{cached}**")
