@@ -224,6 +224,9 @@ class Asker:
                 return Reply(text=stored.text, finish_reason=stored.finish_reason), stored, 0
         with self.slot:
             reply = model.generate(prompt, sent, case)
+        scrubbed = model.scrub_reply(reply.text)
+        if scrubbed != reply.text:  # a reply echoing a credential: never read, cached or reported with it
+            reply = replace(reply, text=scrubbed)
         reply, cut = bound_reply(reply)
         if key is not None and reply.text.strip():
             cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]

@@ -57,8 +57,10 @@ def test_no_file_or_output_of_a_run_holds_a_secret(pytester: pytest.Pytester, tm
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     secrets = [PASSWORD, token, KEY] if where == "url" else [KEY]
-    # one case is refused with an error body that repeats the credentials it received
-    script = {"close the dialog": [{"status": 401, "echo_key": True}]}
+    # one case is refused with an error body that repeats the credentials it received; another's reply echoes them
+    # (before: kept verbatim in the JSON, HTML, cache and trajectory)
+    script = {"close the dialog": [{"status": 401, "echo_key": True}],
+              "open the file menu": [{"content": f"My headers were Authorization: Bearer {KEY} / Basic {token} ({USER}:{PASSWORD}). Answer: [0.1, 0.1]"}]}
     with fakeserver.serve(tmp_path, script=script) as server:
         url = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.port}/v1" if where == "url" else server.base_url
         result = pytester.runpytest_subprocess(
@@ -81,3 +83,5 @@ def test_no_file_or_output_of_a_run_holds_a_secret(pytester: pytest.Pytester, tm
     hint = "check the user and password in --base-url" if where == "url" else "check the API key in $OPENAI_API_KEY"
     assert hint in refused["error"] and "***" in refused["error"]
     assert any(a.startswith("--base-url=http://127.0.0.1:") for a in report["run"]["pytest_args"])
+    echoed = next(c for c in report["cases"] if c["instruction"] == "open the file menu")
+    assert "***" in echoed["response"] and echoed["verdict"] in ("hit", "miss")  # scrubbed, and still read

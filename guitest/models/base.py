@@ -112,6 +112,12 @@ class Model:
         s = self.settings
         return {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed, "max_image_bytes": s.max_image_bytes}
 
+    def scrub_reply(self, text: str) -> str:
+        """A reply with this model's credentials (an API key, a password of its endpoint URL) replaced by ``***``,
+        before it is read, cached or reported: a model that echoes its prompt's headers must not leak them. Identity
+        for models without credentials."""
+        return text
+
     def identity(self) -> dict[str, Any]:
         """Who answers: the endpoint(s) and what they report of the model they serve (part of the response
         cache's key, so replies of one server or checkpoint never answer for another). Plain builtins, no

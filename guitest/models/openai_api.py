@@ -113,6 +113,9 @@ class OpenAIChat(Model):
             endpoint.client = self._official(endpoint, os.environ.get(self.settings.api_key_env))
         return endpoint.client
 
+    def scrub_reply(self, text: str) -> str:
+        return self.scrub.known(text)
+
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info["api_key"] = f"from ${self.settings.api_key_env} ({'set' if self.key_is_set else 'not set'})"

@@ -178,6 +178,9 @@ class Pipeline(Model):
             return self.inner.parse_response(answer, case)
         return self._expect("parse_response", self._call("parse_response", answer, case), (str,))
 
+    def scrub_reply(self, text: str) -> str:
+        return self.inner.scrub_reply(text)
+
     def generation_settings(self) -> dict[str, Any]:
         """The wrapped adapter's, plus the config's generation settings and the replaced stages (a reply depends on both)."""
         return {**self.inner.generation_settings(), "generation": self.generation, "stages": self.describe_stages()}
