@@ -33,6 +33,7 @@ from .models.base import Model, Settings
 from .live.flow import Environments, LiveSetup, live_record, run_live_case, skip_reason
 from .runner import Prefetcher
 from .secrets import scrub_args
+from .printable import printable
 from .pysuite import Point, Region, load_samples, region
 from .sample import Sample
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
@@ -217,8 +218,8 @@ class SuiteFile(pytest.File):
             samples = read_suite_samples(suite, data_dir)
             task = load_task(suite.task, suite.settings, str(suite.path))
             live = state.live_setup(suite, task) if suite.task == "live" else None
-        except SuiteError as exc:
-            raise self.CollectError(f"guitest: {exc}") from None
+        except SuiteError as exc:  # may quote the data: an escape sequence in a row must not reach the terminal
+            raise self.CollectError(printable(f"guitest: {exc}")) from None
         state.data_read[self.nodeid] = describe_data(str(suite.folder), suite.data, str(state.data_root), state.data_root_source)
         template = prompt_text(suite)
         marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags
@@ -264,13 +265,13 @@ class GuitestItem(pytest.Item):
             raise CaseError(self.result.get("error") or "error")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
-        if isinstance(excinfo.value, CaseError):
-            return f"{self.sample.id} ({self.sample.source}): error: {excinfo.value}"
+        if isinstance(excinfo.value, CaseError):  # the message may quote an endpoint's or a machine's body
+            return printable(f"{self.sample.id} ({self.sample.source}): error: {excinfo.value}")
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         # a line number (0: the suite file) is needed by pytest's report of a skipped item
-        return self.path, 0, f"{self.sample.id}: {self.sample.instruction}"
+        return self.path, 0, printable(f"{self.sample.id}: {self.sample.instruction}")
 
 
 class SummaryFirst:
@@ -292,7 +293,7 @@ class SummaryFirst:
             n = sum(r["run"]["unreachable"]["cases_not_asked"] for r in self.state.reports.values() if r["run"].get("unreachable"))
             state = down.get("state", "unreachable")
             tr.write_sep("=", f"guitest: endpoint {state}", red=True, bold=True)
-            tr.write_line(f"{down['url']} is {state} ({down['reason']}).", red=True, bold=True)
+            tr.write_line(printable(f"{down['url']} is {state} ({down['reason']})."), red=True, bold=True)
             tr.write_line(f"{n} case(s) were not asked and are errors: start the endpoint (or check --base-url), then re-run them with --lf.")
         if hidden:
             tr.stats["failed"] = [r for r in failed if r not in hidden]

@@ -148,3 +148,27 @@ def test_the_last_passed_run_folder_is_never_pruned(tmp_path: Path) -> None:
         history.keep([latest], report, "s", f"20260101-00000{n}-bbbb", good=False, keep_runs=2)
     kept = sorted(p.name for p in (report / "runs" / "s").iterdir() if p.is_dir())
     assert kept == ["20260101-000000-aaaa", "20260101-000003-bbbb", "20260101-000004-bbbb"]
+
+
+def test_escape_sequences_from_an_endpoint_or_the_data_never_reach_the_terminal(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    # before: an error body with ESC ] 0; ... BEL (retitle) and ESC [ 2J (clear the screen) was printed raw
+    import fakeserver
+
+    write_suite(pytester.path / "suites" / "tiny")
+    hostile = "\x1b]0;owned\x07\x1b[2J bad request"
+    with fakeserver.serve(tmp_path, script={"*": [{"status": 400, "message": hostile}] * 6}) as server:
+        result = pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", "--retries=0", "-k", "windows")
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == 1 and "bad request" in out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b]0;owned\\x07\\x1b[2J" in out
+
+
+def test_a_case_id_with_control_characters_is_an_invalid_row(pytester: pytest.Pytester) -> None:
+    folder = write_suite(pytester.path / "suites" / "tiny")
+    path = folder / "data" / "screenspot_desktop.json"
+    rows = json.loads(path.read_text())
+    rows[0]["data_source"] = "win\x1b[2Jdows"  # a tag in the id template
+    path.write_text(json.dumps(rows))
+    result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle")
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret != 0 and "holds control characters" in out and "\x1b" not in out

@@ -20,6 +20,7 @@ from .. import schema
 from ..datapath import inside
 from ..errors import SuiteError, where
 from ..geometry import Box, is_proper
+from ..printable import has_controls, printable
 from ..sample import Sample
 from ..suite import Suite
 
@@ -184,6 +185,9 @@ def read_rows(
                         f"{where(str(suite.path), field='id')}: the id template {template!r} names {exc}, "
                         f"which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
                     ) from None
+                if has_controls(case_id):  # a case id is printed as a node id: no escape sequence may reach the terminal
+                    problem("id", f"case id {printable(case_id)!r} holds control characters; case ids are printed, so they must be plain text")
+                    continue
                 if case_id in seen:
                     problem("id", f"case id {case_id!r} is also the id of {where(*seen[case_id])}; make the suite's id template unique")
                     continue

@@ -32,6 +32,7 @@ from .. import __version__, request_body
 from ..errors import EndpointDown, ModelError
 from ..images import as_file, data_uri, encode
 from ..profiles import Profile
+from ..printable import printable
 from ..secrets import Scrubber
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
 from .endpoints import Endpoint, EndpointPool, Retryable, credentials
@@ -290,7 +291,7 @@ class OpenAIChat(Model):
 
     def _status_error(self, endpoint: Endpoint, status: int, message: str, headers: Any) -> Exception:
         """A retryable failure for 408, 409, 429 and 5xx; else a ModelError that says what to check."""
-        body = self.scrub(message)[:300]
+        body = printable(self.scrub(message)[:300])
         if status in RETRYABLE_STATUS or status >= 500:
             return Retryable(f"HTTP {status}: {body}", _retry_after(headers), server_error=status >= 500)
         where = "the user and password in --base-url" if endpoint.auth_kind == "basic" else f"the API key in ${self.settings.api_key_env} (--api-key-env)"
@@ -302,7 +303,7 @@ class OpenAIChat(Model):
         return ModelError(f"{self.model}: HTTP {status} from {endpoint.base_url}: {body} ({hint})")
 
     def _no_choices(self, error: Any) -> Retryable:
-        detail = f" (the body says: {self.scrub(str(error))[:200]})" if error else ""
+        detail = f" (the body says: {printable(self.scrub(str(error))[:200])})" if error else ""
         return Retryable(f"malformed reply: no choices{detail}")
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
