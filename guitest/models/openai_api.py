@@ -98,12 +98,16 @@ class OpenAIChat(Model):
         """The official client for ``endpoint`` (importing ``openai`` costs about a second, so only when it is used)."""
         import openai
 
+        from .httpx_deadline import DeadlineTransport, httpx
+
         return openai.OpenAI(
             api_key=key or "EMPTY",
             base_url=endpoint.base_url,
             timeout=self.settings.timeout,
             max_retries=0,  # retries are ours: counted, also on malformed replies, and over several endpoints
             default_headers={"Authorization": endpoint.auth},
+            # --timeout is the whole request's deadline, not each read's (httpx_deadline)
+            http_client=httpx.Client(transport=DeadlineTransport(self.settings.timeout, endpoint.base_url), timeout=self.settings.timeout, follow_redirects=True),
         )
 
     @property

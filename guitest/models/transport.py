@@ -24,6 +24,7 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -53,9 +54,11 @@ class Closed(HTTPFailure):
     """The connection ended before the first byte of a reply (a keep-alive connection the server dropped)."""
 
 
-def read_response(sock: socket.socket) -> Response:
-    """Read one HTTP/1.x reply from ``sock``; interim 1xx replies are skipped. Raises :class:`HTTPFailure`."""
-    reader = _Reader(sock)
+def read_response(sock: socket.socket, deadline: float | None = None) -> Response:
+    """Read one HTTP/1.x reply from ``sock``; interim 1xx replies are skipped. Raises :class:`HTTPFailure`, and
+    ``socket.timeout`` once the ``time.monotonic()`` ``deadline`` has passed (None: each read waits the socket's
+    own timeout)."""
+    reader = _Reader(sock, deadline)
     while True:
         head = reader.until(b"\r\n\r\n", MAX_HEAD, first=True)
         status_line, *lines = head.decode("latin-1").split("\r\n")
@@ -118,12 +121,23 @@ def _chunked(reader: "_Reader") -> bytes:
 class _Reader:
     """Buffered reads from a socket: up to a delimiter, an exact count, or the end of the stream."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, deadline: float | None = None) -> None:
         self.sock = sock
         self.buffer = b""
+        self.deadline = deadline
+
+    def _recv(self, n: int) -> bytes:
+        """One read, waiting no longer than the deadline allows: a server dripping its reply a byte at a time cannot
+        stretch a request past it (the socket's timeout alone bounds each read, not the request)."""
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("the request's deadline passed while the reply was still arriving")
+            self.sock.settimeout(left)
+        return self.sock.recv(n)
 
     def _more(self, first: bool = False) -> None:
-        data = self.sock.recv(RECV)
+        data = self._recv(RECV)
         if not data:
             if first and not self.buffer:
                 raise Closed("connection closed without a reply")
@@ -148,7 +162,7 @@ class _Reader:
             parts = [self.buffer]
             have = len(self.buffer)
             while have < n:
-                data = self.sock.recv(max(RECV, n - have))
+                data = self._recv(max(RECV, n - have))
                 if not data:
                     raise HTTPFailure(f"connection closed in the middle of the reply ({have} of {n} body bytes)")
                 parts.append(data)
@@ -159,7 +173,7 @@ class _Reader:
 
     def rest(self) -> bytes:
         parts = [self.buffer]
-        while data := self.sock.recv(RECV):
+        while data := self._recv(RECV):
             parts.append(data)
         self.buffer = b""
         return b"".join(parts)
@@ -180,7 +194,7 @@ class JSONPoster:
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
         self._lines_post = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
         self._lines_get = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items() if k != "Content-Type")
-        self.proxy = _proxy_for(parts.scheme, self.host)
+        self.proxy = proxy_for(parts.scheme, self.host)
         default_port = 443 if self.https else 80
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.host_header = host if self.port == default_port else f"{host}:{self.port}"
@@ -202,14 +216,17 @@ class JSONPoster:
             request = (start + self._lines_get + "\r\n").encode("latin-1")
         else:
             request = (start + f"Content-Length: {len(body)}\r\n" + self._lines_post + "\r\n").encode("latin-1") + body
+        deadline = time.monotonic() + self.timeout  # --timeout bounds the whole request: connect, send, wait, read
         for fresh in (False, True):
             conn = self._connection(fresh)
             reused = conn.sock is not None
             try:
                 if conn.sock is None:
+                    conn.timeout = max(deadline - time.monotonic(), 0.001)
                     conn.connect()
+                conn.sock.settimeout(max(deadline - time.monotonic(), 0.001))
                 conn.sock.sendall(request)
-                reply = read_response(conn.sock)
+                reply = read_response(conn.sock, deadline)
             except (socket.timeout, TimeoutError) as exc:
                 conn.close()
                 raise HTTPFailure(f"timed out ({exc})", timeout=True) from None
@@ -261,7 +278,7 @@ class JSONPoster:
             self._all.clear()
 
 
-def _proxy_for(scheme: str, host: str) -> tuple[str, int] | None:
+def proxy_for(scheme: str, host: str) -> tuple[str, int] | None:
     """The proxy ``(host, port)`` the environment sets for ``scheme://host``, or None (none set, or NO_PROXY covers it)."""
     proxies = urllib.request.getproxies()
     url = proxies.get(scheme)
