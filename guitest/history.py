@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 RUNS = "runs"
 PASSED = "passed"
-LAST_PASSED = "last-passed"  # in runs/<suite>/: the stamp of the last passed run, whose folder is kept
+LAST_PASSED = "last-passed"
+EPISODES = "episodes"  # in runs/<suite>/: the stamp of the last passed run, whose folder is kept
 
 
 def passed(report: dict[str, Any]) -> bool:
@@ -36,7 +37,8 @@ def run_folder(report_dir: Path, name: str, run_stamp: str) -> Path:
     return report_dir / RUNS / name / run_stamp
 
 
-def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None) -> list[Path]:
+def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None,
+         keep_episodes: int | None = None) -> list[Path]:
     """Copy this run's report ``files`` (the latest, in ``report_dir``) into its run folder and, when ``good``,
     over the last passed run's; remove the oldest run folders beyond ``keep_runs``. Returns the copies made.
     ``page(folder)``, when given, renders the HTML page anew for the run folder (its links to screenshot files
@@ -55,7 +57,7 @@ def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: b
                 made.append(_copy(path, folder / path.name))
         if good:  # the last passed run's folder holds what its .passed reports point at (episodes): never pruned
             (report_dir / RUNS / name / LAST_PASSED).write_text(run_stamp + "\n", "utf-8")
-        _prune(report_dir / RUNS / name, keep_runs)
+        _prune(report_dir / RUNS / name, keep_runs, keep_runs if keep_episodes is None else keep_episodes)
     if good:
         for path in files:
             stem, ext = os.path.splitext(path.name)
@@ -70,9 +72,10 @@ def _copy(source: Path, target: Path) -> Path:
     return target
 
 
-def _prune(folder: Path, keep_runs: int) -> None:
-    """Remove the oldest run folders beyond the newest ``keep_runs``; the last passed run's (``LAST_PASSED`` names it)
-    is kept besides them."""
+def _prune(folder: Path, keep_runs: int, keep_episodes: int) -> None:
+    """Remove the oldest run folders beyond the newest ``keep_runs``, and the ``episodes`` folders (a live run's
+    screenshots and trajectories) of runs beyond the newest ``keep_episodes``; the last passed run's folder
+    (``LAST_PASSED`` names it) is kept whole besides them."""
     try:
         protected = (folder / LAST_PASSED).read_text("utf-8").strip()
     except OSError:
@@ -80,3 +83,5 @@ def _prune(folder: Path, keep_runs: int) -> None:
     runs = sorted((p for p in folder.iterdir() if (p / ".guitest-run").exists() and p.name != protected), key=lambda p: p.name)
     for old in runs[:-keep_runs]:
         shutil.rmtree(old, ignore_errors=True)
+    for old in runs[-keep_runs:][: max(min(keep_runs, len(runs)) - keep_episodes, 0)]:
+        shutil.rmtree(old / EPISODES, ignore_errors=True)

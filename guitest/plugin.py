@@ -66,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--data-root", metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else $LMUData (MMBench-GUI's tooling), else ~/.local/share/guitest)")
     add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir): <suite>.json|md|html are the latest run's; every run's are also kept under runs/<suite>/<time>/, and the last run that passed under <suite>.passed.*")
     add("--keep-runs", metavar="N", type=int, default=20, help="earlier runs' reports kept per suite under <report-dir>/runs/ (default 20; 0 keeps none; the last passed run is always kept)")
+    add("--keep-episodes", metavar="N", type=int, default=3, help="live suites: the newest N kept runs keep their episodes (screenshots, trajectories; a MiniWoB++ run's take about 200-300 MB); older kept runs keep their reports only (default 3; the last passed run keeps its episodes)")
     add("--report-json", metavar="PATH", default=None, help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
     add("--report-md", metavar="PATH", default=None, help="also write the Markdown summary here ('{suite}' is replaced too)")
     add("--report-html", metavar="PATH", default=None, help="also write the HTML report here ('{suite}' is replaced too)")
@@ -344,6 +345,8 @@ class GuitestState:
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")
+        if opt.keep_episodes < 0:
+            raise pytest.UsageError("--keep-episodes must be 0 or more")
         if opt.keep_runs < 0:
             raise pytest.UsageError("--keep-runs must be 0 or more")
         # requests in flight in this process: --concurrency per endpoint
@@ -877,7 +880,7 @@ class GuitestState:
         good = history.passed(report)
         kept = history.keep(
             [json_paths[0], md_paths[0], html_paths[0]], self._report_dir(), report["suite"]["name"], self.run_stamp, good,
-            self.config.option.keep_runs, page=page,
+            self.config.option.keep_runs, page=page, keep_episodes=self.config.option.keep_episodes,
         )
         folders = sorted({str(p.parent) for p in kept if p.parent != self._report_dir()})
         self.kept[report["suite"]["path"]] = folders + ([f"{self._report_dir() / report['suite']['name']}.passed.*"] if good else [])

@@ -172,3 +172,23 @@ def test_a_case_id_with_control_characters_is_an_invalid_row(pytester: pytest.Py
     result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle")
     out = result.stdout.str() + result.stderr.str()
     assert result.ret != 0 and "holds control characters" in out and "\x1b" not in out
+
+
+def test_only_the_newest_runs_keep_their_episode_screenshots(tmp_path: Path) -> None:
+    # before: every kept run kept its screenshots (a MiniWoB++ run about 300 MB, 6 GB at --keep-runs=20)
+    report = tmp_path / "reports"
+    report.mkdir()
+    latest = report / "s.json"
+    latest.write_text("{}")
+    stamps = [f"20260101-00000{n}-cccc" for n in range(6)]
+    for n, run_stamp in enumerate(stamps):
+        episodes = history.run_folder(report, "s", run_stamp) / "episodes" / "case"
+        episodes.mkdir(parents=True)
+        (episodes / "step-01.png").write_bytes(b"png")
+        history.keep([latest], report, "s", run_stamp, good=n == 0, keep_runs=4, keep_episodes=2)
+    runs = history.run_folder(report, "s", "x").parent
+    with_episodes = sorted(p.name for p in runs.iterdir() if (p / "episodes").is_dir())
+    kept = sorted(p.name for p in runs.iterdir() if p.is_dir())
+    assert kept == [stamps[0], *stamps[2:]]  # the passed run, and the newest 4
+    assert with_episodes == [stamps[0], stamps[4], stamps[5]]  # the passed run's, and the newest 2
+    assert all((runs / s / "s.json").is_file() for s in kept)  # the older ones keep their reports
