@@ -192,3 +192,23 @@ def test_only_the_newest_runs_keep_their_episode_screenshots(tmp_path: Path) -> 
     assert kept == [stamps[0], *stamps[2:]]  # the passed run, and the newest 4
     assert with_episodes == [stamps[0], stamps[4], stamps[5]]  # the passed run's, and the newest 2
     assert all((runs / s / "s.json").is_file() for s in kept)  # the older ones keep their reports
+
+
+def test_web_tasks_open_only_http_pages(tmp_path: Path) -> None:
+    # before: start: file:///etc/passwd was loaded and screenshotted (the schema said http(s), the backend took any ://)
+    from types import SimpleNamespace
+
+    from guitest.envs.webapp import WebAppEnv
+    from guitest.formats import read_suite_samples
+    from guitest.live.protocol import EnvFailure, TaskSpec
+
+    (tmp_path / "suite.yaml").write_text("name: w\nformat: webtask\ndata: {dir: ., base: suite, annotations: tasks.yaml}\ntask: live\nenv: webapp\nenv_options: {root: .}\n")
+    (tmp_path / "tasks.yaml").write_text("- {id: peek, instruction: look, success: 'true', start: 'file:///etc/passwd'}\n- {id: js, instruction: look, success: 'true', start: 'javascript:alert(1)'}\n")
+    with pytest.raises(SuiteError) as info:
+        read_suite_samples(load_suite(tmp_path / "suite.yaml"), str(tmp_path))
+    assert "row 0 (id peek), field 'start'" in str(info.value) and "row 1 (id js), field 'start'" in str(info.value)
+    env = SimpleNamespace(base_url="http://127.0.0.1:9/")
+    for start in ("file:///etc/passwd", "javascript:alert(1)", "chrome://settings"):
+        with pytest.raises(EnvFailure, match="not"):
+            WebAppEnv.start_url(env, TaskSpec("webapp", "t", config={"start": start}), 0)  # type: ignore[arg-type]
+    assert WebAppEnv.start_url(env, TaskSpec("webapp", "t", config={"start": "/page?s={seed}"}), 3) == "http://127.0.0.1:9/page?s=3"  # type: ignore[arg-type]

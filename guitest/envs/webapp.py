@@ -24,6 +24,7 @@ Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``executable``, ``headl
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Mapping
 from urllib.parse import urljoin
 
@@ -39,6 +40,8 @@ STORAGE_JS = "() => { const n = localStorage.length + sessionStorage.length; loc
 def _expression(source: str) -> str:
     """A JavaScript function evaluating ``source`` as an expression (awaited when it is a Promise)."""
     return f"async () => ({source}\n)"
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a URL scheme: anything but http(s) is refused
 
 
 class WebAppEnv:
@@ -62,7 +65,11 @@ class WebAppEnv:
     def start_url(self, task: TaskSpec, seed: int | None) -> str:
         """The URL an episode of ``task`` opens: ``start`` under the base URL, ``{seed}`` filled in."""
         start = str(task.config.get("start", "/")).replace("{seed}", "" if seed is None else str(seed))
-        return urljoin(self.base_url, start.lstrip("/")) if "://" not in start else start
+        if start.startswith(("http://", "https://")):
+            return start
+        if _SCHEME.match(start):  # file:///etc/passwd was loaded and screenshotted; javascript:, data: alike
+            raise EnvFailure(f"web task {task.name!r}: start {start!r} is not a path or an http(s) URL; serve local pages from env_options.root (inside the suite folder)")
+        return urljoin(self.base_url, start.lstrip("/"))
 
     def reset(self, task: TaskSpec, seed: int | None) -> Observation:
         """Open the task's start page clean, run its set-up script, and return the first screen."""
@@ -157,9 +164,14 @@ def _base_url(options: Mapping[str, Any], base_dir: str) -> str:
     if len(given) != 1:
         raise EnvFailure(f"env_options of a webapp suite need exactly one of root, server, base_url; got {given or 'none'}")
     if "root" in given:
-        return servers.static(os.path.join(base_dir, str(options["root"])))
+        root = os.path.realpath(os.path.join(base_dir, str(options["root"])))
+        if os.path.commonpath([root, os.path.realpath(base_dir)]) != os.path.realpath(base_dir):
+            raise EnvFailure(f"env_options.root {options['root']!r} is outside the suite folder {base_dir}: guitest serves only the suite's own files")
+        return servers.static(root)
     if "base_url" in given:
         url = str(options["base_url"])
+        if not url.startswith(("http://", "https://")):
+            raise EnvFailure(f"env_options.base_url {url!r} is not an http(s) URL")
         return url if url.endswith("/") else url + "/"
     server = options["server"]
     if not isinstance(server, Mapping) or not isinstance(server.get("command"), list) or not server["command"]:
