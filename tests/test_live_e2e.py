@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import urllib.parse
 from fractions import Fraction
 from pathlib import Path
@@ -143,6 +144,27 @@ def test_an_endpoint_failing_mid_episode_is_an_error_that_lf_completes(pytester:
     merged = report(pytester)
     assert merged["complete"] and merged["overall"]["error"] == 0
     assert {c["id"] for c in merged["cases"] if c["verdict"] == "hit"} == RIGHT
+
+
+def test_a_dead_endpoint_is_said_once_and_starts_no_more_environments(pytester: pytest.Pytester) -> None:
+    # before: every episode was listed under FAILURES, with no summary, and each started its page first
+    suite(pytester)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    result = pytester.runpytest_subprocess("suites/live_app", "--model=openai:agent", f"--base-url=http://127.0.0.1:{dead}/v1", "--retries=0", "--concurrency=1")
+    out = result.stdout.str()
+    assert result.ret == 1
+    cases = report(pytester)["cases"]
+    assert all(c["verdict"] == "error" for c in cases)
+    opened = [c for c in cases if c.get("episode")]
+    # the episode that found the endpoint dead, and at most the one started beside it (the lookahead runs a case
+    # ahead); the others never opened their page
+    assert 1 <= len(opened) <= 2
+    not_asked = [c for c in cases if "not asked" in c["error"]]
+    assert len(not_asked) >= 2 and f"{len(not_asked)} case(s) were not asked" in out and "guitest: endpoint unreachable" in out
+    listed = [line for line in out.splitlines() if line.startswith("FAILED ")]
+    assert len(listed) == 4 - len(not_asked)  # the not-asked ones are said once above, not listed one by one
 
 
 def test_replies_without_an_action_use_up_the_budget_with_every_step_recorded(pytester: pytest.Pytester, tmp_path) -> None:

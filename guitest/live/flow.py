@@ -167,6 +167,9 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
         attempts.append(attempt)
         if options.strategy == "pass" and attempt["verdict"] == HIT:
             break
+    down = next((a.pop("unreachable") for a in attempts if "unreachable" in a), None)
+    if down is not None:  # the summary says it once for every case that could not ask the endpoint
+        common["unreachable"] = down
     common.update(cache_fields(attempts, repeats))
     if not common["instruction"]:  # a task that makes its instruction per seed (MiniWoB++'s utterance)
         common["instruction"] = next((a["episode"]["instruction"] for a in attempts if a.get("episode")), "")
@@ -180,6 +183,9 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
 def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int) -> dict[str, Any]:
     """One episode and its verdict: ``{verdict, prediction, response, episode, success, score, steps, seconds, trajectory[, error]}``."""
     folder = os.path.join(setup.episodes_dir, _safe(sample.id) + (f"/attempt-{index + 1}" if repeats > 1 else ""))
+    down = model.unavailable()
+    if down is not None:  # the endpoint is out: no environment is started for an episode that cannot ask it
+        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(down), "unreachable": down.describe()}
     stored: list[Stored] = []
     asker = _asker(model, options, stored)
     pool = envs.pool(setup)
@@ -238,6 +244,8 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
     }
     if episode.error:
         out["error"] = episode.error
+    if episode.unreachable is not None:
+        out["unreachable"] = episode.unreachable
     if decided_by == "judge":
         out["notes"].append("decided_by_judge")
     if stored:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from ..errors import ModelError
+from ..errors import EndpointDown, ModelError
 from .actions import Action
 from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 
@@ -151,6 +151,7 @@ class Episode:
     evaluation: Evaluation | None
     error: str | None = None
     error_source: str | None = None
+    unreachable: dict[str, str] | None = None  # the model's endpoints were all down (EndpointDown.describe())
     wall_seconds: float = 0.0
     env_seconds: float = 0.0
     policy_seconds: float = 0.0
@@ -232,7 +233,8 @@ def run_episode(
     steps: list[StepRecord] = []
     history: list[Decision] = []
 
-    def finish(end: str, obs: Observation | None, evaluation: Evaluation | None, error: str | None, source: str | None = None) -> Episode:
+    def finish(end: str, obs: Observation | None, evaluation: Evaluation | None, error: str | None, source: str | None = None,
+               unreachable: dict[str, str] | None = None) -> Episode:
         ref, png = _keep(save_screenshot, "final", obs.screenshot) if obs is not None and obs.screenshot else (None, None)
         return Episode(
             task=task.name,
@@ -244,6 +246,7 @@ def run_episode(
             evaluation=evaluation,
             error=error,
             error_source=source,
+            unreachable=unreachable,
             wall_seconds=clock() - started,
             env_seconds=timer.env,
             policy_seconds=timer.policy,
@@ -269,7 +272,8 @@ def run_episode(
             decision, policy_seconds = timer.policy_call(policy.act, step_input)
         except (ModelError, EnvFailure) as exc:
             source = ENVIRONMENT if isinstance(exc, EnvFailure) else MODEL
-            return finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source)
+            down = exc.describe() if isinstance(exc, EndpointDown) else None
+            return finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source, down)
         action = decision.action
         _check_mapped(action)
         notes = decision.notes + (("unreadable_action",) if action is None and "unreadable_action" not in decision.notes else ())

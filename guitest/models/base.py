@@ -16,6 +16,7 @@ from PIL import Image
 
 from ..images import decode_rgb, resized, target_size
 from ..profiles import PROFILES, Profile
+from ..errors import EndpointDown
 from ..secrets import redact_urls
 from ..exchange import Case, Prompt, Reply, SentImage  # noqa: F401  (re-exported: adapters import them from here)
 
@@ -111,6 +112,11 @@ class Model:
         """The settings a reply depends on (part of the response cache's key)."""
         s = self.settings
         return {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed, "max_image_bytes": s.max_image_bytes}
+
+    def unavailable(self) -> "EndpointDown | None":
+        """Why no case can ask this model any more (every endpoint taken out), or None: a live episode checks it
+        before it starts an environment, so a dead endpoint costs no browser page or desktop machine."""
+        return None
 
     def scrub_reply(self, text: str) -> str:
         """A reply with this model's credentials (an API key, a password of its endpoint URL) replaced by ``***``,

@@ -82,6 +82,11 @@ class EndpointPool:
             others = [e for e in up if e is not avoid] or up
             return min(others, key=lambda e: (e.in_flight, e.replies + e.failures, e.index))
 
+    def all_down(self) -> bool:
+        """Whether every endpoint has been taken out (no request can be sent any more)."""
+        with self._lock:
+            return all(e.down is not None for e in self.endpoints)
+
     def has_other(self, endpoint: Endpoint) -> bool:
         """Whether another endpoint than ``endpoint`` is in (a retry there need not wait)."""
         with self._lock:

@@ -121,6 +121,9 @@ class OpenAIChat(Model):
     def scrub_reply(self, text: str) -> str:
         return self.scrub.known(text)
 
+    def unavailable(self) -> EndpointDown | None:
+        return self._down() if self.pool.all_down() else None
+
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info["api_key"] = f"from ${self.settings.api_key_env} ({'set' if self.key_is_set else 'not set'})"

@@ -181,6 +181,9 @@ class Pipeline(Model):
     def scrub_reply(self, text: str) -> str:
         return self.inner.scrub_reply(text)
 
+    def unavailable(self) -> Any:
+        return self.inner.unavailable()
+
     def generation_settings(self) -> dict[str, Any]:
         """The wrapped adapter's, plus the config's generation settings and the replaced stages (a reply depends on both)."""
         return {**self.inner.generation_settings(), "generation": self.generation, "stages": self.describe_stages()}
