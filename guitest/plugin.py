@@ -50,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--base-url", metavar="URL", action="append", default=None, help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1; give it several times to spread the run over several servers of the same model (--concurrency applies per endpoint)")
     add("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY); the key is never printed")
     add("--http-client", choices=("stdlib", "openai"), default="stdlib", help="openai: models: send requests through guitest's lean standard-library client (default: about a quarter of the CPU per request, which keeps one process ahead of a fast endpoint at high --concurrency, docs/bench.md) or through the official openai client")
-    add("--timeout", metavar="SECONDS", type=float, default=120.0, help="timeout of one model request (default 120)")
+    add("--timeout", metavar="SECONDS", type=float, default=120.0, help="deadline of one model request, connect to last byte (default 120): a server that drips its reply cannot stretch it")
     add("--retries", metavar="N", type=int, default=3, help="retries of a failed model request: 429, 5xx, timeouts, broken replies (default 3)")
     add("--retry-backoff", metavar="SECONDS", type=float, default=0.5, help="first retry delay, doubled on each retry (default 0.5)")
     add("--concurrency", metavar="N", type=int, default=8, help="model requests in flight per worker (default 8)")
