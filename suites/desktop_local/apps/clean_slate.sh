@@ -4,9 +4,9 @@
 #   - the windows this suite's applications open on this display are closed and their programs ended (an earlier
 #     episode's xterm would cover the next task's click points; a running Mousepad would open the next file in
 #     its old window; a browser window titled "Chosen: green" would pass pick-green for an agent that does nothing);
-#   - Mousepad's session (which an ended Mousepad would offer to restore) and the Chromium profile of the pages are
-#     removed, and the files and folders given as arguments (what the task's
-#     evaluator checks) are removed, so only this episode's agent can put them there;
+#   - Mousepad's session (which an ended Mousepad would offer to restore instead of opening the file), the pages'
+#     Chromium profile, and the files and folders given as arguments (what the task's evaluator checks) are
+#     removed, so only this episode's agent can put them there;
 #   - the home folder's Desktop, Documents and Downloads exist.
 # Usage (a task's first config steps): upload this file to ~/apps/clean_slate.sh, then
 #   {"type": "execute", "parameters": {"command": ["sh", "~/apps/clean_slate.sh", "~/Documents/hello.txt", ...]}}
