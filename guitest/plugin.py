@@ -457,7 +457,7 @@ class GuitestState:
         """How a live suite's cases run here: its backend and options (``--env-url`` machines added), its budget, and
         the folder its episodes are written to (in this run's folder beside the report)."""
         opt = self.config.option
-        options = provider_mod.with_command_line(suite.env_options, opt.env_provider, opt.env_provider_option)
+        options = provider_mod.with_command_line(suite.env_options, opt.env_provider, opt.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
         if opt.env_url:
             options["urls"] = list(opt.env_url)
         report_dir = self._report_dir()

@@ -19,7 +19,6 @@ from guitest import gate
 from guitest.envs import desktop
 from guitest.envs.desktop import DesktopEnv
 from guitest.formats.osworld import read
-from guitest.live.actions import Action
 from guitest.live.flow import Environments, LiveSetup, run_live_case
 from guitest.live.protocol import EnvFailure, TaskSpec
 from guitest.models import load_model
