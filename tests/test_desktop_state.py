@@ -316,3 +316,15 @@ def test_the_gate_refuses_a_machine_in_an_unknown_state_and_passes_a_reverted_on
     reverted.stdout.fnmatch_lines(["guitest machines: desktop-env's fakevm provider reverts its VM to the snapshot before each episode*", "gate passed*"])
     assert json.loads((pytester.path / "reports" / "fixed.json").read_text())["cases"][0]["prediction"]["reset"] == "reverted"
     assert (pytester.path / "vm.log").read_text().split("\n")[:4] == ["start_emulator /vms/one", "revert_to_snapshot /vms/one clean", "start_emulator /vms/one", "stop_emulator /vms/one"]
+
+
+def test_the_header_names_machines_that_cannot_be_reset_and_a_bad_url_is_no_traceback() -> None:
+    with FakeMachine() as m:
+        line = desktop.machines_header([m.url, "vm:port"], None)
+    assert line == (
+        f"guitest machines: 0 of 2 reset by guitest's desktop server between episodes; 1 CANNOT BE RESET ({m.url}): their episodes run in an "
+        "unknown state (reset: none) and the gate will not pass on them without --allow-unknown-state; revert VMs with --env-provider; "
+        "1 not answering now (vm:port)"
+    )
+    with pytest.raises(EnvFailure, match=r"--env-url 'http://vm:port': expected http://HOST:PORT"):
+        MachineClient("vm:port")  # a port that is not a number was a ValueError from urllib

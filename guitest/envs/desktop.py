@@ -377,7 +377,7 @@ def machines_header(urls: Sequence[str], provider: str | None) -> str:
             f"guitest machines: desktop-env's {provider} provider reverts its VM to the snapshot before each episode "
             "(episodes record reset: reverted)"
         )
-    states = {url: MachineClient(url, retries=0).resets() for url in dict.fromkeys(urls)}
+    states = {url: _resets(url) for url in dict.fromkeys(urls)}
     cannot = [u for u, r in states.items() if r is False]
     silent = [u for u, r in states.items() if r is None]
     parts = [f"{len(states) - len(cannot) - len(silent)} of {len(states)} reset by guitest's desktop server between episodes"]
@@ -389,6 +389,13 @@ def machines_header(urls: Sequence[str], provider: str | None) -> str:
     if silent:
         parts.append(f"{len(silent)} not answering now ({', '.join(map(shown_url, silent))})")
     return "guitest machines: " + "; ".join(parts)
+
+
+def _resets(url: str) -> bool | None:
+    try:
+        return MachineClient(url, retries=0).resets()
+    except EnvFailure:  # not a URL at all: its episodes say so, the header only that it does not answer
+        return None
 
 
 def provided_machine(settings: ProviderSettings) -> ProvidedMachine:

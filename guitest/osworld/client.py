@@ -103,7 +103,10 @@ def shown_url(url: str) -> str:
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # not a number: shown as written, for the message that says so
+        port = ":" + parts.netloc.rpartition(":")[2]
     return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
 
 
@@ -169,12 +172,16 @@ class MachineClient:
         backoff: float = 0.5,
     ) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise EnvFailure(f"--env-url {shown_url(url)!r}: expected http://HOST:PORT (an OSWorld, WAA or `guitest desktop up` server)")
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+            raise EnvFailure(f"--env-url {shown_url(parts.geturl())!r}: expected http://HOST:PORT (an OSWorld, WAA or `guitest desktop up` server)")
         self.url = shown_url(parts.geturl())
         self._scheme = parts.scheme
         self._host = parts.hostname
-        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._port = port or (443 if parts.scheme == "https" else 80)
         self._base = parts.path.rstrip("/")
         self.timeout = timeout
         self.command_timeout = command_timeout
