@@ -454,7 +454,7 @@ class GuitestState:
             return self._environments
 
     def live_setup(self, suite: Suite, task: Task) -> LiveSetup:
-        """How a live suite's cases run here: its backend and options (``--env-url`` machines added), its budget, and
+        """How a live suite's cases run here: its backend and options (``--env-url`` machines and ``--env-provider`` added), its budget, and
         the folder its episodes are written to (in this run's folder beside the report)."""
         opt = self.config.option
         options = provider_mod.with_command_line(suite.env_options, opt.env_provider, opt.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)

@@ -133,6 +133,8 @@ def test_provider_settings_mirror_desktop_env_and_bad_ones_say_what_to_do(tmp_pa
     s = provider.settings_from({"name": "vmware", "path_to_vm": "vms/Ubuntu.vmx", "screen_size": "1280x720"}, str(tmp_path))
     assert (s.path_to_vm, s.snapshot_name, s.screen_size, s.headless, s.os_type) == (str(tmp_path / "vms/Ubuntu.vmx"), None, (1280, 720), False, "Ubuntu")
     assert provider.default_snapshot(s) == "init_state"  # DesktopEnv's default snapshot_name
+    assert provider.settings_from({"name": "virtualbox", "path_to_vm": "Ubuntu"}).path_to_vm == "Ubuntu"  # a VM's name, not a file
+    assert provider.settings_from({"name": "aws", "path_to_vm": "i-0abc"}, str(tmp_path)).path_to_vm == "i-0abc"
     assert provider.with_command_line({"provider": {"name": "vmware", "path_to_vm": "x"}}, "docker", ["headless=true"])["provider"] == {"name": "docker", "headless": "true"}
     with pytest.raises(ValueError, match="snapshot_name, screen_size"):
         provider.parse_pairs(["snapshot=x"])

@@ -45,7 +45,8 @@ PACKAGES = {
     "aliyun": "alibabacloud_ecs20140526 alibabacloud_tea_openapi alibabacloud_tea_util python-dotenv requests",
     "volcengine": "volcengine-python-sdk python-dotenv",
 }
-#: path_to_vm is a local file for these providers (made absolute as ``DesktopEnv`` does, against the suite folder)
+#: path_to_vm is a local file for these providers (made absolute as ``DesktopEnv`` does, against the suite folder;
+#: DesktopEnv also does it to a VirtualBox VM's name or UUID, which VirtualBox's provider accepts too: guitest does not)
 LOCAL_FILE = frozenset({"vmware", "virtualbox", "docker"})
 SERVER_PORT = 5000
 POLL = 1.0
@@ -121,10 +122,18 @@ def settings_from(options: Mapping[str, Any], base_dir: str = ".") -> ProviderSe
             raise EnvFailure(f"env_options.provider.ready_timeout: expected seconds, got {options['ready_timeout']!r}") from None
     if options.get("screen_size") is not None:
         values["screen_size"] = _size(options["screen_size"])
-    path = values.get("path_to_vm")
-    if path and name.lower() in LOCAL_FILE:
-        values["path_to_vm"] = os.path.abspath(os.path.join(base_dir, os.path.expandvars(os.path.expanduser(path))))
+    if values.get("path_to_vm"):
+        values["path_to_vm"] = local_path(name, values["path_to_vm"], base_dir)
     return ProviderSettings(**values)
+
+
+def local_path(name: str, path: str, base_dir: str) -> str:
+    """``path_to_vm`` made absolute against ``base_dir`` where it names a local file (a ``.vmx``, a qcow2 image, a
+    ``.vbox``), as ``DesktopEnv`` does; an instance id, or a VirtualBox VM's name or UUID, as it is."""
+    kind = name.lower()
+    if kind not in LOCAL_FILE or (kind == "virtualbox" and not (path.endswith(".vbox") or "/" in path or os.sep in path)):
+        return path
+    return os.path.abspath(os.path.join(base_dir, os.path.expandvars(os.path.expanduser(path))))
 
 
 def _flag(value: Any) -> bool:
@@ -318,8 +327,8 @@ def with_command_line(env_options: Mapping[str, Any], name: str | None, pairs: S
         return options
     suite = options.get("provider")
     provider: dict[str, Any] = {"name": name} if name else dict(suite) if isinstance(suite, Mapping) else {}
-    if "path_to_vm" in extra and (name or str(provider.get("name", ""))).lower() in LOCAL_FILE:
-        extra["path_to_vm"] = os.path.abspath(os.path.expanduser(extra["path_to_vm"]))
+    if extra.get("path_to_vm"):
+        extra["path_to_vm"] = local_path(name or str(provider.get("name", "")), extra["path_to_vm"], os.getcwd())
     provider.update(extra)
     options["provider"] = provider
     return options
