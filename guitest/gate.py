@@ -1,10 +1,20 @@
-"""The release gate: accuracy thresholds, overall and per category."""
+"""The release gate: accuracy thresholds, overall and per category, and no gate on machines in an unknown state.
+
+A live episode records how its machine was brought into shape before it ran (``prediction["reset"]``:
+``reverted``, ``reset`` or ``none``, see :mod:`guitest.envs.desktop`). An episode on a machine nothing reset
+(``none``) may have been decided by what earlier episodes left there (a file the previous agent wrote, a
+window over the click point), so a gate does not pass on a run with such a scored episode unless the user
+says so (``allow_unknown_state``, ``--allow-unknown-state``).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 DEFAULT_EXIT_CODE = 10
+#: verdicts of a live episode that count in its suite's score (an error or an unsure one does not)
+SCORED = ("hit", "miss")
+UNKNOWN = "none"
 
 
 def thresholds(suite_gate: dict[str, Any], min_accuracy: float | None, metric: str | None = None, default_metric: str = "accuracy") -> dict[str, Any]:
@@ -27,10 +37,44 @@ def value(row: dict[str, Any], metric: str) -> float | None:
     return row["accuracy"]
 
 
-def check(limits: dict[str, Any], aggregate: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """Return ``(failures, notes)``: one line per threshold not met, and per threshold that could not be checked."""
+def unknown_state(cases: Iterable[dict[str, Any]]) -> int:
+    """How many scored episodes of ``cases`` (report rows; each attempt of a repeated case) ran on a machine in
+    an unknown state (``prediction["reset"] == "none"``)."""
+    count = 0
+    for case in cases:
+        for episode in case.get("attempts") or [case]:
+            prediction = episode.get("prediction")
+            if episode.get("verdict") in SCORED and isinstance(prediction, dict) and prediction.get("reset") == UNKNOWN:
+                count += 1
+    return count
+
+
+def unknown_state_line(aggregate: dict[str, Any]) -> str | None:
+    """The summary's sentence on episodes that ran on a machine in an unknown state, or None when there were none."""
+    n = unknown_state(aggregate.get("cases", ()))
+    if not n:
+        return None
+    return (
+        f"{n} scored episode(s) ran on a machine in an unknown state (reset: none: nothing reverted or reset it "
+        "before the episode, so what earlier episodes left there may have decided them)"
+    )
+
+
+def check(limits: dict[str, Any], aggregate: dict[str, Any], allow_unknown_state: bool = False) -> tuple[list[str], list[str]]:
+    """Return ``(failures, notes)``: one line per threshold not met, per threshold that could not be checked,
+    and, when a threshold is in force, one failure for scored episodes on machines in an unknown state (a note
+    instead with ``allow_unknown_state``)."""
     failures: list[str] = []
     notes: list[str] = []
+    if limits.get("accuracy") is not None or limits.get("by"):
+        line = unknown_state_line(aggregate)
+        if line and allow_unknown_state:
+            notes.append(f"{line}; gated on anyway (--allow-unknown-state)")
+        elif line:
+            failures.append(
+                f"{line}: the gate does not pass on them; revert the machines before each episode (--env-provider) or use "
+                "guitest's own desktop, or pass --allow-unknown-state to gate on them anyway"
+            )
     metric = limits.get("metric", "accuracy")
     overall = value(aggregate["overall"], metric)
     if limits.get("accuracy") is not None:

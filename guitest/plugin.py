@@ -21,6 +21,7 @@ from . import compare as compare_mod
 from . import gate as gate_mod
 from . import report as report_mod
 from . import cache as cache_mod
+from .osworld import provider as provider_mod
 from .cache import DEFAULT_MODE, FILENAME, MODES, ResponseCache
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
@@ -85,6 +86,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--max-steps", metavar="N", type=int, default=None, help="live tasks: the step budget of an episode (default: the suite's max_steps, else 15)")
     add("--success-rule", choices=miniwob_rules.RULES, default=None, help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live.md")
     add("--env-url", metavar="URL", action="append", default=None, help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)")
+    add("--env-provider", metavar="NAME", default=None, help="live desktop tasks: revert the machine to its snapshot before each episode through desktop-env's provider NAME (vmware, virtualbox, docker, aws, azure, ...; or module:Class), as OSWorld's harness does (docs/live.md)")
+    add("--env-provider-option", metavar="KEY=VALUE", action="append", default=None, help="an option of --env-provider as DesktopEnv takes it: path_to_vm, snapshot_name, region, headless, os_type, screen_size, ready_timeout (repeatable)")
+    add("--allow-unknown-state", action="store_true", default=False, help="let the gate pass on live episodes that ran on a machine nothing reset before them (reset: none); by default such a run fails the gate")
     add("--gate-exit-code", metavar="N", type=int, default=gate_mod.DEFAULT_EXIT_CODE, help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
 
 
@@ -359,6 +363,10 @@ class GuitestState:
             raise pytest.UsageError(f"--min-accuracy={opt.min_accuracy} is not between 0 and 1 (accuracy is a fraction: 0.85, not 85)")
         if opt.gate_exit_code in range(0, 6):
             raise pytest.UsageError(f"--gate-exit-code={opt.gate_exit_code} collides with pytest's own exit codes 0-5; pick another")
+        try:
+            provider_mod.parse_pairs(opt.env_provider_option)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.model: Model | None = None
         if opt.model:
             try:
@@ -452,10 +460,10 @@ class GuitestState:
             return self._environments
 
     def live_setup(self, suite: Suite, task: Task) -> LiveSetup:
-        """How a live suite's cases run here: its backend and options (``--env-url`` machines added), its budget, and
+        """How a live suite's cases run here: its backend and options (``--env-url`` machines and ``--env-provider`` added), its budget, and
         the folder its episodes are written to (in this run's folder beside the report)."""
         opt = self.config.option
-        options = dict(suite.env_options)
+        options = provider_mod.with_command_line(suite.env_options, opt.env_provider, opt.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
         if opt.env_url:
             options["urls"] = list(opt.env_url)
         report_dir = self._report_dir()
@@ -503,6 +511,10 @@ class GuitestState:
             cache_line = self._cache_header()
             if cache_line:
                 lines.append(cache_line)
+            if (config.option.env_url or config.option.env_provider) and not config.option.collectonly:
+                from .envs.desktop import machines_header
+
+                lines.append(machines_header(config.option.env_url or [], config.option.env_provider))
         if self.config.option.success_rule:
             lines.append(miniwob_rules.header_line(self.config.option.success_rule))
         return lines
@@ -579,11 +591,12 @@ class GuitestState:
         selecting their cases without one is a usage error that says how to get a machine; listing them is not."""
         from .envs.desktop import NO_MACHINE
 
-        if self.config.option.collectonly or self.config.option.env_url or self.model is None:
+        opt = self.config.option
+        if opt.collectonly or opt.env_url or opt.env_provider or self.model is None:
             return
         for key in self.selected:
             suite = _load_suite_quietly(Path(self.config.rootpath, key))
-            if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop"):
+            if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop") and not suite.env_options.get("provider"):
                 raise pytest.UsageError(f"{key}: {NO_MACHINE}")
 
     def _note_selected(self, nodeids: Any) -> None:
@@ -774,7 +787,7 @@ class GuitestState:
                 **rule,
             },
         )
-        failures, notes = gate_mod.check(limits, report)
+        failures, notes = gate_mod.check(limits, report, self.config.option.allow_unknown_state)
         report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
         return report
 
@@ -916,6 +929,9 @@ class GuitestState:
                     "(e.g. generic) so they are not scored as pixels near the top-left corner",
                     yellow=True,
                 )
+            unknown = gate_mod.unknown_state_line(report)
+            if unknown:
+                tr.write_line(f"warning: {unknown}", yellow=True)
             gate = report["gate"]
             for note in gate["notes"]:
                 tr.write_line(f"gate note: {note}", yellow=True)

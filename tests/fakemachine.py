@@ -10,7 +10,8 @@ In-process (a thread), bound to 127.0.0.1 on an ephemeral port::
 Faults (queued per "METHOD /path", each used once): ``{"status": N, "message": text}`` answers HTTP N
 with ``{"status": "error", "message": text}``; ``{"drop": true}`` closes the connection without an
 answer; ``{"sleep": s}`` waits that long first. ``files`` is the machine's file system (path -> bytes);
-``/execute`` answers ``{"status": "success", "output": outputs.get(joined command, ""), ...}``.
+``/execute`` answers ``{"status": "success", "output": outputs.get(joined command, ""), ...}``. It has no
+``/guitest/reset`` (404), like OSWorld's and WAA's servers.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from PIL import Image
+
+from guitest.osworld.client import forget
 
 
 def png(size: tuple[int, int]) -> bytes:
@@ -68,6 +71,7 @@ class FakeMachine:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        forget(self.url)  # a later fake on the same port is another machine
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         machine = self

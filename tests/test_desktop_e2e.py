@@ -4,8 +4,9 @@ scripted solution in a model family's own action syntax.
 
 Four tasks of the suite (a browser click, an editor save, a terminal command, an infeasible task), so the runs stay
 short: the scripted policy completes all four in pyautogui, UI-TARS and Qwen computer_use syntax (serial and -n 2,
-one desktop per worker); a policy that says done at once scores 0; a desktop that dies mid-episode makes the case an
-error, and --lf against a new desktop completes the report.
+one desktop per worker); a policy that says done at once scores 0, twice, on a desktop without a reset where the
+oracle solved the tasks before; a desktop that dies mid-episode makes the case an error, and --lf against a new
+desktop completes the report.
 """
 
 from __future__ import annotations
@@ -20,13 +21,20 @@ import pytest
 
 import fakeserver
 from builders import REPO
-from test_desktop_real import _skip_or_fail
+from test_desktop_real import _skip_or_fail, env_on, run_oracle
 
 _skip_or_fail()
 
 from guitest.desktop.xvfb import start_desktop  # noqa: E402
+from guitest.formats.osworld import read  # noqa: E402
+from guitest.suite import Suite  # noqa: E402
 
 LOCAL = REPO / "suites" / "desktop_local"
+LOCAL_SUITE = Suite(
+    path=LOCAL / "suite.yaml", name="desktop_local", format="osworld",
+    data={"dir": ".", "base": "suite", "annotations": "examples/*/*.json", "images": "."},
+    task="live", prompt="default", id_template="{app}-{task_id}", tags=("app",), cross=(), average="micro",
+)
 TASKS = ["chromium/pick-green", "mousepad/new-note", "terminal/make-folder", "os/photoshop-crop"]
 SELECT = "pick-green or new-note or make-folder or photoshop-crop"
 SCREEN = (1920, 1080)
@@ -77,14 +85,27 @@ def test_a_scripted_policy_completes_the_local_tasks(pytester: pytest.Pytester, 
     assert data["task_metrics"]["success"]["overall"]["success_rate"] == 1.0
 
 
-def test_a_policy_that_does_nothing_scores_zero(pytester: pytest.Pytester, tmp_path) -> None:
+def test_a_policy_that_does_nothing_scores_zero_twice_on_a_desktop_nothing_resets(pytester: pytest.Pytester, tmp_path) -> None:
+    """A desktop without a reset keeps what episodes leave, as OSWorld's server does. After the oracle solved two tasks
+    there (a saved file, a made folder), an agent that does nothing scores 0 on them, run after run: each task sets up
+    its own preconditions."""
     suite(pytester)
-    with fakeserver.serve(tmp_path, script={"*": [{"act": {"kind": "done"}, "convention": "guitest"}] * 10}) as server:
-        result = pytester.runpytest_subprocess(*args(server, "agent", "-k", "pick-green or new-note or make-folder"))
-    assert result.ret == 0, result.stdout.str()
-    data = report(pytester)
-    assert data["n_results"] == 3 and data["overall"]["hit"] == 0
-    assert all(c["steps"] == 1 and c["prediction"]["end"] == "done" for c in data["cases"])
+    with start_desktop(reset=False) as desktop:
+        env = env_on(tmp_path / "leases", desktop.url)
+        try:
+            samples = {s.id: s for s in read(LOCAL_SUITE, str(LOCAL))}
+            for name in ("mousepad-new-note", "terminal-make-folder"):
+                assert run_oracle(env, samples[name]).success
+                env.release()
+        finally:
+            env.close()
+        with fakeserver.serve(tmp_path, script={"*": [{"act": {"kind": "done"}, "convention": "guitest"}] * 10}) as server:
+            for _ in range(2):
+                result = pytester.runpytest_subprocess(*args(server, "agent", f"--env-url={desktop.url}", "-k", "new-note or make-folder"))
+                assert result.ret == 0, result.stdout.str()
+                data = report(pytester)
+                assert data["n_results"] == 2 and data["overall"]["hit"] == 0, [(c["id"], c["prediction"]) for c in data["cases"]]
+                assert all(c["steps"] == 1 and c["prediction"]["end"] == "done" and c["prediction"]["reset"] == "none" for c in data["cases"])
 
 
 def test_a_desktop_that_dies_mid_episode_is_an_error_that_lf_completes(pytester: pytest.Pytester, tmp_path) -> None:

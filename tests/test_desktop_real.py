@@ -108,7 +108,7 @@ def dark_fraction(png: bytes, x: int, y: int) -> float:
 
 def test_the_server_speaks_the_protocol(desktop: LocalDesktop) -> None:
     c = MachineClient(desktop.url)
-    c.reset_desktop()
+    assert c.resets() is True and c.reset_desktop()
     assert c.platform() == "Linux" and c.screen_size() == (1920, 1080)
     c.run_pyautogui("pyautogui.moveTo(600, 600)")
     with_cursor = c.screenshot()
@@ -273,14 +273,16 @@ def test_a_desktop_whose_starter_is_killed_is_reaped() -> None:
 
 
 def test_guitest_desktop_up_status_down(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["up"]) == 0
+    assert cli.main(["up", "--no-reset"]) == 0  # a stand-in for OSWorld's server, which has no reset
     up = capsys.readouterr().out
     display = int(re.search(r"desktop :(\d+) up", up).group(1))
     url = re.search(r"--env-url=(http://127\.0\.0\.1:\d+)", up).group(1)
     try:
-        assert MachineClient(url).probe()
+        client = MachineClient(url)
+        assert client.probe() and client.resets() is False and not client.reset_desktop()
+        assert client.request("POST", "/guitest/reset").status == 404
         assert cli.main(["status"]) == 0
-        assert f":{display}  {url}  answers" in capsys.readouterr().out
+        assert f":{display}  {url}  answers  reset OFF (--no-reset)" in capsys.readouterr().out
     finally:
         assert cli.main(["down", "--display", str(display)]) == 0
     assert f"desktop :{display} stopped" in capsys.readouterr().out

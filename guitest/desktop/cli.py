@@ -22,6 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--display", type=int, help="X display number (default: the first free one from 99)")
     up.add_argument("--port", type=int, help="server port on 127.0.0.1 (default: a free one)")
     up.add_argument("--command-timeout", type=float, default=120.0, help="seconds a command sent to the desktop may run (default 120)")
+    up.add_argument(
+        "--no-reset", action="store_true",
+        help="no /guitest/reset between episodes: the desktop keeps what each episode leaves, as OSWorld's server does (episodes on it record reset: none)",
+    )
     down = sub.add_parser("down", help="stop a desktop and everything it started")
     which = down.add_mutually_exclusive_group()
     which.add_argument("--display", type=int, help="the display to stop (default: the only one running)")
@@ -30,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    desktop = start_desktop(args.display, args.port, command_timeout=args.command_timeout, detach=True)
-    print(f"desktop :{desktop.display} up in {desktop.startup_seconds:.1f} s: {desktop.url}")
+    desktop = start_desktop(args.display, args.port, command_timeout=args.command_timeout, detach=True, reset=not args.no_reset)
+    print(f"desktop :{desktop.display} up in {desktop.startup_seconds:.1f} s: {desktop.url}" + (" (its reset is off: --no-reset)" if args.no_reset else ""))
     print(f"  run live desktop tasks with --env-url={desktop.url}; stop it with: guitest desktop down --display {desktop.display}")
     return 0
 
@@ -67,8 +71,10 @@ def _status(args: argparse.Namespace) -> int:
         print("no guitest desktop is running (start one with: guitest desktop up)")
         return 0
     for desktop in desktops:
-        answers = MachineClient(desktop.url, retries=0).probe()
-        print(f":{desktop.display}  {desktop.url}  {'answers' if answers else 'DOES NOT ANSWER'}  home {desktop.home}")
+        client = MachineClient(desktop.url, retries=0)
+        answers = client.probe()
+        reset = "" if not answers else "  reset on" if client.resets() else "  reset OFF (--no-reset)"
+        print(f":{desktop.display}  {desktop.url}  {'answers' if answers else 'DOES NOT ANSWER'}{reset}  home {desktop.home}")
     return 0
 
 

@@ -27,7 +27,11 @@ POST /run_python                       JSON ``{code}``                         `
 POST /run_bash_script                  JSON ``{script, timeout, working_dir}``  ``{status, output, error, returncode}``
 POST /start_recording, /end_recording                                          mp4 (needs ffmpeg)
 POST /guitest/reset                    (guitest's own)                         close what episodes opened, empty home
+GET /guitest/info                      (guitest's own)                         ``{server, reset}``
 =====================================  ======================================  ==================================
+
+``--no-reset`` drops the two ``/guitest/*`` endpoints (404, as on OSWorld's and WAA's servers, which have no
+reset): the desktop then keeps whatever each episode leaves, so it stands in for those servers in tests.
 
 Commands run with the desktop's environment (``DISPLAY``, its D-Bus session, ``HOME`` = its own home
 folder, where ``~/`` arguments expand) and a timeout (``--command-timeout``, 120 s as OSWorld): past it
@@ -352,7 +356,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _route(self, method: str) -> None:
         path = urllib.parse.urlsplit(self.path).path.rstrip("/") or "/"
-        route = ROUTES.get((method, path))
+        route = self.server.routes.get((method, path))
         if route is None:
             self._json_reply(404, {"status": "error", "message": f"no endpoint {method} {path}"})
             return
@@ -604,6 +608,9 @@ class Handler(BaseHTTPRequestHandler):
         ended = self.desktop.reset()
         self._json_reply(200, {"status": "success", "ended": ended})
 
+    def guitest_info(self) -> None:
+        self._json_reply(200, {"server": "guitest", "reset": True})
+
 
 class _BadRequest(Exception):
     """The request lacks a field or is not the JSON it should be (HTTP 400)."""
@@ -634,7 +641,10 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("POST", "/start_recording"): Handler.start_recording,
     ("POST", "/end_recording"): Handler.end_recording,
     ("POST", "/guitest/reset"): Handler.guitest_reset,
+    ("GET", "/guitest/info"): Handler.guitest_info,
 }
+#: the routes of a server without its reset (``--no-reset``): what OSWorld's and WAA's servers answer
+NO_RESET_ROUTES = {k: v for k, v in ROUTES.items() if not k[1].startswith("/guitest/")}
 
 
 class DesktopServer(ThreadingHTTPServer):
@@ -642,16 +652,17 @@ class DesktopServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, port: int, desktop: Desktop) -> None:
+    def __init__(self, port: int, desktop: Desktop, reset: bool = True) -> None:
         self.desktop = desktop
+        self.routes = ROUTES if reset else NO_RESET_ROUTES
         super().__init__(("127.0.0.1", port), Handler)
 
 
-def serve(display: str, port: int, home: str, command_timeout: float = 120.0, ready_file: str | None = None) -> None:
+def serve(display: str, port: int, home: str, command_timeout: float = 120.0, ready_file: str | None = None, reset: bool = True) -> None:
     """Serve the desktop on ``display`` at ``http://127.0.0.1:port`` (0: any free port) until SIGTERM;
-    ``ready_file`` gets ``{"port": N}`` once requests are accepted."""
+    ``ready_file`` gets ``{"port": N}`` once requests are accepted; ``reset`` False: no ``/guitest/*`` endpoints."""
     desktop = Desktop(display, home, command_timeout)
-    server = DesktopServer(port, desktop)
+    server = DesktopServer(port, desktop, reset)
     stop = threading.Event()
 
     def on_term(signum: int, frame: Any) -> None:
@@ -681,8 +692,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", required=True, help="the desktop's home folder")
     parser.add_argument("--command-timeout", type=float, default=120.0, help="seconds a command may run")
     parser.add_argument("--ready-file", help="write {port, pid} here once serving")
+    parser.add_argument("--no-reset", action="store_true", help="answer 404 to /guitest/reset and /guitest/info, as OSWorld's server does")
     args = parser.parse_args(argv)
-    serve(args.display, args.port, os.path.abspath(args.home), args.command_timeout, args.ready_file)
+    serve(args.display, args.port, os.path.abspath(args.home), args.command_timeout, args.ready_file, reset=not args.no_reset)
     return 0
 
 

@@ -244,12 +244,14 @@ def start_desktop(
     command_timeout: float = 120.0,
     timeout: float = 30.0,
     detach: bool = False,
+    reset: bool = True,
 ) -> LocalDesktop:
     """Start a desktop on ``display`` (the first free one from :99 when None) with its server on ``port``
     (a free one when None) and return it once the server answers. DesktopError naming what is missing
     (packages, the server's Python modules) or what failed to start; nothing is left running then.
     ``detach``: the processes outlive this one (``guitest desktop up``); else :meth:`LocalDesktop.stop`
-    ends them, and a reaper (:mod:`.reaper`) does if this process dies first."""
+    ends them, and a reaper (:mod:`.reaper`) does if this process dies first. ``reset`` False: the server
+    has no ``/guitest/reset`` (episodes keep what earlier ones left, as on OSWorld's server)."""
     missing = missing_programs()
     if missing:
         raise DesktopError(f"the local desktop needs {', '.join(missing)}: {SETUP_HINT}")
@@ -266,7 +268,7 @@ def start_desktop(
             last_error = f"display :{number} is in use"
             continue
         try:
-            desktop = _try_start(number, port, marker, size, depth, python, command_timeout, timeout, began)
+            desktop = _try_start(number, port, marker, size, depth, python, command_timeout, timeout, began, reset)
         except BaseException:
             _stop_marked(marker)  # an interrupted start leaves nothing running
             raise
@@ -287,7 +289,7 @@ def start_desktop(
 
 def _try_start(
     number: int, port: int | None, marker: str, size: tuple[int, int], depth: int, python: str,
-    command_timeout: float, timeout: float, began: float,
+    command_timeout: float, timeout: float, began: float, reset: bool = True,
 ) -> LocalDesktop | str:
     """The started desktop, or why it did not start (``display busy ...`` when another X server won the race)."""
     root = tempfile.mkdtemp(prefix=f"guitest-desktop-{number}-")
@@ -347,6 +349,7 @@ def _try_start(
         spawn("server", [
             python, "-m", "guitest.desktop.server", "--display", f":{number}", "--port", str(port or 0),
             "--home", home, "--ready-file", ready_file, "--command-timeout", str(command_timeout),
+            *(() if reset else ("--no-reset",)),
         ])
         while True:
             if os.path.exists(ready_file):

@@ -14,10 +14,15 @@ workers), runs the task's ``config`` steps (:mod:`guitest.osworld.setup`), and t
 that stops answering is taken out of the pool and the episode raises
 :class:`~guitest.live.protocol.EnvFailure`, so ``--lf`` runs it again on another machine.
 
-OSWorld's and WAA's harnesses revert a VM snapshot between tasks; guitest cannot do that over this
-protocol. A guitest desktop server offers ``POST /guitest/reset`` (close what earlier episodes opened,
-empty its home folder), called at every reset; on other machines each task's own ``config`` steps
-have to bring the machine into shape (or give each task a fresh machine).
+Machines in a known state. Before each episode the backend brings the machine into a known state where it
+can, and the episode records how (``reset_info["reset"]``, and the reset observation's ``info["reset"]``):
+
+- ``reverted``: a provider of desktop-env (``--env-provider``, :mod:`guitest.osworld.provider`) reverted the
+  VM to its snapshot (or started it fresh), as OSWorld's ``DesktopEnv.reset`` does;
+- ``reset``: a guitest desktop server reset itself (``POST /guitest/reset``: closes what earlier episodes
+  opened, empties its home folder);
+- ``none``: any other machine (OSWorld's or WAA's server at a fixed ``--env-url``): nothing resets it, each
+  task's own ``config`` steps are all that bring it into shape, so the episode ran in an unknown state.
 """
 
 from __future__ import annotations
@@ -32,10 +37,11 @@ from typing import Any, Sequence
 
 from ..live.actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
-from ..osworld.client import PNG_MAGIC, MachineClient, MachineFailure
+from ..osworld.client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
 from ..osworld.evaluate import evaluate as run_evaluator
 from ..osworld.getters import GetterContext
 from ..osworld.pool import Lease, MachinePool
+from ..osworld.provider import ProvidedMachine, ProviderSettings, settings_from
 from ..osworld.setup import run_steps
 
 #: Action key names (lower case) -> pyautogui's names, where they differ
@@ -48,6 +54,8 @@ KEY_ALIASES = {
 }
 DEFAULT_WAIT = 1.0
 MAX_WAIT = 60.0
+#: how a machine was brought into a known state before an episode (see the module docstring)
+REVERTED, RESET, NONE = "reverted", "reset", "none"
 
 _pools: dict[tuple[str, ...], MachinePool] = {}
 _pools_lock = threading.Lock()
@@ -134,7 +142,12 @@ class DesktopEnv:
     ``timeout`` / ``command_timeout``: the client's limits for ordinary requests and for commands;
     ``acquire_wait``: how long :meth:`reset` waits for a free machine; ``reset_desktop``: ask a guitest
     desktop server to clean up before each episode; ``download_cache``: where task files downloaded here
-    are kept; ``pool``: a pool of one's own instead of the process's shared one.
+    are kept; ``pool``: a pool of one's own instead of the process's shared one; ``machines``: the pool's
+    entries that are a provider's VMs (reverted before each episode), by pool key.
+
+    After each :meth:`reset`, ``reset_info`` says how the machine was brought into shape (``reset``:
+    ``reverted``, ``reset`` or ``none``, None when the reset failed before), how long the episode waited for a
+    free machine (``wait_seconds``) and the set-up's notes (``setup_notes``: steps that answered an error).
     """
 
     name = "desktop"
@@ -151,9 +164,11 @@ class DesktopEnv:
         reset_desktop: bool = True,
         download_cache: str | None = None,
         pool: MachinePool | None = None,
+        machines: dict[str, ProvidedMachine] | None = None,
     ) -> None:
         urls = [urls] if isinstance(urls, str) else list(urls)
         self.pool = pool or shared_pool(urls)
+        self.machines = dict(machines or {})
         self.settle = settle
         self.a11y = a11y
         self.timeout = timeout
@@ -169,6 +184,8 @@ class DesktopEnv:
         self._shot_scale = 1.0  # screenshot pixels per screen unit, from the last screenshot
         self._last: str | None = None
         self._ended = False
+        self._url: str | None = None
+        self.reset_info: dict[str, Any] = {}
 
     # -- the protocol ----------------------------------------------------------------------------------
 
@@ -176,26 +193,41 @@ class DesktopEnv:
         """Lease a machine, run the task's ``config`` steps and return the first screen. ``seed`` is not
         used: these tasks are the same every time (their set-up files and steps are fixed)."""
         self._end_episode()
+        self.reset_info = info = {"reset": None, "wait_seconds": 0.0, "setup_notes": []}
         evaluator = task.config.get("evaluator")
         if not isinstance(evaluator, dict):
             raise EnvFailure(f"desktop task {task.name}: its config has no evaluator (an OSWorld task's config and evaluator go in TaskSpec.config)")
+        asked = time.perf_counter()
         self._lease = self.pool.acquire(self.acquire_wait)
-        self._client = MachineClient(self._lease.url, timeout=self.timeout, command_timeout=self.command_timeout)
+        info["wait_seconds"] = round(time.perf_counter() - asked, 3)
+        machine = self.machines.get(self._lease.url)
+        try:
+            url = machine.prepare() if machine is not None else self._lease.url
+        except EnvFailure as exc:
+            self.pool.take_out(self._lease.url, str(exc)[:300])  # a VM that cannot be reverted or started serves no more
+            self._end_episode()
+            raise
+        self._url = url
+        self._client = MachineClient(url, timeout=self.timeout, command_timeout=self.command_timeout)
         self._task = task
         self._last = None
         self._ended = False
         self._work_dir = tempfile.mkdtemp(prefix="guitest-episode-")
-        notes: list[str] = []
+        notes: list[str] = info["setup_notes"]
         try:
-            if self.reset_desktop and self._client.reset_desktop():
-                notes.append("the guitest desktop was reset")
+            if machine is not None:
+                info["reset"] = REVERTED
+            elif self.reset_desktop and self._client.reset_desktop():
+                info["reset"] = RESET
+            else:
+                info["reset"] = NONE
             self._screen = self._client.screen_size()
             run = run_steps(
                 task.config.get("config") or [], self._client, phase="config",
                 cache_dir=self.download_cache or None, work_dir=self._work_dir, screen=self._screen,
             )
             notes.extend(run.notes)
-            return self._observe({"setup_notes": notes} if notes else {})
+            return self._observe({"reset": info["reset"], "wait_seconds": info["wait_seconds"], **({"setup_notes": list(notes)} if notes else {})})
         except EnvFailure as exc:
             self._failed(exc)
             raise
@@ -257,7 +289,7 @@ class DesktopEnv:
     @property
     def machine(self) -> str | None:
         """The URL of the machine running the current episode, if any."""
-        return self._lease.url if self._lease else None
+        return self._url if self._lease else None
 
     def _require(self) -> MachineClient:
         if self._client is None:
@@ -285,8 +317,9 @@ class DesktopEnv:
         )
 
     def _failed(self, exc: EnvFailure) -> None:
-        """End the episode after a failure; a machine that stopped answering leaves the pool."""
-        if isinstance(exc, MachineFailure) and exc.taken_out and self._lease is not None:
+        """End the episode after a failure; a machine that stopped answering leaves the pool, unless a provider
+        reverts it before its next episode anyway."""
+        if isinstance(exc, MachineFailure) and exc.taken_out and self._lease is not None and self._lease.url not in self.machines:
             self.pool.take_out(self._lease.url, exc.kind)
         self._end_episode()
 
@@ -295,35 +328,83 @@ class DesktopEnv:
             self._lease.release()
         self._lease = None
         self._client = None
+        self._url = None
         if self._work_dir:
             shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir = None
 
 
-#: the keys of ``env_options`` the desktop backend takes besides the machines (``urls``, ``local_desktop``)
+#: the keys of ``env_options`` the desktop backend takes besides the machines (``urls``, ``local_desktop``, ``provider``)
 OPTIONS = ("settle", "a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache")
 NO_MACHINE = (
     "the desktop backend needs a machine that speaks the OSWorld / Windows Agent Arena server protocol: pass "
-    "--env-url=http://HOST:5000 (repeat it for a pool); start one with `guitest desktop up` (a local Linux desktop "
-    "under Xvfb), an OSWorld VM (desktop_env's providers) or a Windows Agent Arena VM (its run scripts); docs/live.md"
+    "--env-url=http://HOST:5000 (repeat it for a pool) or let desktop-env's providers start and revert one "
+    "(--env-provider=docker|vmware|aws|...); start one with `guitest desktop up` (a local Linux desktop "
+    "under Xvfb), an OSWorld VM or a Windows Agent Arena VM (its run scripts); docs/live.md"
 )
 _local: list[Any] = []  # the desktops this process started (local_desktop: true without --env-url)
 _local_lock = threading.Lock()
+_provided: dict[ProviderSettings, ProvidedMachine] = {}  # this process's provider VMs, one per settings
 
 
 def make(options: dict[str, Any], base_dir: str) -> DesktopEnv:
-    """The ``desktop`` backend's factory: the machines of ``options["urls"]`` (from ``--env-url``); without any, a
-    local desktop this process starts once (``local_desktop: true``, the ``desktop_local`` suite), else EnvFailure
-    saying how to get a machine."""
+    """The ``desktop`` backend's factory: the machines of ``options["urls"]`` (from ``--env-url``), or the VM of
+    ``options["provider"]`` (``--env-provider``: reverted before each episode); without either, a local desktop
+    this process starts once (``local_desktop: true``, the ``desktop_local`` suite), else EnvFailure saying how to
+    get a machine."""
     urls = [u for u in options.get("urls") or () if u]
+    kwargs = {k: options[k] for k in OPTIONS if k in options}
+    if kwargs.get("download_cache") and not os.path.isabs(str(kwargs["download_cache"])):
+        kwargs["download_cache"] = os.path.join(base_dir, str(kwargs["download_cache"]))
+    if options.get("provider"):
+        if urls:
+            raise EnvFailure("give the desktop machines either with --env-url or with a provider (--env-provider, env_options.provider), not both")
+        machine = provided_machine(settings_from(options["provider"], base_dir))
+        return DesktopEnv([], pool=shared_pool([machine.key]), machines={machine.key: machine}, **kwargs)
     if not urls and options.get("local_desktop"):
         urls = [_local_desktop()]
     if not urls:
         raise EnvFailure(NO_MACHINE)
-    kwargs = {k: options[k] for k in OPTIONS if k in options}
-    if kwargs.get("download_cache") and not os.path.isabs(str(kwargs["download_cache"])):
-        kwargs["download_cache"] = os.path.join(base_dir, str(kwargs["download_cache"]))
     return DesktopEnv(urls, **kwargs)
+
+
+def machines_header(urls: Sequence[str], provider: str | None) -> str:
+    """The run header's line on the desktop machines: reverted by a provider, or per ``--env-url`` whether its
+    server resets itself between episodes (a guitest desktop) or cannot be reset (OSWorld's, WAA's: the gate then
+    refuses to pass on their episodes). Asks each machine ``GET /guitest/info`` (read only, 3 s at most)."""
+    if provider:
+        return (
+            f"guitest machines: desktop-env's {provider} provider reverts its VM to the snapshot before each episode "
+            "(episodes record reset: reverted)"
+        )
+    states = {url: _resets(url) for url in dict.fromkeys(urls)}
+    cannot = [u for u, r in states.items() if r is False]
+    silent = [u for u, r in states.items() if r is None]
+    parts = [f"{len(states) - len(cannot) - len(silent)} of {len(states)} reset by guitest's desktop server between episodes"]
+    if cannot:
+        parts.append(
+            f"{len(cannot)} CANNOT BE RESET ({', '.join(map(shown_url, cannot))}): their episodes run in an unknown state "
+            "(reset: none) and the gate will not pass on them without --allow-unknown-state; revert VMs with --env-provider"
+        )
+    if silent:
+        parts.append(f"{len(silent)} not answering now ({', '.join(map(shown_url, silent))})")
+    return "guitest machines: " + "; ".join(parts)
+
+
+def _resets(url: str) -> bool | None:
+    try:
+        return MachineClient(url, retries=0).resets()
+    except EnvFailure:  # not a URL at all: its episodes say so, the header only that it does not answer
+        return None
+
+
+def provided_machine(settings: ProviderSettings) -> ProvidedMachine:
+    """This process's VM of ``settings`` (made on first use; started by its first episode, stopped by :func:`shutdown`)."""
+    with _local_lock:
+        machine = _provided.get(settings)
+        if machine is None:
+            machine = _provided[settings] = ProvidedMachine(settings)
+        return machine
 
 
 def _local_desktop() -> str:
@@ -340,8 +421,12 @@ def _local_desktop() -> str:
 
 
 def shutdown() -> None:
-    """Stop the local desktops this process started (safe to call twice)."""
+    """Stop the local desktops and the provider VMs this process started (safe to call twice)."""
     with _local_lock:
         desktops, _local[:] = list(_local), []
+        machines = list(_provided.values())
+        _provided.clear()
     for desktop in desktops:
         desktop.stop()
+    for machine in machines:
+        machine.stop()

@@ -9,6 +9,11 @@ few files, see :mod:`guitest.waa`). Fields for ids and tags: ``app``, ``task_id`
 ``infeasible``), ``evaluated_by`` (``environment`` / ``judge``), ``runnable`` (``yes``; ``no`` when a
 set-up step is one guitest does not implement), ``related_apps``.
 
+A task whose evaluator ``func`` is empty (``""``, ``[]``) cannot be scored by anyone (desktop-env fails on it
+at the task's reset, and its harness goes on with the next task): it alone is an invalid row, collected as
+a case that errs with the message (``data["invalid"]``), and the suite's other tasks run. Any other
+problem of a task file stops the suite's collection with every problem listed, as for every format.
+
 Relative local paths (an ``upload_file`` step's ``local_path``, a ``download`` URL or ``cloud_file``
 path without a scheme) are made absolute against the task file's folder, so a suite can ship the
 files its tasks need.
@@ -31,6 +36,8 @@ from . import Converted, annotation_files, load_json, raise_problems, read_rows
 DEFAULT_ID = "{app}-{task_id}"
 ENV = "desktop"
 _PATH_KEY = "__task_file__"  # the reader's own key in a row: the task file's path, for relative paths
+_INVALID_KEY = "__invalid__"  # the reader's own key in a row: why the task cannot be scored
+_NO_FUNC = "none"  # what an empty func becomes in a row (and its evaluator tag), so the schema passes it
 
 
 def is_task_list(data: Any) -> bool:
@@ -82,6 +89,10 @@ def _row(path: str, data: Any, data_dir: str, seen: set[str], problems: list[str
             problems.append(f"{where(shown, field='evaluator')}: {exc}")
             return None
     row = {**data, _PATH_KEY: path} if isinstance(data, dict) else data
+    func = data["evaluator"].get("func", _NO_FUNC) if isinstance(data, dict) and isinstance(data.get("evaluator"), dict) else _NO_FUNC
+    if func == "" or func == [] or (isinstance(func, list) and "" in func):
+        message = f"{where(shown, 0, str(data['id']) if isinstance(data.get('id'), str) else None, 'evaluator.func')}: is empty ({func!r}): no metric scores this task; name one (exact_match, compare_text_file, infeasible, ...) or drop the task"
+        row = {**row, "evaluator": {**data["evaluator"], "func": _NO_FUNC}, _INVALID_KEY: f"invalid task file: {message}"}
     derived = {
         "app": os.path.basename(os.path.dirname(path)),
         "task_id": os.path.splitext(os.path.basename(path))[0],
@@ -133,6 +144,8 @@ def _convert(row: dict[str, Any], images_dir: str) -> Converted:
     folder = os.path.dirname(path)
     app = os.path.basename(folder)
     task_id = os.path.splitext(os.path.basename(path))[0]
+    if row.get(_INVALID_KEY):
+        return _invalid(row, app, task_id)
     evaluator = _resolve_evaluator(row["evaluator"], folder)
     funcs = evaluator["func"] if isinstance(evaluator["func"], list) else [evaluator["func"]]
     steps = _resolve_steps(row.get("config") or [], folder)
@@ -174,11 +187,29 @@ def _convert(row: dict[str, Any], images_dir: str) -> Converted:
     return Converted(image="", instruction=row["instruction"], box=None, fields=fields, data=data, notes=tuple(notes), image_field="instruction")
 
 
+def _invalid(row: dict[str, Any], app: str, task_id: str) -> Converted:
+    """A task that cannot be scored: a case that errs with the reader's message (it never reaches a machine)."""
+    message = row[_INVALID_KEY]
+    data: dict[str, Any] = {
+        "task": {"env": ENV, "name": f"{app}/{task_id}", "instruction": row["instruction"], "config": {"id": row.get("id", task_id), "evaluator": {}}},
+        "evaluated_by": "environment",
+        "infeasible": False,
+        "unsupported": [],
+        "invalid": message,
+    }
+    fields = {
+        "app": app, "task_id": task_id, "id": str(row.get("id", task_id)), "snapshot": str(row.get("snapshot", "")),
+        "evaluator": _NO_FUNC, "conj": "and", "feasibility": "feasible", "evaluated_by": "environment", "runnable": "no",
+        "related_apps": "+".join(row.get("related_apps", [])) or app,
+    }
+    return Converted(image="", instruction=row["instruction"], box=None, fields=fields, data=data, notes=(message,), image_field="instruction")
+
+
 def count_runnable(samples: list[Sample]) -> dict[str, int]:
-    """How many tasks guitest runs and scores itself, runs with the judge deciding, and cannot run."""
+    """How many tasks guitest runs and scores itself, runs with the judge deciding, and cannot run (invalid ones too)."""
     out = {"environment": 0, "judge": 0, "not runnable": 0}
     for sample in samples:
-        if sample.data.get("unsupported"):
+        if sample.data.get("unsupported") or sample.data.get("invalid"):
             out["not runnable"] += 1
         else:
             out[sample.data["evaluated_by"]] += 1

@@ -116,7 +116,7 @@ def skip_reason(model: Model, sample: Sample) -> str | None:
     """Why a baseline cannot run this case (the oracle without a scripted solution), or None."""
     from ..models.baselines import Oracle
 
-    if not isinstance(model, Oracle):
+    if not isinstance(model, Oracle) or sample.data.get("invalid"):
         return None
     task = TaskSpec.from_dict(sample.data["task"])
     if task.env == "desktop":
@@ -156,6 +156,8 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
         task = TaskSpec.from_dict(sample.data["task"])
     except (KeyError, TypeError, ValueError) as exc:
         return case_result(sample.id, ERROR, sample.tags, error=f"{sample.source}: not a live task ({exc})", **common)
+    if sample.data.get("invalid"):  # a task file the reader could read but nobody can score (an empty evaluator func)
+        return case_result(sample.id, ERROR, sample.tags, error=str(sample.data["invalid"]), **common)
     steps = budget(sample, setup, options)
     repeats = max(options.repeats, 1)
     attempts = []
@@ -199,16 +201,30 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
     try:
         policy = make_policy(model, env, sample, task, asker, index, setup.history_images)
         episode = run_episode(env, task, sample.data.get("seed"), policy, steps, save_screenshot=_sink(folder, setup.report_dir))
+        reset = reset_record(env)  # read before the environment goes back to the pool and another episode resets it
     except ModelError as exc:
         return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
     finally:
         # an episode that did not end in an evaluation (an error, of either side) may hold what it leased (a
         # desktop machine, a page mid-action): the environment is closed rather than reused
         pool.release(env, broken=episode is None or episode.end == ENDED_IN_ERROR, affinity=task.name)
-    return _outcome(sample, episode, folder, setup, steps, stored)
+    return _outcome(sample, episode, folder, setup, steps, stored, reset)
 
 
-def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, steps: int, stored: list[Stored]) -> dict[str, Any]:
+def reset_record(env: Any) -> dict[str, Any]:
+    """How the environment brought its machine into shape for the episode just run: ``reset`` (``reverted``,
+    ``reset`` or ``none``; an environment that does not say is taken at its protocol's word, ``reset``),
+    ``wait_seconds`` (waiting for a free machine, not part of the episode's time) and ``setup_notes``."""
+    info = getattr(env, "reset_info", None)
+    info = info if isinstance(info, dict) else {}
+    return {
+        "reset": info.get("reset", "reset") if info else "reset",
+        "wait_seconds": float(info.get("wait_seconds") or 0.0),
+        "setup_notes": [str(n) for n in info.get("setup_notes") or ()],
+    }
+
+
+def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, steps: int, stored: list[Stored], reset: dict[str, Any]) -> dict[str, Any]:
     record = episode.to_dict()
     trajectory = _write_trajectory(episode, sample.id, folder, setup)
     decided_by = record.get("decided_by")
@@ -226,6 +242,8 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
         "budget": steps,
         "reason": record.get("reason"),
         "decided_by": decided_by,
+        "reset": reset["reset"],
+        "wait_seconds": reset["wait_seconds"],
     }
     if setup.success_rule:
         prediction["success_rule"] = setup.success_rule
@@ -237,10 +255,10 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
         "success": episode.success,
         "score": episode.score,
         "steps": len(episode.steps),
-        "seconds": round(episode.wall_seconds, 3),
+        "seconds": round(max(episode.wall_seconds - reset["wait_seconds"], 0.0), 3),
         "trajectory": trajectory,
         "episode": record,
-        "notes": sorted({n for s in episode.steps for n in s.notes if n in ("unreadable_action", "reply_cut", "truncated")}),
+        "notes": sorted({n for s in episode.steps for n in s.notes if n in ("unreadable_action", "reply_cut", "truncated")}) + reset["setup_notes"],
     }
     if episode.error:
         out["error"] = episode.error

@@ -41,6 +41,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 UNREACHABLE, DROPPED, TIMEOUT, COMMAND_TIMEOUT, SERVER_ERROR, BAD_REPLY = (
     "unreachable", "dropped", "timeout", "command_timeout", "server_error", "bad_reply",
 )
+#: guitest's own endpoints (guitest/desktop/server.py): the reset between episodes, and what the server offers
+RESET_PATH, INFO_PATH = "/guitest/reset", "/guitest/info"
 #: failures after which the machine is considered gone
 TAKEN_OUT = (UNREACHABLE, DROPPED, TIMEOUT)
 
@@ -56,18 +58,20 @@ _HINTS = {
 
 
 class MachineFailure(EnvFailure):
-    """A machine request failed; ``kind`` is one of the kinds in the module's table, ``url`` the machine."""
+    """A machine request failed; ``kind`` is one of the kinds in the module's table, ``url`` the machine,
+    ``status`` the HTTP status when the server answered with an error (None when it did not answer)."""
 
-    def __init__(self, kind: str, url: str, request: str, detail: str) -> None:
+    def __init__(self, kind: str, url: str, request: str, detail: str, status: int | None = None) -> None:
         self.kind = kind
         self.url = url
         self.request = request
         self.detail = detail
+        self.status = status
         super().__init__(f"desktop machine {url}: {request}: {detail} ({_HINTS[kind]})")
 
     def within(self, context: str) -> "MachineFailure":
         """The same failure with ``context`` (a set-up step, a getter) named before the request."""
-        return MachineFailure(self.kind, self.url, f"{context}: {self.request}", self.detail)
+        return MachineFailure(self.kind, self.url, f"{context}: {self.request}", self.detail, self.status)
 
     @property
     def taken_out(self) -> bool:
@@ -91,12 +95,18 @@ class Reply:
 
 
 def shown_url(url: str) -> str:
-    """``url`` without credentials (``http://user:secret@host`` shows as ``http://host``), for messages."""
+    """``url`` without credentials (``http://user:secret@host`` shows as ``http://host``), for messages; a name
+    that is not a URL (a provider's machine, ``docker:...``) as it is."""
+    if "://" not in url:
+        return url
     parts = urlsplit(url)
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # not a number: shown as written, for the message that says so
+        port = ":" + parts.netloc.rpartition(":")[2]
     return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
 
 
@@ -131,6 +141,18 @@ def _excerpt(reply: Reply, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# Optional endpoints each machine (by URL) answered 404 to, shared by every client of this process: an episode
+# makes a client of its own, and the answer is the machine's, not the episode's.
+_MISSING: dict[str, set[str]] = {}
+_MISSING_LOCK = threading.Lock()
+
+
+def forget(url: str) -> None:
+    """Forget what the machine at ``url`` lacks (its server was replaced: a new one may offer more)."""
+    with _MISSING_LOCK:
+        _MISSING.pop(shown_url(url.rstrip("/")), None)
+
+
 class MachineClient:
     """One machine's server at ``url`` (``http://HOST:5000``). Thread-safe; each request opens its own connection.
 
@@ -150,20 +172,22 @@ class MachineClient:
         backoff: float = 0.5,
     ) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise EnvFailure(f"--env-url {shown_url(url)!r}: expected http://HOST:PORT (an OSWorld, WAA or `guitest desktop up` server)")
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+            raise EnvFailure(f"--env-url {shown_url(parts.geturl())!r}: expected http://HOST:PORT (an OSWorld, WAA or `guitest desktop up` server)")
         self.url = shown_url(parts.geturl())
         self._scheme = parts.scheme
         self._host = parts.hostname
-        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._port = port or (443 if parts.scheme == "https" else 80)
         self._base = parts.path.rstrip("/")
         self.timeout = timeout
         self.command_timeout = command_timeout
         self.connect_timeout = connect_timeout
         self.retries = retries
         self.backoff = backoff
-        self._lock = threading.Lock()
-        self._missing: set[str] = set()  # optional endpoints this server answered 404 to
 
     # -- transport -----------------------------------------------------------------------------------
 
@@ -239,7 +263,7 @@ class MachineClient:
         if reply.status == 404 and allow_404:
             return None
         kind = SERVER_ERROR if reply.status >= 500 else BAD_REPLY
-        raise MachineFailure(kind, self.url, label, f"HTTP {reply.status}: {_excerpt(reply)}")
+        raise MachineFailure(kind, self.url, label, f"HTTP {reply.status}: {_excerpt(reply)}", reply.status)
 
     def _json(self, reply: Reply, label: str) -> Any:
         try:
@@ -310,7 +334,7 @@ class MachineClient:
         if reply.status >= 500:
             message = _excerpt(reply)
             kind = COMMAND_TIMEOUT if "timed out" in message.lower() or "timeout" in message.lower() else SERVER_ERROR
-            raise MachineFailure(kind, self.url, label, f"HTTP {reply.status}: {message}")
+            raise MachineFailure(kind, self.url, label, f"HTTP {reply.status}: {message}", reply.status)
         self._ok(reply, label)
         data = self._json(reply, label)
         if not isinstance(data, dict):
@@ -357,16 +381,37 @@ class MachineClient:
 
     def reset_desktop(self) -> bool:
         """Ask a guitest desktop server to close what earlier episodes opened and empty its home folder
-        (``POST /guitest/reset``, a guitest extension); False when the server does not offer it."""
-        if "/guitest/reset" in self._missing:
+        (``POST /guitest/reset``, a guitest extension); False when the server does not offer it (remembered
+        per machine for the rest of this process, so later episodes on it do not ask again)."""
+        if self.lacks(RESET_PATH):
             return False
-        reply = self.request("POST", "/guitest/reset", timeout=self.command_timeout, repeatable=False)
+        reply = self.request("POST", RESET_PATH, timeout=self.command_timeout, repeatable=False)
         if reply.status == 404:
-            with self._lock:
-                self._missing.add("/guitest/reset")
+            with _MISSING_LOCK:
+                _MISSING.setdefault(self.url, set()).add(RESET_PATH)
             return False
-        self._ok(reply, "POST /guitest/reset")
+        self._ok(reply, f"POST {RESET_PATH}")
         return True
+
+    def lacks(self, path: str) -> bool:
+        """Whether this machine answered 404 to the optional endpoint ``path`` earlier in this process."""
+        with _MISSING_LOCK:
+            return path in _MISSING.get(self.url, ())
+
+    def resets(self, timeout: float = 3.0) -> bool | None:
+        """Whether this machine is a guitest desktop whose reset is on (``GET /guitest/info``, read only):
+        False for any other server (OSWorld's and WAA's have no reset), None when it does not answer."""
+        try:
+            reply = self.request("GET", INFO_PATH, timeout=timeout, retries=0)
+        except MachineFailure:
+            return None
+        if reply.status != 200:
+            return False
+        try:
+            data = reply.json()
+        except ValueError:
+            return False
+        return isinstance(data, dict) and data.get("reset") is True
 
 
 class _ConnectFailed(Exception):

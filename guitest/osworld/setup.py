@@ -19,10 +19,14 @@ sleep             ``seconds``                               wait here
 create_folder     ``path``                                  ``python -c os.makedirs(path)`` on the machine (WAA)
 ================  ========================================  =========================================================
 
-As in OSWorld, a failed download, upload, open or execute fails the set-up (an
-:class:`~guitest.live.protocol.EnvFailure` naming the step), while an HTTP error answer to launch,
-activate_window or close_window is noted and the set-up goes on (a window title that differs a little
-is not fatal there either). A machine that stops answering always fails it. Steps of other types
+As in OSWorld (``desktop_env/controllers/setup.py``), a failed download, upload or open fails the set-up
+(an :class:`~guitest.live.protocol.EnvFailure` naming the step), while an HTTP error answer to execute,
+launch, activate_window or close_window is noted and the set-up goes on (an ``execute`` with ``until``
+asks again, and gives up after :data:`EXECUTE_FAILURES` error answers, as ``_execute_setup`` does). A
+machine that stops answering always fails it (where OSWorld logs that too and goes on: the episode could
+only fail later). ``open`` waits up to :data:`OPEN_FILE_TIMEOUT` for the answer, OSWorld's client timeout
+(the server waits up to 1800 s for the file's window); no answer in that time fails the step without
+taking the machine out of its pool. Steps of other types
 (browser tabs through the DevTools port, Windows registry edits, ...) are not implemented:
 :func:`unsupported_steps` names them, so a reader can mark such a task before it runs.
 """
@@ -39,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..live.protocol import EnvFailure
-from .client import MachineClient, MachineFailure
+from .client import COMMAND_TIMEOUT, TIMEOUT, MachineClient, MachineFailure
 
 SUPPORTED_STEPS = (
     "download", "upload_file", "launch", "open", "execute", "command",
@@ -47,6 +51,13 @@ SUPPORTED_STEPS = (
 )
 UNTIL_LIMIT = 60.0
 DOWNLOAD_TIMEOUT = 120.0
+#: OSWorld's client timeout for ``/setup/open_file`` (controllers/setup.py ``_open_setup``: "slightly longer than
+#: the server's timeout (1800s)", the time its server waits for the opened file's window)
+OPEN_FILE_TIMEOUT = 1810.0
+#: error answers after which an ``execute`` step with ``until`` gives up and the set-up goes on (``_execute_setup``),
+#: asking again this many seconds apart
+EXECUTE_FAILURES = 5
+RETRY_INTERVAL = 0.3
 
 
 def default_download_cache() -> str:
@@ -198,7 +209,13 @@ def _launch(ctx: _Context, command: list[str] | str, shell: bool = False) -> Non
 def _open(ctx: _Context, path: str) -> None:
     if not path:
         raise ctx.fail("empty path")
-    reply = ctx.machine.setup_call("open_file", {"path": path})
+    try:
+        reply = ctx.machine.setup_call("open_file", {"path": path}, timeout=OPEN_FILE_TIMEOUT)
+    except MachineFailure as exc:
+        if exc.kind != TIMEOUT:
+            raise
+        # the server is waiting for a window that never came: the machine itself is not gone
+        raise MachineFailure(COMMAND_TIMEOUT, exc.url, exc.request, f"{exc.detail} (the server waits for the opened file's window)") from None
     if reply.status != 200:
         raise ctx.fail(f"cannot open {path}: HTTP {reply.status}: {reply.text()[:200]}")
 
@@ -223,8 +240,19 @@ def _execute(
         raise ctx.fail("empty command")
     command = _placeholders(ctx, command) if isinstance(command, str) else [_placeholders(ctx, str(c)) for c in command]
     deadline = time.monotonic() + UNTIL_LIMIT
+    failures = 0
     while True:
-        result = ctx.machine.execute(command, shell=shell, setup=True)
+        try:
+            result = ctx.machine.execute(command, shell=shell, setup=True)
+        except MachineFailure as exc:
+            if exc.status is None:  # no answer at all: the machine is gone
+                raise
+            failures += 1
+            if not until or failures >= EXECUTE_FAILURES:
+                ctx.run.notes.append(f"{ctx.where}: {exc.detail}; the set-up went on, as OSWorld's does")
+                return
+            ctx.sleep(RETRY_INTERVAL)
+            continue
         for name, key in ((stdout, "output"), (stderr, "error")):
             if name and ctx.work_dir:
                 with open(os.path.join(ctx.work_dir, os.path.basename(name)), "w", encoding="utf-8") as f:
@@ -239,7 +267,7 @@ def _execute(
             return
         if time.monotonic() > deadline:
             raise ctx.fail(f"the command did not reach {until} within {UNTIL_LIMIT:g} s (last returncode {result['returncode']})")
-        ctx.sleep(0.3)
+        ctx.sleep(RETRY_INTERVAL)
 
 
 def _window(endpoint: str) -> Callable[..., None]:
