@@ -143,5 +143,5 @@ def test_the_mean_score_averages_partial_scores_beside_the_success_rate() -> Non
 
 
 def test_episodes_on_a_machine_in_an_unknown_state_are_counted() -> None:
-    results = [ep("a", True, 2, reset="none"), ep("b", True, 2, reset="reset"), ep("c", False, 2, reset="none", error="x")]
-    assert metrics.summarize(results, 5)["unknown_state"] == 1  # the errored one is not scored, so not counted
+    results = [ep("a", True, 2, reset="none"), ep("b", True, 2, reset="reset"), ep("c", False, 2, reset="none", error="x"), ep("d", False, 2, reset="none", unsure=True)]
+    assert metrics.summarize(results, 5)["unknown_state"] == 1  # the errored and the unsure one are not scored, so not counted

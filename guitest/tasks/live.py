@@ -71,8 +71,6 @@ class Live(Task):
             + (f"; {apart_text}, left out" if apart_text else ""),
             f"  EQA {m['eqa']:.3f} (MMBench-GUI's efficiency-quality area, t_max {m['eqa_t_max']}; {m['eqa_order']})",
         ]
-        if m.get("unknown_state"):
-            lines.append(f"  {m['unknown_state']} episode(s) ran on a machine in an unknown state (not reset before the episode: reset none)")
         if steps["n"]:
             spread = f", sd {steps['std']:.2f}" if steps["std"] is not None else ""
             lines.append(f"  steps of successful episodes: mean {steps['mean']:.2f}{spread}, median {steps['median']}, {steps['min']}-{steps['max']}")
