@@ -122,7 +122,7 @@ def _settings(report: Mapping[str, Any]) -> str:
         rows.append(("step budget", _fmt(_g(suite, "max_steps"))))
         task_settings = suite.get("settings")
         if isinstance(task_settings, Mapping):
-            rows += [(f"live: {k}", _fmt(v)) for k, v in task_settings.items()]
+            rows += [(f"live: {k}", _fmt(v)) for k, v in task_settings.items() if not (k == "success_rule" and isinstance(rule, Mapping))]
     rows.append(("guitest", _fmt(report.get("guitest", "–"))))
     rows.append(("data root", f"{run.get('data_root', '–')}" + (f" (from {run['data_root_source']})" if run.get("data_root_source") else "")))
     for key in ("started", "seconds", "workers"):
