@@ -6,6 +6,7 @@ In-process (a thread), bound to 127.0.0.1 on an ephemeral port::
         m.url                                   # http://127.0.0.1:PORT
         m.fault("POST /execute", {"status": 500, "message": "boom"})
         m.requests                              # [(method, path, json or form or None)] in arrival order
+        m.authorizations                        # each request's Authorization header (None without one)
 
 Faults (queued per "METHOD /path", each used once): ``{"status": N, "message": text}`` answers HTTP N
 with ``{"status": "error", "message": text}``; ``{"drop": true}`` closes the connection without an
@@ -44,6 +45,7 @@ class FakeMachine:
         self.files: dict[str, bytes] = {}
         self.outputs: dict[str, str] = {}
         self.requests: list[tuple[str, str, Any]] = []
+        self.authorizations: list[str | None] = []
         self._faults: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -110,6 +112,7 @@ class FakeMachine:
                 route = f"{method} {path}"
                 with machine._lock:
                     machine.requests.append((method, path, data))
+                    machine.authorizations.append(self.headers.get("Authorization"))
                     queue = machine._faults.get(route) or []
                     fault = queue.pop(0) if queue else None
                 if fault:

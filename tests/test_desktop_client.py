@@ -307,3 +307,18 @@ def test_download_steps_fetch_here_and_upload(tmp_path: Path) -> None:
 def test_the_fake_records_json_exactly(machine: FakeMachine) -> None:
     client(machine.url).execute("ls -la ~", shell=True)
     assert machine.requests[-1][2] == {"command": "ls -la ~", "shell": True}
+
+
+def test_a_token_goes_only_where_it_belongs(machine: FakeMachine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GUITEST_DESKTOP_TOKEN", raising=False)
+    client(machine.url).platform()  # OSWorld's and WAA's servers take no token, and get none
+    monkeypatch.setenv("GUITEST_DESKTOP_TOKEN", "s3cret")
+    client(machine.url).platform()  # a loopback URL: it may be a guitest desktop of another user's
+    client(machine.url, token="given").platform()
+    assert machine.authorizations == [None, "Bearer s3cret", "Bearer given"]
+    assert MachineClient("http://192.0.2.1:5000")._auth is None  # never to a machine elsewhere (an OSWorld VM)
+    with FakeMachine() as other:
+        other.fault("GET /platform", {"status": 401, "message": "this guitest desktop takes requests only with its secret"})
+        with pytest.raises(MachineFailure) as info:
+            client(other.url.replace("127.0.0.1", "localhost"), token="wrong", retries=0).platform()
+    assert "GUITEST_DESKTOP_TOKEN" in str(info.value) and "wrong" not in str(info.value)

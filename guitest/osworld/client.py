@@ -18,12 +18,19 @@ kind                      what happened                                         
 "Taken out" (:attr:`MachineFailure.taken_out`): the machine stopped answering, so a pool stops giving
 it to episodes. Requests that change the machine (``/execute``, ``/setup/*``) are retried only when the
 connection could not be opened, never once sent: a click must not run twice.
+
+A guitest desktop (``guitest desktop up``, :mod:`guitest.desktop`) takes requests only with its secret. The client
+sends ``Authorization: Bearer <token>`` when it has one: given as ``token``; else the token file of this user's own
+desktop serving that loopback port (found through its state file, :func:`guitest.desktop.state.token_for`); else
+``$GUITEST_DESKTOP_TOKEN`` for a loopback URL. OSWorld's and WAA's servers take no token and get none (their
+URLs are no desktop's of this user, and not loopback).
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -32,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 from urllib.parse import urlencode, urlsplit
 
+from ..desktop.state import LOOPBACK, TOKEN_VAR, token_for
 from ..live.protocol import EnvFailure
 
 #: what OSWorld's and WAA's PythonController put before an action's pyautogui code
@@ -55,6 +63,10 @@ _HINTS = {
     SERVER_ERROR: "the machine's server failed on this request; see its message",
     BAD_REPLY: "the machine's server does not speak the protocol guitest expects here",
 }
+_AUTH_HINT = (
+    "a guitest desktop takes requests only with its secret: guitest finds the secret of a desktop its own user "
+    "started (`guitest desktop up` prints where it is); for another user's desktop set GUITEST_DESKTOP_TOKEN"
+)
 
 
 class MachineFailure(EnvFailure):
@@ -67,7 +79,8 @@ class MachineFailure(EnvFailure):
         self.request = request
         self.detail = detail
         self.status = status
-        super().__init__(f"desktop machine {url}: {request}: {detail} ({_HINTS[kind]})")
+        hint = _AUTH_HINT if status in (401, 403) else _HINTS[kind]
+        super().__init__(f"desktop machine {url}: {request}: {detail} ({hint})")
 
     def within(self, context: str) -> "MachineFailure":
         """The same failure with ``context`` (a set-up step, a getter) named before the request."""
@@ -158,7 +171,8 @@ class MachineClient:
 
     ``timeout``: seconds to wait for an ordinary answer; ``command_timeout``: for ``/execute`` and set-up
     requests (the server's own limit is 120 s on OSWorld and WAA); ``retries``: extra attempts for requests
-    that are safe to repeat (and for connections that could not be opened), ``backoff`` seconds apart, doubling.
+    that are safe to repeat (and for connections that could not be opened), ``backoff`` seconds apart, doubling;
+    ``token``: the secret of a guitest desktop (None: found as the module's docstring says; never shown in messages).
     """
 
     def __init__(
@@ -170,6 +184,7 @@ class MachineClient:
         connect_timeout: float = 5.0,
         retries: int = 2,
         backoff: float = 0.5,
+        token: str | None = None,
     ) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         try:
@@ -188,6 +203,9 @@ class MachineClient:
         self.connect_timeout = connect_timeout
         self.retries = retries
         self.backoff = backoff
+        if token is None and self._host in LOOPBACK:
+            token = token_for(self._host, self._port) or os.environ.get(TOKEN_VAR, "").strip() or None
+        self._auth = f"Bearer {token}" if token else None
 
     # -- transport -----------------------------------------------------------------------------------
 
@@ -221,6 +239,8 @@ class MachineClient:
                     headers = {"Connection": "close", "Accept-Encoding": "identity"}
                     if content_type:
                         headers["Content-Type"] = content_type
+                    if self._auth:
+                        headers["Authorization"] = self._auth
                     conn.request(method, self._base + path, body=body, headers=headers)
                     sent = True
                     resp = conn.getresponse()
