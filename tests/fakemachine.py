@@ -9,7 +9,8 @@ In-process (a thread), bound to 127.0.0.1 on an ephemeral port::
         m.authorizations                        # each request's Authorization header (None without one)
 
 Faults (queued per "METHOD /path", each used once): ``{"status": N, "message": text}`` answers HTTP N
-with ``{"status": "error", "message": text}``; ``{"drop": true}`` closes the connection without an
+with ``{"status": "error", "message": text}`` (``{"status": N, "body": bytes}``: that body as it is, plain
+text); ``{"drop": true}`` closes the connection without an
 answer; ``{"sleep": s}`` waits that long first. ``files`` is the machine's file system (path -> bytes);
 ``/execute`` answers ``{"status": "success", "output": outputs.get(joined command, ""), ...}``. It has no
 ``/guitest/reset`` (404), like OSWorld's and WAA's servers.
@@ -121,6 +122,9 @@ class FakeMachine:
                     if fault.get("drop"):
                         self.close_connection = True
                         self.connection.close()
+                        return
+                    if fault.get("status") and "body" in fault:
+                        self._reply(fault["status"], fault["body"], "text/plain")
                         return
                     if fault.get("status"):
                         self._json(fault["status"], {"status": "error", "message": fault.get("message", "fault")})
