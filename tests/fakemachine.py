@@ -6,9 +6,11 @@ In-process (a thread), bound to 127.0.0.1 on an ephemeral port::
         m.url                                   # http://127.0.0.1:PORT
         m.fault("POST /execute", {"status": 500, "message": "boom"})
         m.requests                              # [(method, path, json or form or None)] in arrival order
+        m.authorizations                        # each request's Authorization header (None without one)
 
 Faults (queued per "METHOD /path", each used once): ``{"status": N, "message": text}`` answers HTTP N
-with ``{"status": "error", "message": text}``; ``{"drop": true}`` closes the connection without an
+with ``{"status": "error", "message": text}`` (``{"status": N, "body": bytes}``: that body as it is, plain
+text); ``{"drop": true}`` closes the connection without an
 answer; ``{"sleep": s}`` waits that long first. ``files`` is the machine's file system (path -> bytes);
 ``/execute`` answers ``{"status": "success", "output": outputs.get(joined command, ""), ...}``. It has no
 ``/guitest/reset`` (404), like OSWorld's and WAA's servers.
@@ -44,6 +46,7 @@ class FakeMachine:
         self.files: dict[str, bytes] = {}
         self.outputs: dict[str, str] = {}
         self.requests: list[tuple[str, str, Any]] = []
+        self.authorizations: list[str | None] = []
         self._faults: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -110,6 +113,7 @@ class FakeMachine:
                 route = f"{method} {path}"
                 with machine._lock:
                     machine.requests.append((method, path, data))
+                    machine.authorizations.append(self.headers.get("Authorization"))
                     queue = machine._faults.get(route) or []
                     fault = queue.pop(0) if queue else None
                 if fault:
@@ -118,6 +122,9 @@ class FakeMachine:
                     if fault.get("drop"):
                         self.close_connection = True
                         self.connection.close()
+                        return
+                    if fault.get("status") and "body" in fault:
+                        self._reply(fault["status"], fault["body"], "text/plain")
                         return
                     if fault.get("status"):
                         self._json(fault["status"], {"status": "error", "message": fault.get("message", "fault")})

@@ -6,6 +6,7 @@ misbehaves on demand: HTTP 500, a dropped connection, a request that takes too l
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fakemachine import FakeMachine
+from test_deadlines import dripping  # noqa: F401 - the fixture: a loopback server dripping a valid answer
 from guitest.envs.desktop import DesktopEnv, pyautogui_code, pyautogui_key
 from guitest.live.actions import Action
 from guitest.live.protocol import EnvFailure, TaskSpec
@@ -307,3 +309,44 @@ def test_download_steps_fetch_here_and_upload(tmp_path: Path) -> None:
 def test_the_fake_records_json_exactly(machine: FakeMachine) -> None:
     client(machine.url).execute("ls -la ~", shell=True)
     assert machine.requests[-1][2] == {"command": "ls -la ~", "shell": True}
+
+
+HOSTILE = "\x1b]0;x\x07\x1b[2J"  # retitles the terminal, then clears it
+SHOWN = "\\x1b]0;x\\x07\\x1b[2J"
+
+
+def test_machine_text_in_errors_has_its_control_characters_escaped(machine: FakeMachine) -> None:
+    machine.fault("POST /execute", {"status": 500, "message": f"boom {HOSTILE}"})
+    machine.fault("GET /screenshot", {"status": 400, "body": f"raw {HOSTILE}".encode()})
+    failures = []
+    for call in (lambda c: c.execute(["ls"]), lambda c: c.screenshot()):
+        with pytest.raises(MachineFailure) as info:
+            call(client(machine.url, retries=0))
+        failures.append(info.value)
+    for failure, said in zip(failures, ("boom", "raw")):
+        assert "\x1b" not in str(failure) and "\x07" not in str(failure) and "\x1b" not in failure.detail
+        assert f"{said} {SHOWN}" in str(failure)
+
+
+def test_a_machine_dripping_its_answer_ends_at_the_deadline(dripping: str) -> None:
+    # each piece comes well within the timeout of one read; the whole answer (1.2 s) does not come within 0.5 s
+    url = dripping.removesuffix("/v1")
+    with pytest.raises(MachineFailure) as info:
+        client(url, timeout=0.5, retries=0).platform()
+    assert info.value.kind == "timeout" and "no answer within 0.5 s" in str(info.value)
+    assert json.loads(client(url, timeout=5.0).platform())["model"] == "m"  # the same answer is whole and valid
+
+
+def test_a_token_goes_only_where_it_belongs(machine: FakeMachine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GUITEST_DESKTOP_TOKEN", raising=False)
+    client(machine.url).platform()  # OSWorld's and WAA's servers take no token, and get none
+    monkeypatch.setenv("GUITEST_DESKTOP_TOKEN", "s3cret")
+    client(machine.url).platform()  # a loopback URL: it may be a guitest desktop of another user's
+    client(machine.url, token="given").platform()
+    assert machine.authorizations == [None, "Bearer s3cret", "Bearer given"]
+    assert MachineClient("http://192.0.2.1:5000")._auth is None  # never to a machine elsewhere (an OSWorld VM)
+    with FakeMachine() as other:
+        other.fault("GET /platform", {"status": 401, "message": "this guitest desktop takes requests only with its secret"})
+        with pytest.raises(MachineFailure) as info:
+            client(other.url.replace("127.0.0.1", "localhost"), token="wrong", retries=0).platform()
+    assert "GUITEST_DESKTOP_TOKEN" in str(info.value) and "wrong" not in str(info.value)

@@ -277,6 +277,9 @@ def test_guitest_desktop_up_status_down(capsys: pytest.CaptureFixture[str]) -> N
     up = capsys.readouterr().out
     display = int(re.search(r"desktop :(\d+) up", up).group(1))
     url = re.search(r"--env-url=(http://127\.0\.0\.1:\d+)", up).group(1)
+    token_file = re.search(r"its secret .* is in (\S+), readable by you only", up).group(1)
+    assert Path(token_file).read_text().strip() not in up  # where the secret is, never the secret
+    assert re.search(rf"DISPLAY=:{display} XAUTHORITY=\S+/Xauthority", up)
     try:
         client = MachineClient(url)
         assert client.probe() and client.resets() is False and not client.reset_desktop()

@@ -1,8 +1,9 @@
 """``guitest desktop up | down | status``: a local Linux desktop for live desktop tasks, from the command line.
 
 ``up`` starts a desktop (:func:`guitest.desktop.xvfb.start_desktop`) that keeps running after the
-command returns and prints the URL to pass as ``--env-url``; ``down`` stops one (or all) by the state
-file ``up`` wrote; ``status`` lists them and whether their server answers.
+command returns and prints the URL to pass as ``--env-url``, where its secret is (the path of its token
+file, never the secret itself) and its X authority file; ``down`` stops one (or all) by the state file
+``up`` wrote, once :mod:`.state`'s checks passed; ``status`` lists them and whether their server answers.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import sys
 from typing import Sequence
 
 from ..osworld.client import MachineClient
-from .xvfb import DesktopError, LocalDesktop, load_state, running_desktops, start_desktop
+from .state import TOKEN_VAR
+from .xvfb import DesktopError, LocalDesktop, load_state, scan_desktops, start_desktop
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,36 +39,46 @@ def _up(args: argparse.Namespace) -> int:
     desktop = start_desktop(args.display, args.port, command_timeout=args.command_timeout, detach=True, reset=not args.no_reset)
     print(f"desktop :{desktop.display} up in {desktop.startup_seconds:.1f} s: {desktop.url}" + (" (its reset is off: --no-reset)" if args.no_reset else ""))
     print(f"  run live desktop tasks with --env-url={desktop.url}; stop it with: guitest desktop down --display {desktop.display}")
+    print(
+        f"  its secret (every request carries it: Authorization: Bearer <secret>) is in {desktop.token_file}, readable by you "
+        f"only; guitest run by you finds it itself; another client reads it from that file (e.g. {TOKEN_VAR}=\"$(cat {desktop.token_file})\")"
+    )
+    print(f"  its display takes only clients with its cookie: DISPLAY=:{desktop.display} XAUTHORITY={desktop.xauthority}")
     return 0
 
 
 def _down(args: argparse.Namespace) -> int:
     desktops: list[LocalDesktop]
-    if args.all:
-        desktops = running_desktops()
-    elif args.display is not None:
-        found = load_state(args.display)
+    refused: list[str] = []
+    if args.display is not None:
+        found = load_state(args.display)  # a state file that fails the checks is a DesktopError: nothing is stopped
         if found is None:
             print(f"guitest desktop: no desktop :{args.display} is running (no state file)", file=sys.stderr)
             return 1
         desktops = [found]
     else:
-        desktops = running_desktops()
-        if len(desktops) > 1:
+        desktops, refused = scan_desktops()
+        for why in refused:
+            print(f"guitest desktop: {why}", file=sys.stderr)
+        if not args.all and len(desktops) > 1:
             shown = ", ".join(f":{d.display}" for d in desktops)
             print(f"guitest desktop: {len(desktops)} desktops are running ({shown}); say which with --display N, or --all", file=sys.stderr)
             return 1
     if not desktops:
         print("guitest desktop: no desktop is running")
-        return 0
+        return 1 if refused else 0
     for desktop in desktops:
+        for note in desktop.notes:
+            print(f"desktop :{desktop.display}: {note}")
         desktop.stop()
         print(f"desktop :{desktop.display} stopped")
-    return 0
+    return 1 if refused else 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    desktops = running_desktops()
+    desktops, refused = scan_desktops()
+    for why in refused:
+        print(f"guitest desktop: {why}", file=sys.stderr)
     if not desktops:
         print("no guitest desktop is running (start one with: guitest desktop up)")
         return 0

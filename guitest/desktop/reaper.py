@@ -15,6 +15,7 @@ import signal
 import sys
 import time
 
+from .state import remove_state_file
 from .xvfb import HOME_MARK, marked_pids
 
 
@@ -43,10 +44,7 @@ def main(argv: list[str]) -> int:
     reap(marker)
     if os.path.isfile(os.path.join(root, "home", HOME_MARK)):  # only a folder a desktop made
         shutil.rmtree(root, ignore_errors=True)
-    try:
-        os.remove(state_file)
-    except OSError:
-        pass
+    remove_state_file(state_file, marker)
     return 0
 
 

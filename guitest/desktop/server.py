@@ -1,7 +1,11 @@
 """guitest's own server of the OSWorld / Windows Agent Arena machine protocol, for a local X desktop.
 
 Standard library ``ThreadingHTTPServer`` bound to 127.0.0.1 only (it runs any command it is sent:
-never expose it). The endpoints, paths and fields as OSWorld's ``desktop_env/server/main.py``:
+never expose it). Every request must carry the desktop's secret, ``Authorization: Bearer <token>``, the token
+being the contents of the file ``--token-file`` names (mode 0600, the desktop owner's; compared in constant
+time): without it the answer is 401, with a wrong one 403, and nothing runs. The secret reaches the server
+through that file, never its command line, and is not passed on to the commands it runs. The endpoints,
+paths and fields as OSWorld's ``desktop_env/server/main.py``:
 
 =====================================  ======================================  ==================================
 endpoint                               request                                 reply
@@ -46,6 +50,7 @@ from __future__ import annotations
 import argparse
 import email.parser
 import email.policy
+import hmac
 import io
 import json
 import os
@@ -64,6 +69,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 from .warm_python import WarmPython, WarmTimeout
+from .state import DesktopError, read_private
 from .xvfb import HOME_MARK, MARKER_VAR, is_alive, marked_pids
 
 APP_VAR = "GUITEST_DESKTOP_APP"
@@ -354,7 +360,32 @@ class Handler(BaseHTTPRequestHandler):
             return out
         return {k: v[0] for k, v in urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
 
+    def _authorized(self) -> bool:
+        """Whether the request carries the desktop's secret; if not, it was answered 401 or 403 (the body says
+        where the secret is) and the connection closes (its body is left unread)."""
+        scheme, _, given = (self.headers.get("Authorization") or "").strip().partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8", "replace"), self.server.token):
+            return True
+        self.close_connection = True
+        status = 403 if given else 401
+        what = "a wrong secret" if given else "no secret"
+        self.send_response(status)
+        self.send_header("WWW-Authenticate", 'Bearer realm="guitest desktop"')
+        body = json.dumps({"status": "error", "message": (
+            f"this guitest desktop takes requests only with its secret, and this one came with {what}: send "
+            f"'Authorization: Bearer <token>', the token being the contents of {self.server.token_file} (readable by the "
+            "desktop's owner only). guitest run by that user finds it itself; other clients set GUITEST_DESKTOP_TOKEN"
+        )}).encode()
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        return False
+
     def _route(self, method: str) -> None:
+        if not self._authorized():
+            return
         path = urllib.parse.urlsplit(self.path).path.rstrip("/") or "/"
         route = self.server.routes.get((method, path))
         if route is None:
@@ -648,21 +679,39 @@ NO_RESET_ROUTES = {k: v for k, v in ROUTES.items() if not k[1].startswith("/guit
 
 
 class DesktopServer(ThreadingHTTPServer):
-    """The HTTP server, bound to 127.0.0.1, with the :class:`Desktop` it serves."""
+    """The HTTP server, bound to 127.0.0.1, with the :class:`Desktop` it serves and the secret (read from
+    ``token_file``, shown in the refusals) every request must carry."""
 
     daemon_threads = True
 
-    def __init__(self, port: int, desktop: Desktop, reset: bool = True) -> None:
+    def __init__(self, port: int, desktop: Desktop, token: bytes, token_file: str, reset: bool = True) -> None:
         self.desktop = desktop
         self.routes = ROUTES if reset else NO_RESET_ROUTES
+        self.token = token
+        self.token_file = token_file
         super().__init__(("127.0.0.1", port), Handler)
 
 
-def serve(display: str, port: int, home: str, command_timeout: float = 120.0, ready_file: str | None = None, reset: bool = True) -> None:
-    """Serve the desktop on ``display`` at ``http://127.0.0.1:port`` (0: any free port) until SIGTERM;
-    ``ready_file`` gets ``{"port": N}`` once requests are accepted; ``reset`` False: no ``/guitest/*`` endpoints."""
+def read_token(path: str) -> bytes:
+    """The secret in the token file ``path`` (a private file of this user's, not empty); DesktopError otherwise."""
+    try:
+        token = read_private(path).strip()
+    except OSError as exc:
+        raise DesktopError(f"cannot read the desktop's token file {path}: {exc}") from None
+    if not token:
+        raise DesktopError(f"the desktop's token file {path} is empty")
+    return token
+
+
+def serve(
+    display: str, port: int, home: str, token_file: str, command_timeout: float = 120.0, ready_file: str | None = None, reset: bool = True,
+) -> None:
+    """Serve the desktop on ``display`` at ``http://127.0.0.1:port`` (0: any free port) until SIGTERM, to requests
+    carrying the secret in ``token_file``; ``ready_file`` gets ``{"port": N}`` once requests are accepted;
+    ``reset`` False: no ``/guitest/*`` endpoints."""
+    token = read_token(token_file)  # before anything starts: no secret, no server
     desktop = Desktop(display, home, command_timeout)
-    server = DesktopServer(port, desktop, reset)
+    server = DesktopServer(port, desktop, token, token_file, reset)
     stop = threading.Event()
 
     def on_term(signum: int, frame: Any) -> None:
@@ -685,16 +734,21 @@ def serve(display: str, port: int, home: str, command_timeout: float = 120.0, re
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m guitest.desktop.server --display :99 [--port P] --home DIR``."""
+    """``python -m guitest.desktop.server --display :99 [--port P] --home DIR --token-file FILE``."""
     parser = argparse.ArgumentParser(prog="python -m guitest.desktop.server", description="guitest's desktop protocol server (127.0.0.1 only)")
     parser.add_argument("--display", required=True, help="the X display, e.g. :99")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free one)")
     parser.add_argument("--home", required=True, help="the desktop's home folder")
     parser.add_argument("--command-timeout", type=float, default=120.0, help="seconds a command may run")
+    parser.add_argument("--token-file", required=True, help="the file holding the secret every request must carry (mode 0600)")
     parser.add_argument("--ready-file", help="write {port, pid} here once serving")
     parser.add_argument("--no-reset", action="store_true", help="answer 404 to /guitest/reset and /guitest/info, as OSWorld's server does")
     args = parser.parse_args(argv)
-    serve(args.display, args.port, os.path.abspath(args.home), args.command_timeout, args.ready_file, reset=not args.no_reset)
+    try:
+        serve(args.display, args.port, os.path.abspath(args.home), args.token_file, args.command_timeout, args.ready_file, reset=not args.no_reset)
+    except DesktopError as exc:
+        print(f"guitest desktop server: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -5,18 +5,27 @@
 :meth:`~LocalDesktop.stop` ends every process the desktop started, the server's applications
 included. Every process gets the desktop's marker in its environment (``GUITEST_DESKTOP_ID``), so
 stopping also finds what was re-parented away (D-Bus activated services, a browser's helpers): no
-orphans. The desktop's home folder is a fresh temporary one (``HOME`` for everything it runs), so
-tasks never touch the real home. A state file per display (:func:`state_dir`) lets ``guitest desktop
-down`` stop a desktop another process started.
+orphans. The desktop's home folder is a fresh one (``HOME`` for everything it runs), so tasks never
+touch the real home. A state file per display in this user's state folder (:mod:`.state`) lets ``guitest
+desktop down`` stop a desktop another process started; it is trusted only after :mod:`.state`'s checks.
+
+The desktop is its owner's alone: its server takes a request only with the desktop's secret (a random token in
+the file ``token`` of its folder, mode 0600; :func:`guitest.desktop.state.token_for` finds it for this user's
+clients), and Xvfb runs with an X authority file (``-auth``, a MIT-MAGIC-COOKIE-1 cookie, mode 0600) that every
+process of the desktop gets as ``XAUTHORITY``: another local user can neither send the server commands nor
+connect to the display.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -25,18 +34,17 @@ import uuid
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..errors import GuitestError
+from .state import (
+    MARKER_VAR, DesktopError, checked_state_dir, inside, process_problem, read_private, remove_state_file, state_dir, state_files, write_private,
+)
+
+__all__ = ["DesktopError", "LocalDesktop", "MARKER_VAR", "load_state", "running_desktops", "scan_desktops", "start_desktop", "state_dir"]
 
 FIRST_DISPLAY = 99
-MARKER_VAR = "GUITEST_DESKTOP_ID"
 HOME_MARK = ".guitest-desktop-home"
 AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
 REQUIRED = {"Xvfb": "xvfb", "openbox": "openbox", "dbus-daemon": "dbus", "wmctrl": "wmctrl", "xdotool": "xdotool"}
 SETUP_HINT = "install the desktop packages as root with `bash tests/setup_desktop.sh` (Debian: apt-get install xvfb openbox xdotool wmctrl x11-utils dbus-x11 at-spi2-core python3-pyatspi python3-tk mousepad xterm)"
-
-
-class DesktopError(GuitestError):
-    """The local desktop cannot start or stop; the message says what is missing or what failed."""
 
 
 def missing_programs() -> list[str]:
@@ -57,12 +65,6 @@ def server_python_problem(python: str = sys.executable) -> str | None:
             "(tkinter: Debian's python3-tk for the system Python's venvs)"
         )
     return None
-
-
-def state_dir() -> str:
-    """The folder of the state files of running desktops (one ``:N.json`` each)."""
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return os.path.join(tempfile.gettempdir(), f"guitest-desktops-{uid}")
 
 
 def _lock_path(number: int) -> str:
@@ -119,13 +121,17 @@ def _x_ready(number: int) -> bool:
 
 
 def marked_pids(marker: str) -> list[int]:
-    """The processes whose environment carries ``GUITEST_DESKTOP_ID=marker`` (this desktop's processes)."""
+    """The processes of this user whose environment carries ``GUITEST_DESKTOP_ID=marker`` (this desktop's processes;
+    root reads every process's environment, and another user's processes are never the desktop's)."""
     needle = f"{MARKER_VAR}={marker}".encode()
+    uid = os.getuid()
     out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
+            if os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
             with open(f"/proc/{entry}/environ", "rb") as f:
                 env = f.read()
         except OSError:
@@ -138,7 +144,8 @@ def marked_pids(marker: str) -> list[int]:
 @dataclass
 class LocalDesktop:
     """A running desktop: its X ``display`` number, the protocol server's ``url`` and ``port``, its ``home``
-    folder, the ``marker`` in its processes' environment, and their ``pids`` by role."""
+    folder inside its own folder ``root``, the ``marker`` in its processes' environment, their ``pids`` by role,
+    the file holding its server's secret (``token_file``) and its X authority file (``xauthority``)."""
 
     display: int
     url: str
@@ -149,6 +156,10 @@ class LocalDesktop:
     pids: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
     startup_seconds: float = 0.0
+    token_file: str = ""
+    xauthority: str = ""
+    #: what loading its state file found and left alone (pids that are no longer the desktop's processes)
+    notes: list[str] = field(default_factory=list, repr=False, compare=False)
     _procs: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False, compare=False)
     _reaper: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
 
@@ -158,7 +169,7 @@ class LocalDesktop:
 
     def describe(self) -> dict[str, Any]:
         """The desktop as plain builtins (its state file)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        return {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_") and f.name != "notes"}
 
     def stop(self, grace: float = 3.0) -> None:
         """End the server, the applications, openbox, D-Bus and Xvfb; then anything else carrying the
@@ -198,11 +209,9 @@ class LocalDesktop:
             except subprocess.TimeoutExpired:
                 reaper.kill()
                 reaper.wait()
-        shutil.rmtree(self.root, ignore_errors=True)
-        try:
-            os.remove(self.state_file)
-        except OSError:
-            pass
+        if inside(self.root, state_dir()):  # only ever a folder of the desktop's own, in this user's state folder
+            shutil.rmtree(self.root, ignore_errors=True)
+        remove_state_file(self.state_file, self.marker)
 
     def __enter__(self) -> "LocalDesktop":
         return self
@@ -259,6 +268,7 @@ def start_desktop(
     problem = server_python_problem(python)
     if problem:
         raise DesktopError(f"the desktop server cannot run: {problem}")
+    checked_state_dir(create=True)  # an unsafe state folder is refused before anything starts
     began = time.monotonic()
     marker = uuid.uuid4().hex
     candidates = [display] if display is not None else list(range(FIRST_DISPLAY, FIRST_DISPLAY + 100))
@@ -292,16 +302,22 @@ def _try_start(
     command_timeout: float, timeout: float, began: float, reset: bool = True,
 ) -> LocalDesktop | str:
     """The started desktop, or why it did not start (``display busy ...`` when another X server won the race)."""
-    root = tempfile.mkdtemp(prefix=f"guitest-desktop-{number}-")
+    folder = checked_state_dir(create=True)
+    assert folder is not None
+    root = tempfile.mkdtemp(prefix=f"desktop-{number}-", dir=folder)  # mode 0700
     home = os.path.join(root, "home")
     for sub in ("Desktop", "Documents", "Downloads"):
         os.makedirs(os.path.join(home, sub), exist_ok=True)
     open(os.path.join(home, HOME_MARK), "w").close()
     runtime = os.path.join(root, "runtime")  # sockets (the accessibility bus, dconf) live here, not in the home folder a reset empties
     os.makedirs(runtime, mode=0o700, exist_ok=True)
-    xauthority = os.path.join(root, "Xauthority")  # empty (Xvfb runs without access control); some Xlib versions insist on the file
-    open(xauthority, "w").close()
-    desktop = LocalDesktop(display=number, url="", port=0, home=home, root=root, marker=marker, started=time.time())
+    xauthority = os.path.join(root, "Xauthority")  # the display's cookie: Xvfb -auth, XAUTHORITY for its clients
+    write_private(xauthority, xauthority_bytes(number, secrets.token_bytes(16)))
+    token_file = os.path.join(root, "token")  # the server's secret: read from this file, never on a command line
+    write_private(token_file, secrets.token_urlsafe(32).encode() + b"\n")
+    desktop = LocalDesktop(
+        display=number, url="", port=0, home=home, root=root, marker=marker, started=time.time(), token_file=token_file, xauthority=xauthority,
+    )
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_RUNTIME", "WAYLAND"))},
         "DISPLAY": f":{number}", "HOME": home, "XDG_RUNTIME_DIR": runtime, "XAUTHORITY": xauthority, MARKER_VAR: marker, "LANG": os.environ.get("LANG") or "C.UTF-8",
@@ -317,7 +333,7 @@ def _try_start(
 
     try:
         w, h = size
-        xvfb = spawn("xvfb", ["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x{depth}", "-nolisten", "tcp", "-noreset"])
+        xvfb = spawn("xvfb", ["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x{depth}", "-nolisten", "tcp", "-noreset", "-auth", xauthority])
         deadline = time.monotonic() + timeout
         # ready when the display answers and its lock is this Xvfb's: two processes that found the display free at
         # once both start an Xvfb on it, and the loser's first connection may reach the winner's server before the
@@ -348,7 +364,7 @@ def _try_start(
         ready_file = os.path.join(root, "server.json")
         spawn("server", [
             python, "-m", "guitest.desktop.server", "--display", f":{number}", "--port", str(port or 0),
-            "--home", home, "--ready-file", ready_file, "--command-timeout", str(command_timeout),
+            "--home", home, "--ready-file", ready_file, "--command-timeout", str(command_timeout), "--token-file", token_file,
             *(() if reset else ("--no-reset",)),
         ])
         while True:
@@ -380,10 +396,27 @@ def _try_start(
     desktop.port = int(info["port"])
     desktop.url = f"http://127.0.0.1:{desktop.port}"
     desktop.startup_seconds = time.monotonic() - began
-    os.makedirs(state_dir(), exist_ok=True)
-    with open(desktop.state_file, "w") as f:
-        json.dump(desktop.describe(), f, indent=1)
+    write_private(desktop.state_file, json.dumps(desktop.describe(), indent=1).encode())
     return desktop
+
+
+FAMILY_LOCAL, FAMILY_WILD = 256, 65535
+COOKIE_NAME = b"MIT-MAGIC-COOKIE-1"
+
+
+def xauthority_bytes(display: int, cookie: bytes) -> bytes:
+    """An X authority file granting the MIT-MAGIC-COOKIE-1 ``cookie`` on ``display`` (Xauthority's format: per
+    entry a 16-bit family, then address, display number, scheme name and cookie, each a 16-bit length and bytes).
+    Two entries: this host's local connections (what python-xlib looks up) and any address (FamilyWild, which
+    libXau, behind xdotool, wmctrl and Pillow's grab, also matches)."""
+    def counted(data: bytes) -> bytes:
+        return struct.pack(">H", len(data)) + data
+
+    number = str(display).encode()
+    return b"".join(
+        struct.pack(">H", family) + counted(address) + counted(number) + counted(COOKIE_NAME) + counted(cookie)
+        for family, address in ((FAMILY_LOCAL, socket.gethostname().encode()), (FAMILY_WILD, b""))
+    )
 
 
 def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
@@ -413,31 +446,92 @@ def _stop_marked(marker: str) -> None:
         _signal_group(pid, signal.SIGKILL, group=False)
 
 
+ROLES = ("xvfb", "dbus", "at-spi", "openbox", "server")
+
+
 def load_state(display: int) -> LocalDesktop | None:
-    """The desktop a state file describes (started by any process of this user), or None."""
-    path = os.path.join(state_dir(), f":{display}.json")
+    """The desktop of this user's state file for ``display`` (started by any process of this user), or None when
+    there is none. DesktopError when the state folder or the file cannot be trusted (:func:`verified`)."""
+    folder = checked_state_dir()
+    return None if folder is None else verified(display, os.path.join(folder, f":{display}.json"), folder)
+
+
+def verified(display: int, path: str, folder: str) -> LocalDesktop | None:
+    """The desktop state file ``path`` describes, once it passed the checks: a private file of this user's, its
+    paths strictly inside ``folder``, its marker guitest's. Its pids are kept only while each is this user's
+    process of its role for this display with the marker (:func:`guitest.desktop.state.process_problem`); the others
+    are left alone and said in ``notes``. None when the file is gone; DesktopError naming what is wrong otherwise."""
+    def refused(why: str) -> DesktopError:
+        return DesktopError(
+            f"refusing the state file {path}: {why}; nothing was stopped or removed. If no desktop :{display} of yours "
+            f"runs, remove the file (`rm {path}`)"
+        )
+
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
+        raw = read_private(path, secret=False)
+    except FileNotFoundError:
         return None
-    data.pop("_procs", None)
+    except OSError as exc:
+        raise refused(f"it cannot be read ({exc})") from None
+    except DesktopError as exc:
+        raise refused(str(exc)) from None
     try:
-        return LocalDesktop(**data)
-    except TypeError:
-        return None
+        data = json.loads(raw)
+    except ValueError:
+        raise refused("it is not JSON") from None
+    if not isinstance(data, dict):
+        raise refused("it is not a JSON object")
+    strings = ("url", "home", "root", "marker", "token_file", "xauthority")
+    if data.get("display") != display or not all(isinstance(data.get(k, ""), str) for k in strings):
+        raise refused(f"it is not the state of a desktop :{display}")
+    port, pids = data.get("port"), data.get("pids")
+    if not isinstance(port, int) or not 0 < port < 65536 or data.get("url") != f"http://127.0.0.1:{port}":
+        raise refused("its port and URL are not a local desktop server's")
+    if not isinstance(pids, dict) or not all(r in ROLES and isinstance(p, int) and p > 0 for r, p in pids.items()):
+        raise refused(f"its pids are not {{role: pid}} with roles among {', '.join(ROLES)}")
+    if not re.fullmatch(r"[0-9a-f]{32}", data.get("marker", "")):
+        raise refused("its marker is not one guitest makes")
+    root = data.get("root", "")
+    if not inside(root, folder):
+        raise refused(f"its folder {root!r} is not inside the state folder {folder}")
+    if data.get("home") != os.path.join(root, "home"):
+        raise refused(f"its home {data.get('home')!r} is not {os.path.join(root, 'home')}")
+    for key in ("token_file", "xauthority"):
+        if data.get(key) and not inside(data[key], root):
+            raise refused(f"its {key} {data[key]!r} is not inside its folder {root}")
+    numbers = {k: data[k] for k in ("started", "startup_seconds") if isinstance(data.get(k), (int, float))}
+    desktop = LocalDesktop(
+        display=display, url=data["url"], port=port, home=data["home"], root=root, marker=data["marker"],
+        token_file=data.get("token_file", ""), xauthority=data.get("xauthority", ""), **numbers,
+    )
+    for role, pid in pids.items():
+        if not is_alive(pid):
+            continue  # gone: nothing to stop
+        problem = process_problem(pid, role, display, desktop.marker)
+        if problem:
+            desktop.notes.append(f"pid {pid} ({role}) left alone: {problem}")
+        else:
+            desktop.pids[role] = pid
+    return desktop
+
+
+def scan_desktops() -> tuple[list[LocalDesktop], list[str]]:
+    """Every desktop with a state file in this user's state folder, by display number, and why each refused state
+    file was refused (:func:`verified`). DesktopError when the state folder itself cannot be trusted."""
+    folder = checked_state_dir()
+    desktops: list[LocalDesktop] = []
+    refused: list[str] = []
+    for display, path in state_files(folder) if folder else []:
+        try:
+            desktop = verified(display, path, folder)  # type: ignore[arg-type]
+        except DesktopError as exc:
+            refused.append(str(exc))
+            continue
+        if desktop is not None:
+            desktops.append(desktop)
+    return desktops, refused
 
 
 def running_desktops() -> list[LocalDesktop]:
-    """Every desktop with a state file, by display number."""
-    out = []
-    try:
-        names = os.listdir(state_dir())
-    except OSError:
-        return []
-    for name in sorted(names):
-        if name.startswith(":") and name.endswith(".json") and name[1:-5].isdigit():
-            desktop = load_state(int(name[1:-5]))
-            if desktop is not None:
-                out.append(desktop)
-    return sorted(out, key=lambda d: d.display)
+    """Every desktop with a trusted state file, by display number (:func:`scan_desktops` without the refusals)."""
+    return scan_desktops()[0]

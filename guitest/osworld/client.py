@@ -1,8 +1,11 @@
 """A client of the machine server OSWorld and Windows Agent Arena run on their VMs (and guitest's own local desktop).
 
-Standard library HTTP only (``http.client``), a fresh connection per request, bounded retries and
-timeouts. Every failure is a :class:`MachineFailure` (an :class:`~guitest.live.protocol.EnvFailure`)
-whose ``kind`` says what happened and whose message says what to check:
+Standard library HTTP only (``http.client`` opens the connection and sends the request, guitest's
+:func:`~guitest.models.transport.read_response` reads the answer), a fresh connection per request, bounded
+retries, and a timeout that is a deadline for each attempt as a whole (connect, send, wait, read): a machine
+dripping its answer a byte at a time cannot stretch a request past it. Every failure is a
+:class:`MachineFailure` (an :class:`~guitest.live.protocol.EnvFailure`) whose ``kind`` says what happened
+and whose message says what to check:
 
 ========================  ==================================================================  =========
 kind                      what happened                                                       taken out
@@ -18,12 +21,23 @@ kind                      what happened                                         
 "Taken out" (:attr:`MachineFailure.taken_out`): the machine stopped answering, so a pool stops giving
 it to episodes. Requests that change the machine (``/execute``, ``/setup/*``) are retried only when the
 connection could not be opened, never once sent: a click must not run twice.
+
+Every text from the machine that goes into a message (error bodies, content types, replies of the wrong shape)
+is shown through :func:`guitest.printable.printable`: control characters escaped, so a body holding
+``ESC ] 0; ... BEL`` or ``ESC [ 2J`` cannot retitle or clear the user's terminal.
+
+A guitest desktop (``guitest desktop up``, :mod:`guitest.desktop`) takes requests only with its secret. The client
+sends ``Authorization: Bearer <token>`` when it has one: given as ``token``; else the token file of this user's own
+desktop serving that loopback port (found through its state file, :func:`guitest.desktop.state.token_for`); else
+``$GUITEST_DESKTOP_TOKEN`` for a loopback URL. OSWorld's and WAA's servers take no token and get none (their
+URLs are no desktop's of this user, and not loopback).
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -32,7 +46,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 from urllib.parse import urlencode, urlsplit
 
+from ..desktop.state import LOOPBACK, TOKEN_VAR, token_for
 from ..live.protocol import EnvFailure
+from ..models.transport import HTTPFailure, read_response
+from ..printable import printable
 
 #: what OSWorld's and WAA's PythonController put before an action's pyautogui code
 PYAUTOGUI_PREFIX = "import pyautogui; import time; pyautogui.FAILSAFE = False; "
@@ -55,6 +72,10 @@ _HINTS = {
     SERVER_ERROR: "the machine's server failed on this request; see its message",
     BAD_REPLY: "the machine's server does not speak the protocol guitest expects here",
 }
+_AUTH_HINT = (
+    "a guitest desktop takes requests only with its secret: guitest finds the secret of a desktop its own user "
+    "started (`guitest desktop up` prints where it is); for another user's desktop set GUITEST_DESKTOP_TOKEN"
+)
 
 
 class MachineFailure(EnvFailure):
@@ -65,9 +86,10 @@ class MachineFailure(EnvFailure):
         self.kind = kind
         self.url = url
         self.request = request
-        self.detail = detail
+        self.detail = printable(detail)
         self.status = status
-        super().__init__(f"desktop machine {url}: {request}: {detail} ({_HINTS[kind]})")
+        hint = _AUTH_HINT if status in (401, 403) else _HINTS[kind]
+        super().__init__(printable(f"desktop machine {url}: {request}: {detail} ({hint})"))
 
     def within(self, context: str) -> "MachineFailure":
         """The same failure with ``context`` (a set-up step, a getter) named before the request."""
@@ -129,7 +151,8 @@ def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> tu
 
 
 def _excerpt(reply: Reply, limit: int = 300) -> str:
-    """What a failed answer says: its JSON ``message``/``error`` when it has one, else the start of its text."""
+    """What a failed answer says: its JSON ``message``/``error`` when it has one, else the start of its text; its
+    control characters escaped (:func:`~guitest.printable.printable`)."""
     text = reply.text()
     try:
         data = json.loads(text)
@@ -137,7 +160,7 @@ def _excerpt(reply: Reply, limit: int = 300) -> str:
         data = None
     if isinstance(data, dict):
         text = str(data.get("message") or data.get("error") or text)
-    text = " ".join(text.split())
+    text = printable(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -156,9 +179,12 @@ def forget(url: str) -> None:
 class MachineClient:
     """One machine's server at ``url`` (``http://HOST:5000``). Thread-safe; each request opens its own connection.
 
-    ``timeout``: seconds to wait for an ordinary answer; ``command_timeout``: for ``/execute`` and set-up
-    requests (the server's own limit is 120 s on OSWorld and WAA); ``retries``: extra attempts for requests
-    that are safe to repeat (and for connections that could not be opened), ``backoff`` seconds apart, doubling.
+    ``timeout``: seconds an ordinary request may take, from connecting to the last byte of the answer;
+    ``command_timeout``: the same for ``/execute`` and set-up requests (the server's own limit is 120 s on OSWorld
+    and WAA); ``connect_timeout``: at most this long of it for opening the connection; ``retries``: extra attempts
+    for requests that are safe to repeat (and for connections that could not be opened), ``backoff`` seconds apart,
+    doubling, each attempt with a deadline of its own; ``token``: the secret of a guitest desktop (None: found as
+    the module's docstring says; never shown in messages).
     """
 
     def __init__(
@@ -170,6 +196,7 @@ class MachineClient:
         connect_timeout: float = 5.0,
         retries: int = 2,
         backoff: float = 0.5,
+        token: str | None = None,
     ) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         try:
@@ -188,6 +215,9 @@ class MachineClient:
         self.connect_timeout = connect_timeout
         self.retries = retries
         self.backoff = backoff
+        if token is None and self._host in LOOPBACK:
+            token = token_for(self._host, self._port) or os.environ.get(TOKEN_VAR, "").strip() or None
+        self._auth = f"Bearer {token}" if token else None
 
     # -- transport -----------------------------------------------------------------------------------
 
@@ -206,6 +236,7 @@ class MachineClient:
         MachineFailure for transport failures. ``repeatable``: the request may be sent again once it was sent
         (after a dropped connection, a timeout or a 5xx); a connection that could not be opened is always retried."""
         label = f"{method} {path}"
+        limit = timeout or self.timeout
         attempts = 1 + max(0, self.retries if retries is None else retries)
         delay = self.backoff
         failure: MachineFailure | None = None
@@ -214,28 +245,32 @@ class MachineClient:
                 time.sleep(delay)
                 delay *= 2
             sent = False
+            deadline = time.monotonic() + limit  # the whole attempt: connect, send, wait, read
             try:
-                conn = self._connect()
+                conn = self._connect(deadline)
                 try:
-                    conn.sock.settimeout(timeout or self.timeout)  # type: ignore[union-attr]
+                    assert conn.sock is not None
+                    conn.sock.settimeout(max(deadline - time.monotonic(), 0.001))
                     headers = {"Connection": "close", "Accept-Encoding": "identity"}
                     if content_type:
                         headers["Content-Type"] = content_type
+                    if self._auth:
+                        headers["Authorization"] = self._auth
                     conn.request(method, self._base + path, body=body, headers=headers)
                     sent = True
-                    resp = conn.getresponse()
-                    reply = Reply(resp.status, resp.getheader("Content-Type", "") or "", resp.read())
+                    resp = read_response(conn.sock, deadline)
+                    reply = Reply(resp.status, resp.headers.get("content-type", ""), resp.body)
                 finally:
                     conn.close()
             except _ConnectFailed as exc:
                 failure = MachineFailure(UNREACHABLE, self.url, label, f"cannot connect: {exc}")
                 continue
             except (socket.timeout, TimeoutError):
-                failure = MachineFailure(TIMEOUT, self.url, label, f"no answer within {timeout or self.timeout:g} s")
+                failure = MachineFailure(TIMEOUT, self.url, label, f"no answer within {limit:g} s (the deadline of the whole request)")
                 if not repeatable:
                     raise failure from None
                 continue
-            except (http.client.HTTPException, ConnectionError, OSError) as exc:
+            except (HTTPFailure, http.client.HTTPException, ConnectionError, OSError) as exc:
                 failure = MachineFailure(DROPPED, self.url, label, f"the connection was closed before an answer ({type(exc).__name__}: {exc})")
                 if sent and not repeatable:
                     raise failure from None
@@ -246,9 +281,9 @@ class MachineClient:
         assert failure is not None
         raise failure
 
-    def _connect(self) -> http.client.HTTPConnection:
+    def _connect(self, deadline: float) -> http.client.HTTPConnection:
         cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-        conn = cls(self._host, self._port, timeout=self.connect_timeout)
+        conn = cls(self._host, self._port, timeout=max(min(self.connect_timeout, deadline - time.monotonic()), 0.001))
         try:
             conn.connect()
         except (OSError, http.client.HTTPException) as exc:
