@@ -37,6 +37,7 @@ from typing import Any, Sequence
 
 from ..live.actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
+from ..printable import printable
 from ..osworld.client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
 from ..osworld.evaluate import evaluate as run_evaluator
 from ..osworld.getters import GetterContext
@@ -247,11 +248,11 @@ class DesktopEnv:
             try:
                 code = pyautogui_code(action, self._screen, self._shot_scale)
             except ValueError as exc:
-                info["action_error"] = str(exc)  # a wrong action uses up its step; the episode goes on
+                info["action_error"] = printable(str(exc))  # a wrong action uses up its step; the episode goes on
             else:
                 result = client.run_pyautogui(code)
                 if result.get("returncode") not in (0, None) or result.get("status") not in ("success", ""):
-                    info["action_error"] = (result.get("error") or result.get("output") or "")[-500:] or f"returncode {result.get('returncode')}"
+                    info["action_error"] = printable((result.get("error") or result.get("output") or "")[-500:]) or f"returncode {result.get('returncode')}"
                 info["code"] = code
                 if self.settle > 0:
                     time.sleep(self.settle)

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..live.protocol import EnvFailure
+from ..printable import printable
 from .client import COMMAND_TIMEOUT, TIMEOUT, MachineClient, MachineFailure
 
 SUPPORTED_STEPS = (
@@ -195,7 +196,7 @@ def _noted(ctx: _Context, endpoint: str, payload: dict[str, Any]) -> None:
     """A set-up call whose error answer is noted, not fatal (OSWorld logs it and goes on)."""
     reply = ctx.machine.setup_call(endpoint, payload)
     if reply.status != 200:
-        ctx.run.notes.append(f"{ctx.where}: HTTP {reply.status}: {reply.text()[:200]}")
+        ctx.run.notes.append(f"{ctx.where}: HTTP {reply.status}: {printable(reply.text()[:200])}")
 
 
 def _launch(ctx: _Context, command: list[str] | str, shell: bool = False) -> None:
@@ -217,7 +218,7 @@ def _open(ctx: _Context, path: str) -> None:
         # the server is waiting for a window that never came: the machine itself is not gone
         raise MachineFailure(COMMAND_TIMEOUT, exc.url, exc.request, f"{exc.detail} (the server waits for the opened file's window)") from None
     if reply.status != 200:
-        raise ctx.fail(f"cannot open {path}: HTTP {reply.status}: {reply.text()[:200]}")
+        raise ctx.fail(f"cannot open {path}: HTTP {reply.status}: {printable(reply.text()[:200])}")
 
 
 def _placeholders(ctx: _Context, value: str) -> str:
