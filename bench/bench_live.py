@@ -68,7 +68,7 @@ def overhead(steps: int) -> dict[str, float]:
     out = {
         "screenshot": median_ms(lambda: env.browser.run(lambda page: screenshot(page, env.area)), steps),
         "click": median_ms(lambda: env.browser.run(lambda page: page.mouse.click(156, 206)), steps),
-        "reward read": median_ms(lambda: env.browser.run(lambda page: page.evaluate(STATE_JS, 1)), steps),
+        "reward read": median_ms(lambda: env.browser.run(lambda page: page.evaluate(STATE_JS, {"frames": 1, "limit": 0})), steps),
         "step": median_ms(lambda: env.step(blank), steps),
         "reset": median_ms(lambda: env.reset(task, 0), steps),
     }

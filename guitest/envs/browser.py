@@ -237,20 +237,23 @@ class Area:
 
 
 class BrowserPage:
-    """A browser context with one page, for one episode at a time, reused across episodes.
+    """A browser context with one page, for one episode at a time, reused across episodes. ``init_scripts``: JavaScript
+    every document of the context runs before its own scripts (after the caret's style sheet, HIDE_CARET_JS).
 
     :meth:`run` executes ``fn(page, *args)`` on the browser thread. The helpers below are meant to be
     called inside such a function (they take the Playwright page)."""
 
-    def __init__(self, options: dict[str, Any], viewport: tuple[int, int], scale: float) -> None:
+    def __init__(self, options: dict[str, Any], viewport: tuple[int, int], scale: float, init_scripts: tuple[str, ...] = ()) -> None:
         self.host = host(options)
         self.viewport = viewport
         self.scale = scale
-        self._context, self.page = self.host.call(self._open)
+        self._context, self.page = self.host.call(self._open, init_scripts)
 
-    def _open(self) -> tuple[Any, Any]:
+    def _open(self, init_scripts: tuple[str, ...]) -> tuple[Any, Any]:
+        """The context and its page; every document of the context runs HIDE_CARET_JS, then ``init_scripts``, before its own scripts."""
         context = self.host.browser.new_context(viewport={"width": self.viewport[0], "height": self.viewport[1]}, device_scale_factor=self.scale)
-        context.add_init_script(HIDE_CARET_JS)
+        for script in (HIDE_CARET_JS, *init_scripts):
+            context.add_init_script(script)
         page = context.new_page()
         try:  # screenshots through the DevTools protocol directly (see screenshot())
             page._guitest_cdp = context.new_cdp_session(page)
