@@ -42,7 +42,7 @@ from typing import Any, Mapping
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from . import servers
-from .browser import Area, BrowserPage, capped_wait, perform, screenshot
+from .browser import Area, BrowserPage, capped_wait, fresh_document, perform, screenshot
 
 TASK_WIDTH, TASK_HEIGHT = 160, 210
 VIEWPORT = (500, 320)  # the miniwob package's window size
@@ -84,18 +84,39 @@ TIMERS_JS = """(() => {
   window.clearInterval = function (id) { pending.delete(id); return clearI(id); };
   Object.defineProperty(window, '__guitestTimers', {value: {pending: () => pending.size, setTimeout: setT}});
 })();""" % SHORT_TIMEOUT_MS
-# after `frames` animation frames, wait (up to `limit` ms) until no short timeout is pending and no jQuery animation runs,
-# then one more frame so what they changed is painted
+# after `frames` animation frames, wait (up to `limit` ms) until no short timeout is pending, no jQuery animation runs and
+# every image in use (an <img>, a CSS content or background url()) is loaded and decoded: each episode's document loads
+# its images anew (email-inbox's icons were missing from a first screen at -n 0 and there at -n 2). After any wait, two
+# frames: what changed under the pointer updates the hover state at the next frame, which may schedule more
 STATE_JS = """async ({frames, limit}) => {
-  const frame = () => new Promise(r => requestAnimationFrame(r));
   const timers = window.__guitestTimers;
+  const later = ms => new Promise(r => (timers ? timers.setTimeout : setTimeout)(r, ms));
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  const decoded = window.__guitestDecoded || (window.__guitestDecoded = new Set());
   const busy = () => (timers ? timers.pending() > 0 : false) || !!(window.jQuery && window.jQuery(':animated').length);
+  const loading = () => {
+    const out = [];
+    for (const el of document.body ? document.body.getElementsByTagName('*') : []) {
+      const urls = el instanceof HTMLImageElement && !el.complete ? [el.currentSrc || el.src] : [];
+      const style = getComputedStyle(el);
+      for (const value of [style.content, style.backgroundImage]) for (const m of value.matchAll(/url\\("([^"]+)"\\)/g)) urls.push(m[1]);
+      for (const url of urls) {
+        if (!url || decoded.has(url)) continue;
+        const img = new Image();
+        img.src = url;
+        out.push(img.decode().catch(() => {}).then(() => { decoded.add(url); }));
+      }
+    }
+    return out;
+  };
   for (let i = 0; i < frames; i++) await frame();
-  let settled = true;
-  if (limit > 0 && busy()) {
-    const until = performance.now() + limit;
-    while (busy() && performance.now() < until) await new Promise(r => (timers ? timers.setTimeout : setTimeout)(r, 5));
-    settled = !busy();
+  const until = performance.now() + limit;
+  for (;;) {
+    const images = limit > 0 ? loading() : [];
+    if (!(busy() || images.length) || performance.now() >= until) break;
+    while (busy() && performance.now() < until) await later(5);
+    await Promise.race([Promise.all(images), later(Math.max(0, until - performance.now()))]);
+    await frame();
     await frame();
   }
   return {
@@ -103,7 +124,7 @@ STATE_JS = """async ({frames, limit}) => {
     raw: Number(WOB_RAW_REWARD_GLOBAL),
     reason: WOB_REWARD_REASON === null || WOB_REWARD_REASON === undefined ? null : String(WOB_REWARD_REASON),
     utterance: core.getUtterance(),
-    settled,
+    settled: limit <= 0 || !(busy() || loading().length),
   };
 }"""
 COVER_JS = "hidden => { const c = document.getElementById('sync-task-cover'); if (c) c.style.display = hidden ? 'none' : 'block'; }"
@@ -235,13 +256,10 @@ class MiniWobEnv:
         return f"{self.base}miniwob/{name}.html"
 
     def _navigate(self, page: Any, url: str, wait_until: str) -> None:
-        """A new document of ``url`` as a new context's first one: the pointer parked first (the new document never sees
-        where the last one left it), then through ``about:blank``. Straight from a task's page to the next, the new
-        document's first screens came out with other bytes in most tries (the button labels' anti-aliasing, when the
-        old page had a change not yet painted): the same screen of the same episode differed by what ran before."""
+        """A fresh document of ``url`` (:func:`fresh_document`), the pointer parked first: the new document never sees
+        where the last one left it."""
         page.mouse.move(*PARKED)
-        page.goto("about:blank", wait_until="commit")
-        page.goto(url, wait_until=wait_until)
+        fresh_document(page, url, wait_until)
 
     def _reset(self, page: Any, url: str, seed: int | None, preloaded: bool) -> tuple[bytes, dict[str, Any], list[Any] | None]:
         if preloaded:
