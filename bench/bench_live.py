@@ -12,7 +12,10 @@ page of ``click-test``: medians over ``--steps`` of
 - ``reward read``: the task's state (done, raw reward, utterance) after one animation frame;
 - ``step``: a whole ``env.step(click)`` as the loop sees it (click, settle, state, screenshot), from
   the calling thread through the browser thread and back;
-- ``reset``: ``env.reset(task, seed)`` on the reused page (a new episode, the timer switched off).
+- ``reset``: ``env.reset(task, seed)`` after an episode (a new episode on a fresh document it loads itself, the timer
+  switched off);
+- ``release+reset``: ``env.release()`` then ``env.reset(task, seed)``, the boundary between two episodes of a task as
+  the pool runs it (release starts loading the next document, reset waits for it).
 
 Part 3, through pytest (``--pytest-seeds``, ``--pytest-workers``): the 4 tasks of tests/live_app x N seeds as a
 live suite, the agent a loopback OpenAI-compatible server (tests/fakeserver.py) that answers every step at once
@@ -68,9 +71,10 @@ def overhead(steps: int) -> dict[str, float]:
     out = {
         "screenshot": median_ms(lambda: env.browser.run(lambda page: screenshot(page, env.area)), steps),
         "click": median_ms(lambda: env.browser.run(lambda page: page.mouse.click(156, 206)), steps),
-        "reward read": median_ms(lambda: env.browser.run(lambda page: page.evaluate(STATE_JS, 1)), steps),
+        "reward read": median_ms(lambda: env.browser.run(lambda page: page.evaluate(STATE_JS, {"frames": 1, "limit": 0})), steps),
         "step": median_ms(lambda: env.step(blank), steps),
         "reset": median_ms(lambda: env.reset(task, 0), steps),
+        "release+reset": median_ms(lambda: (env.release(), env.reset(task, 0)), steps),
     }
     env.close()
     envs.shutdown()
@@ -86,6 +90,7 @@ def _episodes(jobs: list[tuple[str, int]], queue: Any, convention: str, space: s
     start = time.perf_counter()
     for name, seed in jobs:
         episode = run_episode(env, TaskSpec("miniwob", name), seed, policy, 15)
+        env.release()  # as EnvPool does when an episode ends
         steps += len(episode.steps)
         results.append((name, seed, episode.success, episode.score))
     seconds = time.perf_counter() - start
@@ -224,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_overhead:
         print(f"overhead per step at zoom 3, medians of {args.steps}:")
         for name, ms in overhead(args.steps).items():
-            print(f"  {name:12s} {ms:7.1f} ms")
+            print(f"  {name:14s} {ms:7.1f} ms")
     ok = True
     for processes in [] if args.no_oracle else args.processes:
         r = throughput(args.tasks, args.seeds, processes, args.convention, args.space)

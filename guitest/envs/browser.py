@@ -40,6 +40,7 @@ LAUNCH_ARGS = (
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-smooth-scrolling",  # a wheel or arrow-key scroll lands at once: a screenshot never catches it on its way
 )
 INSTALL_BROWSER = "install Debian's Chromium with `apt-get install chromium` (or set GUITEST_CHROMIUM / env_options.executable to a Chromium binary)"
 INSTALL_PLAYWRIGHT = "install it with `pip install 'guitest[live]'` (or `pip install playwright`; no `playwright install` is needed: guitest drives the system Chromium)"
@@ -237,20 +238,23 @@ class Area:
 
 
 class BrowserPage:
-    """A browser context with one page, for one episode at a time, reused across episodes.
+    """A browser context with one page, for one episode at a time, reused across episodes. ``init_scripts``: JavaScript
+    every document of the context runs before its own scripts (after the caret's style sheet, HIDE_CARET_JS).
 
     :meth:`run` executes ``fn(page, *args)`` on the browser thread. The helpers below are meant to be
     called inside such a function (they take the Playwright page)."""
 
-    def __init__(self, options: dict[str, Any], viewport: tuple[int, int], scale: float) -> None:
+    def __init__(self, options: dict[str, Any], viewport: tuple[int, int], scale: float, init_scripts: tuple[str, ...] = ()) -> None:
         self.host = host(options)
         self.viewport = viewport
         self.scale = scale
-        self._context, self.page = self.host.call(self._open)
+        self._context, self.page = self.host.call(self._open, init_scripts)
 
-    def _open(self) -> tuple[Any, Any]:
+    def _open(self, init_scripts: tuple[str, ...]) -> tuple[Any, Any]:
+        """The context and its page; every document of the context runs HIDE_CARET_JS, then ``init_scripts``, before its own scripts."""
         context = self.host.browser.new_context(viewport={"width": self.viewport[0], "height": self.viewport[1]}, device_scale_factor=self.scale)
-        context.add_init_script(HIDE_CARET_JS)
+        for script in (HIDE_CARET_JS, *init_scripts):
+            context.add_init_script(script)
         page = context.new_page()
         try:  # screenshots through the DevTools protocol directly (see screenshot())
             page._guitest_cdp = context.new_cdp_session(page)
@@ -351,7 +355,22 @@ def perform(page: Any, action: Action, area: Area, pointer: tuple[float, float])
         if not names or any(k not in NAMED and len(k) != 1 for k in action.keys):
             return pointer, ("unknown_key",)
         keyboard.press("+".join(names))
+    # the pointer moved again where it is: what the action changed under it (a cover shown, a menu closed) updates the
+    # hover state now, with this input event, not at a later frame the step may or may not have waited for (a menu's
+    # mouseleave timer then started before or after the settle looked, by the machine's speed)
+    mouse.move(*point)
     return point, ()
+
+
+def fresh_document(page: Any, url: str, wait_until: str = "load") -> None:
+    """Load ``url`` as a new document that nothing of the page's earlier documents reaches, as a new context's first
+    one (on the browser thread): through ``about:blank``. Straight from one page of a site to another (or the same) at
+    a zoom of 2 or more, the new document's screens came out with other bytes in most tries when the old document had
+    a change not yet painted (text a shade darker: its anti-aliasing, not the layout), so the same screen of the same
+    episode differed by what had run before; two animation frames before leaving, hiding the old document, or the
+    switches --disable-partial-raster, PaintHolding and RenderDocument did not help (docs/live.md, Determinism)."""
+    page.goto("about:blank", wait_until="commit")
+    page.goto(url, wait_until=wait_until)
 
 
 def settle(page: Any, frames: int = 2) -> None:

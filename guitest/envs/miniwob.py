@@ -1,13 +1,19 @@
 """MiniWoB++ in the browser: the task pages the ``miniwob`` package (MIT) ships, scored by each task's own reward.
 
-An episode, as the package's own ``reset`` does it, on a page reused across episodes of the same task:
-``core.endEpisode(0); Math.seedrandom(seed); core.setDataMode('train'); core.startEpisodeReal()``, then
-wait for ``WOB_TASK_READY``. The same seed gives the same utterance and DOM. The task's own timer
+An episode starts on a fresh document of the task's page (as BrowserGym's reset, which loads the page
+for every episode), then, as the package's own ``reset`` does it: ``core.endEpisode(0);
+Math.seedrandom(seed); core.setDataMode('train'); core.startEpisodeReal()``, and wait for
+``WOB_TASK_READY``. Not the page of the previous episode: ``startEpisodeReal`` rebuilds the task's DOM
+but leaves what lives outside it, so an episode on a reused page began with the focus, the focus ring,
+scroll offsets and pending timers the previous one left (a Submit button still focused took the next
+episode's first ``enter``), and a trajectory depended on which episodes had run on the page before.
+The next document is loaded when an episode ends (:meth:`MiniWobEnv.release`, which the pool calls), so
+a reset of the same task mostly finds it loaded. The same seed gives the same utterance and DOM. The task's own timer
 (10 s for most tasks; its reward decays with time and it ends the episode at -1) is switched off
 right after the start (``clearTimeout(core.EP_TIMER)``, the countdown cleared, ``core.EP_TIMER`` kept
 non-null so the task's ``core.endEpisode`` still records its reward): model latency must not decide
 the score; the loop records wall time instead. The pointer is parked outside the task area before
-each episode, so no hover state carries over.
+each load, so no hover state carries over.
 
 Screen: the 160x210 CSS-pixel task area, rendered at ``zoom`` (the browser's ``device_scale_factor``,
 default 3: a 480x630 screenshot) and cropped to the area; ``Observation.scale`` is the zoom, and an
@@ -23,7 +29,9 @@ unfinished scores 0 and is no success under either.
 
 Options (suite ``env_options``): ``zoom`` (3), ``html_dir`` (the package's ``html`` folder),
 ``serve`` (``file``: file:// URLs, the default; ``http``: a 127.0.0.1 static server), ``settle_frames``
-(1 animation frame after each action, plus the end of any jQuery animation, up to 2 s),
+(1 animation frame after each action; then the step waits, up to 2 s, for the timeouts of at most 1 s the
+page has pending and for any jQuery animation to end: see TIMERS_JS; a step that hit the 2 s is noted
+``unsettled``),
 ``max_wait`` (5 s: the longest ``wait`` action), ``dom_text`` (false: when true, ``Observation.text``
 lists the visible elements with their boxes in screenshot pixels), ``executable``, ``headless``, and
 ``success_rule`` (``binary``; a suite sets it with ``settings.success_rule`` or ``--success-rule``, which the
@@ -38,7 +46,7 @@ from typing import Any, Mapping
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from . import miniwob_rules, servers
-from .browser import Area, BrowserPage, capped_wait, perform, screenshot
+from .browser import Area, BrowserPage, capped_wait, fresh_document, perform, screenshot
 
 TASK_WIDTH, TASK_HEIGHT = 160, 210
 VIEWPORT = (500, 320)  # the miniwob package's window size
@@ -57,18 +65,73 @@ START_JS = """seed => {
   return WOB_TASK_READY !== false;
 }"""
 READY_JS = "WOB_TASK_READY !== false"
-STATE_JS = """async frames => {
-  for (let i = 0; i < frames; i++) await new Promise(r => requestAnimationFrame(r));
+SHORT_TIMEOUT_MS = 1000  # a setTimeout of at most this long is an effect of the action that scheduled it (see TIMERS_JS)
+SETTLE_LIMIT_MS = 2000  # the longest a step waits for the page to settle; then it is shown as it is, noted "unsettled"
+# On every document, before the page's own scripts: setTimeout and clearTimeout are wrapped to count the pending timeouts
+# of at most SHORT_TIMEOUT_MS. Pages schedule delayed effects that way (jQuery UI's tabs activate a tab 300 ms after an
+# arrow key, autocomplete searches 300 ms after typing, menus open and close on timers): a step that took its screenshot
+# before they ran showed a state that depended on how fast the machine and the agent were, and the next action met
+# another page (a tab active or not). The settle waits for them instead, so a step's outcome includes them on a quiet and
+# on a loaded machine alike. Intervals and longer timeouts are left alone: waiting for them is the agent's part.
+TIMERS_JS = """(() => {
+  if (window.__guitestTimers) return;
+  const setT = window.setTimeout.bind(window), clearT = window.clearTimeout.bind(window), clearI = window.clearInterval.bind(window);
+  const pending = new Set();
+  window.setTimeout = function (handler, delay, ...args) {
+    if ((Number(delay) || 0) > %d) return setT(handler, delay, ...args);  // as the browser reads it: none or NaN is 0
+    const fn = typeof handler === 'function' ? handler : () => (0, eval)(String(handler));
+    const id = setT(function () { pending.delete(id); return fn.apply(this, args); }, delay);
+    pending.add(id);
+    return id;
+  };
+  window.clearTimeout = function (id) { pending.delete(id); return clearT(id); };
+  window.clearInterval = function (id) { pending.delete(id); return clearI(id); };
+  Object.defineProperty(window, '__guitestTimers', {value: {pending: () => pending.size, setTimeout: setT}});
+})();""" % SHORT_TIMEOUT_MS
+# after `frames` animation frames, wait (up to `limit` ms) until no short timeout is pending, no jQuery animation runs and
+# every image in use (an <img>, a CSS content or background url()) is loaded and decoded: each episode's document loads
+# its images anew (email-inbox's icons were missing from a first screen at -n 0 and there at -n 2). After any wait, two
+# frames: what changed under the pointer updates the hover state at the next frame, which may schedule more
+STATE_JS = """async ({frames, limit}) => {
+  const timers = window.__guitestTimers;
+  const later = ms => new Promise(r => (timers ? timers.setTimeout : setTimeout)(r, ms));
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  const decoded = window.__guitestDecoded || (window.__guitestDecoded = new Set());
+  const busy = () => (timers ? timers.pending() > 0 : false) || !!(window.jQuery && window.jQuery(':animated').length);
+  const loading = () => {
+    const out = [];
+    for (const el of document.body ? document.body.getElementsByTagName('*') : []) {
+      const urls = el instanceof HTMLImageElement && !el.complete ? [el.currentSrc || el.src] : [];
+      const style = getComputedStyle(el);
+      for (const value of [style.content, style.backgroundImage]) for (const m of value.matchAll(/url\\("([^"]+)"\\)/g)) urls.push(m[1]);
+      for (const url of urls) {
+        if (!url || decoded.has(url)) continue;
+        const img = new Image();
+        img.src = url;
+        out.push(img.decode().catch(() => {}).then(() => { decoded.add(url); }));
+      }
+    }
+    return out;
+  };
+  for (let i = 0; i < frames; i++) await frame();
+  const until = performance.now() + limit;
+  for (;;) {
+    const images = limit > 0 ? loading() : [];
+    if (!(busy() || images.length) || performance.now() >= until) break;
+    while (busy() && performance.now() < until) await later(5);
+    await Promise.race([Promise.all(images), later(Math.max(0, until - performance.now()))]);
+    await frame();
+    await frame();
+  }
   return {
     done: !!WOB_DONE_GLOBAL,
     raw: Number(WOB_RAW_REWARD_GLOBAL),
     reason: WOB_REWARD_REASON === null || WOB_REWARD_REASON === undefined ? null : String(WOB_REWARD_REASON),
     utterance: core.getUtterance(),
-    animated: !!(window.jQuery && window.jQuery(':animated').length),
+    settled: limit <= 0 || !(busy() || loading().length),
   };
 }"""
 COVER_JS = "hidden => { const c = document.getElementById('sync-task-cover'); if (c) c.style.display = hidden ? 'none' : 'block'; }"
-ANIMATED_JS = "!(window.jQuery && window.jQuery(':animated').length)"
 DOM_JS = """() => {
   const out = [];
   const walk = (el, depth) => {
@@ -126,10 +189,11 @@ class MiniWobEnv:
         self.dom_text = bool(self.options.get("dom_text", False))
         self.success_rule = miniwob_rules.rule_option(self.options)
         self.area = Area(0, 0, TASK_WIDTH, TASK_HEIGHT, self.zoom)
-        self.browser = BrowserPage(self.options, VIEWPORT, self.zoom)
+        self.browser = BrowserPage(self.options, VIEWPORT, self.zoom, (TIMERS_JS,))
         self._pointer = PARKED
         self._state: dict[str, Any] = {"done": False, "raw": 0.0, "reason": None, "utterance": ""}
         self._task: str | None = None
+        self._preloaded: str | None = None  # the URL of a fresh document loaded (or loading) that no episode has used
         self._last: Observation | None = None  # the last screen returned (a final done/fail returns it again)
 
     # -- Environment protocol ------------------------------------------------------------------
@@ -140,10 +204,11 @@ class MiniWobEnv:
         page_file = os.path.join(self.root, "miniwob", f"{name}.html")
         if not os.path.isfile(page_file):
             raise EnvFailure(f"no MiniWoB++ task {name!r}: {page_file} does not exist")
-        url = f"{self.base}miniwob/{name}.html"
+        url = self._url(name)
+        preloaded, self._preloaded = self._preloaded == url, None  # from here on the document is this episode's
         self._task = name
         self._pointer = PARKED
-        png, state, dom = self.browser.run(self._reset, url, seed)
+        png, state, dom = self.browser.run(self._reset, url, seed, preloaded)
         self._state = state
         self._last = self._observation(png, state, dom)
         return self._last
@@ -167,6 +232,17 @@ class MiniWobEnv:
         scores 0 and is no success."""
         return miniwob_rules.evaluation(self.success_rule, self._task or "", self._state)
 
+    def release(self) -> None:
+        """Between episodes (EnvPool calls it when one ends): start loading a fresh document of the task just run, so
+        the next episode of that task, the usual next one here (the pool's affinity), starts without waiting for the
+        load. Only the navigation's commit is waited for: the page loads in its renderer while the browser thread serves
+        the other environments and the caller moves on to its next case."""
+        if self._task is None or self._preloaded is not None:
+            return
+        url = self._url(self._task)
+        self.browser.run(self._navigate, url, "commit")
+        self._preloaded = url
+
     def load(self) -> float:
         """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
         return self.browser.load()
@@ -177,10 +253,21 @@ class MiniWobEnv:
 
     # -- on the browser thread -----------------------------------------------------------------
 
-    def _reset(self, page: Any, url: str, seed: int | None) -> tuple[bytes, dict[str, Any], list[Any] | None]:
-        if page.url != url:
-            page.goto(url, wait_until="load")
-            page.wait_for_function(LOADED_JS, timeout=10_000)
+    def _url(self, name: str) -> str:
+        return f"{self.base}miniwob/{name}.html"
+
+    def _navigate(self, page: Any, url: str, wait_until: str) -> None:
+        """A fresh document of ``url`` (:func:`fresh_document`), the pointer parked first: the new document never sees
+        where the last one left it."""
+        page.mouse.move(*PARKED)
+        fresh_document(page, url, wait_until)
+
+    def _reset(self, page: Any, url: str, seed: int | None, preloaded: bool) -> tuple[bytes, dict[str, Any], list[Any] | None]:
+        if preloaded:
+            page.wait_for_load_state("load", timeout=10_000)
+        else:
+            self._navigate(page, url, "load")
+        page.wait_for_function(LOADED_JS, timeout=10_000)
         page.mouse.move(*PARKED)
         if not page.evaluate(START_JS, seed):
             page.wait_for_function(READY_JS, timeout=10_000)
@@ -190,6 +277,8 @@ class MiniWobEnv:
     def _step(self, page: Any, action: Action) -> tuple[bytes, dict[str, Any], list[Any] | None, tuple[str, ...]]:
         self._pointer, notes = perform(page, action, self.area, self._pointer)
         state = self._settled_state(page)
+        if not state["settled"]:
+            notes += ("unsettled",)
         if state["done"]:
             page.evaluate(COVER_JS, True)
         png = screenshot(page, self.area)
@@ -198,18 +287,9 @@ class MiniWobEnv:
         return png, state, self._dom(page), notes
 
     def _settled_state(self, page: Any) -> dict[str, Any]:
-        """The task's state once the page has painted (``settle_frames`` animation frames) and any jQuery
-        animation has ended (up to 2 s: a page that animates for ever is shown as it is)."""
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        state = page.evaluate(STATE_JS, self.settle_frames)
-        if state["animated"]:
-            try:
-                page.wait_for_function(ANIMATED_JS, timeout=2_000)
-            except PlaywrightTimeout:
-                pass
-            state = page.evaluate(STATE_JS, 0)
-        return state
+        """The task's state once the page has painted (``settle_frames`` animation frames) and settled: no short
+        timeout pending and no jQuery animation running (TIMERS_JS; up to SETTLE_LIMIT_MS, then ``settled`` is False)."""
+        return page.evaluate(STATE_JS, {"frames": self.settle_frames, "limit": SETTLE_LIMIT_MS})  # type: ignore[no-any-return]
 
     def _dom(self, page: Any) -> list[Any] | None:
         return page.evaluate(DOM_JS) if self.dom_text else None

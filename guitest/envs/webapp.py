@@ -15,7 +15,8 @@ seed), ``setup`` (optional JavaScript run after the page loads, as the body of `
 episode ends; truthy = success; it may be a Promise), ``score`` (optional expression giving the raw
 score, default 1 or 0), ``done_when`` (optional expression: when truthy after a step, the episode ends).
 
-Each episode starts clean: cookies cleared, the start URL loaded, and when the app left anything in
+Each episode starts clean: cookies cleared, the start URL loaded as a fresh document (through
+``about:blank``: :func:`~guitest.envs.browser.fresh_document`), and when the app left anything in
 ``localStorage``/``sessionStorage`` it is cleared and the page loaded again. The screenshot is the
 viewport (``viewport``, default 1024x768 CSS pixels) at ``zoom`` (default 1).
 Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``executable``, ``headless``.
@@ -31,7 +32,7 @@ from urllib.parse import urljoin
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from . import servers
-from .browser import Area, BrowserPage, capped_wait, perform, screenshot, settle
+from .browser import Area, BrowserPage, capped_wait, fresh_document, perform, screenshot, settle
 
 DEFAULT_VIEWPORT = (1024, 768)
 STORAGE_JS = "() => { const n = localStorage.length + sessionStorage.length; localStorage.clear(); sessionStorage.clear(); return n; }"
@@ -128,9 +129,9 @@ class WebAppEnv:
 
     def _reset(self, page: Any, url: str, setup: str | None, seed: int | None) -> bytes:
         page.context.clear_cookies()
-        page.goto(url, wait_until="load")
+        fresh_document(page, url)
         if page.evaluate(STORAGE_JS):
-            page.goto(url, wait_until="load")
+            fresh_document(page, url)
         page.mouse.move(0, 0)
         if setup:
             page.evaluate(f"async (seed) => {{ {setup}\n}}", seed)

@@ -3,7 +3,7 @@
     python suites/miniwob/check_determinism.py [--seeds 0 1] [--all] [--tasks click-button ...]
 
 For each task of tasks.json (the default selection; ``--all`` adds the flagged ones) and each seed:
-reset with the seed, reset with another seed, reset with the seed again, on the same reused page;
+reset with the seed, reset with another seed, reset with the seed again, in the same environment;
 the two screens of the seed must be the same PNG bytes and the same utterance. Prints the tasks
 where they differ (and, for flagged tasks, whether the package's flag is borne out). Exit status 1
 when an unflagged task differs.
