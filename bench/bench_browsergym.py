@@ -56,6 +56,8 @@ SETUP = (
     f"    python3.11 -m venv /work/venv-bg && /work/venv-bg/bin/pip install browsergym-miniwob=={BROWSERGYM_VERSION}\n"
     "then run: python bench/bench_browsergym.py --bg-python /work/venv-bg/bin/python"
 )
+RESET_PARTS = ("close browsers", "launch browsers", "contexts and pages", "set up the task", "observe")  # the driver's Stopwatch names
+STEP_PARTS = ("action", "wait", "validate", "observe")  # from BrowserGym's own step info
 SETTINGS: dict[str, dict[str, Any]] = {
     "default": {"subsets": ["miniwob_all"]},
     "tuned": {"subsets": ["miniwob_all"], "slow_mo": 0, "pre_observation_delay": 0.0},
@@ -113,8 +115,9 @@ def browsergym_side(raw: dict[str, Any]) -> dict[str, Any]:
         error = None if e["done"] else f"the task never ended ({e['end']})"
         if e["errors"]:
             error = "; ".join(e["errors"])
-        episodes.append(_record(e["task"], e["seed"], e["raw"], e["seconds"], e["reset_seconds"], e["step_seconds"], e["policy_seconds"],
-                                e["decisions"], e["utterance"], error, e["reward"]))
+        record = _record(e["task"], e["seed"], e["raw"], e["seconds"], e["reset_seconds"], e["step_seconds"], e["policy_seconds"],
+                         e["decisions"], e["utterance"], error, e["reward"])
+        episodes.append({**record, "reset_parts": e.get("reset_parts", {}), "step_parts": e.get("step_parts", {})})
     return {"wall_seconds": raw["wall_seconds"], "episodes": episodes, "versions": raw.get("versions", {})}
 
 
@@ -169,7 +172,7 @@ def label(run: dict[str, Any]) -> str:
     return "guitest" if run["side"] == "guitest" else f"BrowserGym, {run['settings']}"
 
 
-def table(runs: list[dict[str, Any]], repeats: int) -> list[str]:
+def table(runs: list[dict[str, Any]]) -> list[str]:
     """The Markdown rows: every run, then per side the medians over the repeats and guitest's lead."""
     lines = [
         "| repeat | side | success (raw = 1) | wall s | episodes/s | s per episode, median | reset s, median | `step` s, median | s per action (episode s / actions) | oracle s per decision | process s | load before / after |",
@@ -189,6 +192,23 @@ def table(runs: list[dict[str, Any]], repeats: int) -> list[str]:
         lead = "-" if name == "guitest" else ", ".join(f"{ours[r['repeat']] / f['per_s']:.1f}x" for r, f in zip(mine, fs) if r["repeat"] in ours)
         lines.append(f"| {name} | {statistics.median(f['per_s'] for f in fs):.2f} | {statistics.median(f['episode'] for f in fs):.3f} | "
                      f"{statistics.median(f['step'] for f in fs):.3f} | {lead} |")
+    return lines
+
+
+def breakdown(runs: list[dict[str, Any]]) -> list[str]:
+    """Where BrowserGym's reset and step go, per settings over every repeat: mean seconds per reset and per step."""
+    lines = ["| BrowserGym settings | reset s: " + " / ".join(RESET_PARTS) + " / the rest | `step` s: " + " / ".join(STEP_PARTS) + " / the rest |",
+             "|---|---|---|"]
+    for settings in dict.fromkeys(r["settings"] for r in runs if r["side"] != "guitest"):
+        eps = [e for r in runs if r["side"] != "guitest" and r["settings"] == settings for e in r["episodes"] if e["step_s"]]
+        if not eps:
+            continue
+        resets = [sum(e["reset_parts"].get(p, 0.0) for e in eps) / len(eps) for p in RESET_PARTS]
+        reset_rest = sum(e["reset_s"] for e in eps) / len(eps) - sum(resets)
+        n_steps = sum(len(e["step_s"]) for e in eps)
+        steps = [sum(e["step_parts"].get(p, 0.0) for e in eps) / n_steps for p in STEP_PARTS]
+        step_rest = sum(s for e in eps for s in e["step_s"]) / n_steps - sum(steps)
+        lines.append(f"| {settings} | {' / '.join(f'{v:.3f}' for v in resets)} / {reset_rest:.3f} | {' / '.join(f'{v:.3f}' for v in steps)} / {step_rest:.3f} |")
     return lines
 
 
@@ -273,7 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         f"- uptime before: `{uptime_before}`",
         f"- uptime after: `{uptime_after}`",
         "",
-        *table(runs, args.repeats),
+        *table(runs),
+        "",
+        "Where BrowserGym's time goes, mean seconds per reset and per `env.step` over every repeat (the rest: what no part covers):",
+        "",
+        *breakdown(runs),
         "",
     ]
     extra, ok = notes(runs)

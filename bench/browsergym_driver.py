@@ -40,6 +40,52 @@ WRAPPER = """(step) => {
   try { return oracle(step); } finally { core.getUtterance = own; query.innerHTML = ''; }
 }"""
 STATE_JS = "() => [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]"
+#: a step's parts, from the timestamps BrowserGym's ``env.step`` puts in its info (browsergym/core/env.py)
+STEP_PARTS = {"action": "action_exec", "wait": "wait_for_page_loading", "validate": "validation", "observe": "get_observation"}
+
+
+class Stopwatch:
+    """Seconds spent in named methods, added up (wrapped in place, behaviour unchanged): where BrowserGym's reset goes."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, owner: Any, method: str, name: str) -> None:
+        """Time every call of ``owner.method`` under ``name``."""
+        inner = getattr(owner, method)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            begun = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - begun
+
+        setattr(owner, method, timed)
+
+    def take(self) -> dict[str, float]:
+        """The seconds since the last take."""
+        out, self.seconds = self.seconds, {}
+        return out
+
+
+def instrument() -> Stopwatch:
+    """A Stopwatch on what BrowserGym's reset does (browsergym/core/env.py ``reset``): close the last episode's
+    browsers, launch two (the task's and the chat's), make their contexts and pages, set up the task (load its page,
+    hide the instruction bar, start the episode), extract the first observation. The parts do not nest."""
+    import playwright.sync_api as pw
+    from browsergym.core import env as bg_env
+    from browsergym.miniwob.base import AbstractMiniwobTask
+
+    watch = Stopwatch()
+    watch.wrap(pw.Browser, "close", "close browsers")
+    watch.wrap(pw.BrowserContext, "close", "close browsers")
+    watch.wrap(pw.BrowserType, "launch", "launch browsers")
+    watch.wrap(pw.Browser, "new_context", "contexts and pages")
+    watch.wrap(pw.BrowserContext, "new_page", "contexts and pages")
+    watch.wrap(AbstractMiniwobTask, "setup", "set up the task")
+    watch.wrap(bg_env.BrowserEnv, "_get_obs", "observe")
+    return watch
 
 
 def chromium_folder(root: str, executable: str) -> str:
@@ -85,11 +131,14 @@ def to_highlevel(raw: Any, keys: dict[str, str], scale: float) -> tuple[str | No
     return None, "done" if kind == "done" else f"fail: {raw.get('text', '')}"
 
 
-def episode(env: Any, seed: int, script: str, keys: dict[str, str], max_steps: int) -> dict[str, Any]:
+def episode(env: Any, seed: int, script: str, keys: dict[str, str], max_steps: int, watch: Stopwatch) -> dict[str, Any]:
     """One timed episode: reset, then the oracle's actions until the task ends; the reward as BrowserGym gives it."""
+    watch.take()
     started = time.perf_counter()
     obs, _ = env.reset(seed=seed)
     reset_s = time.perf_counter() - started
+    reset_parts = watch.take()
+    step_parts: dict[str, float] = {}
     page = env.unwrapped.page  # the oracle reads the page; the agent's actions go through env.step
     scale = float(getattr(page, "_bgym_scale_factor", 1.0))
     step_s: list[float] = []
@@ -108,6 +157,9 @@ def episode(env: Any, seed: int, script: str, keys: dict[str, str], max_steps: i
         begun = time.perf_counter()
         obs, reward, terminated, _, info = env.step(action)
         step_s.append(time.perf_counter() - begun)
+        for part, key in STEP_PARTS.items():
+            if f"{key}_start" in info and f"{key}_stop" in info:
+                step_parts[part] = step_parts.get(part, 0.0) + info[f"{key}_stop"] - info[f"{key}_start"]
         if obs.get("last_action_error"):
             errors.append(f"step {index + 1}: {obs['last_action_error']}")
         if terminated:
@@ -121,7 +173,7 @@ def episode(env: Any, seed: int, script: str, keys: dict[str, str], max_steps: i
     return {
         "seconds": time.perf_counter() - started, "reset_seconds": reset_s, "step_seconds": step_s, "policy_seconds": policy_s,
         "decisions": decisions, "actions": len(step_s), "end": end, "done": bool(done), "raw": float(raw_reward or 0),
-        "reward": float(reward), "utterance": str(obs.get("goal", "")), "errors": errors,
+        "reward": float(reward), "utterance": str(obs.get("goal", "")), "errors": errors, "reset_parts": reset_parts, "step_parts": step_parts,
     }
 
 
@@ -134,6 +186,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     import browsergym.miniwob  # noqa: F401 - registers the browsergym/miniwob.* environments
     from browsergym.core.action.highlevel import HighLevelActionSet
 
+    watch = instrument()
     settings = job["settings"]
     action_set = HighLevelActionSet(subsets=settings.get("subsets", ["miniwob_all"]))
     kwargs = {key: settings[key] for key in ("slow_mo", "pre_observation_delay", "timeout") if settings.get(key) is not None}
@@ -148,7 +201,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         script = WRAPPER % job["scripts"][task]
         for seed in seeds:
             try:
-                result = episode(env, seed, script, job["keys"], job["max_steps"])
+                result = episode(env, seed, script, job["keys"], job["max_steps"], watch)
             except Exception as exc:  # an episode BrowserGym could not run is reported, and the next one goes on
                 result = {"error": f"{type(exc).__name__}: {exc}"[:500]}
                 env.close()
