@@ -32,7 +32,8 @@ observation: DOM snapshot, accessibility tree, screenshot); ``tuned``, the same 
 ``pre_observation_delay=0`` (the two waits BrowserGym lets a user switch off; it still launches two browsers per
 reset and extracts every observation, which it has no switch for).
 
-Prints a Markdown table (every run, then the medians and guitest's lead); exits 1 when an episode fails on
+Prints Markdown: a table of every run, the medians with guitest's lead, where BrowserGym's reset and step go
+(its reset's Playwright calls timed in place, its step's own info timestamps), the failed episodes; exits 1 when an episode fails on
 either side or guitest is not ahead in every repeat, 2 when BrowserGym's venv is missing (with how to set it up).
 """
 
@@ -169,6 +170,7 @@ def figures(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def label(run: dict[str, Any]) -> str:
+    """The run's side as the table names it."""
     return "guitest" if run["side"] == "guitest" else f"BrowserGym, {run['settings']}"
 
 

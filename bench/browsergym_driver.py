@@ -211,6 +211,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    """``--check`` prints the versions; a job file's path runs its episodes and writes its result file."""
     if argv == ["--check"]:
         print(json.dumps(versions()))
         return 0
