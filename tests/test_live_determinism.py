@@ -5,7 +5,9 @@ differed, before each episode got a fresh document, between a page of their own 
 episode of the same task had used: that episode's click on Submit left the button focused, and the
 next episode's first key (``enter``, ``space``) pressed it. Every step's screenshot digest, action and
 reward must be the same whether the episode runs on a new environment, after another episode on a
-reused one, in a pool of several environments side by side, or through pytest with ``-n 2``.
+reused one, in a pool of several environments side by side, or through pytest with ``-n 2``. And the
+screen a step returns is the page at rest (what the page scheduled just after the action has
+happened, a scroll has landed), the screen a slower agent or a busier machine would see.
 Needs the browser (tests/test_live_browser.py's requirements).
 """
 
