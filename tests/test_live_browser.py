@@ -174,7 +174,7 @@ def test_the_oracle_solves_its_tasks_in_every_convention(mw, convention: str, sp
     for name, seed in (("enter-text", 0), ("click-checkboxes", 1), ("click-tab-2", 4)):
         episode = run_episode(mw, task(name), seed, policy, 15)
         assert episode.success, (name, seed, episode.end, [s.text for s in episode.steps])
-        assert episode.end == "env_done" and all(s.action is not None for s in episode.steps)
+        assert episode.end == "env_done" and all(s.actions for s in episode.steps)
     assert oracle_reason(task("book-flight")) is not None and oracle_reason(task("enter-text")) is None
 
 
@@ -235,7 +235,7 @@ def test_a_box_left_unticked_is_a_success_under_browsergym_only(mw) -> None:
 def test_garbage_replies_run_out_the_budget(mw) -> None:
     class Garbage:
         def act(self, step: StepInput) -> Decision:
-            return Decision(reply="hmm", action=None, notes=("no_action",))
+            return Decision(reply="hmm", notes=("no_action",))
 
     episode = run_episode(mw, task("click-button"), 0, Garbage(), 3)
     assert episode.end == "budget" and not episode.success and len(episode.steps) == 3
@@ -300,7 +300,7 @@ def web() -> Iterator[envs.webapp.WebAppEnv]:
 
 
 def test_the_example_web_suite_oracle_succeeds_and_doing_nothing_does_not(web, web_samples) -> None:
-    done = Decision("Action: done()", Action("done"))
+    done = Decision("Action: done()", (Action("done"),))
 
     class SaysDone:
         def act(self, step: StepInput) -> Decision:

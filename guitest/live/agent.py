@@ -68,11 +68,11 @@ class ModelPolicy:
             self._seen = (self._seen + [sent])[-self.history_images :]
         notes: tuple[str, ...] = ("reply_cut",) if cut else ()
         if reply.finish_reason == "length":  # never act on a reply cut off before its answer
-            return Decision(reply=reply.text, action=None, notes=notes + ("truncated",), finish_reason=reply.finish_reason, cached=stored is not None)
+            return Decision(reply=reply.text, notes=notes + ("truncated",), finish_reason=reply.finish_reason, cached=stored is not None)
         parsed = read(self.convention, self.model.parse_response(self.model.postprocess(reply, case), case))
         action = to_screen(parsed.action, self.space, sent.size, obs.size) if parsed.action is not None else None
         line = action_line(render(self.convention, parsed.action, 4)) if parsed.action is not None else ""
-        return Decision(reply=reply.text, action=action, text=line, notes=notes + parsed.notes, finish_reason=reply.finish_reason, cached=stored is not None)
+        return Decision(reply=reply.text, actions=(action,) if action is not None else (), text=line, notes=notes + parsed.notes, finish_reason=reply.finish_reason, cached=stored is not None)
 
     def _prompt(self, system: str | None, user: str, sent: SentImage) -> Prompt:
         """The step's prompt: the current screenshot and the text, after the earlier screenshots kept (if any)."""
@@ -93,7 +93,7 @@ class ScriptedPolicy:
 
     def act(self, step: StepInput) -> Decision:
         action = self.actions[step.step] if step.step < len(self.actions) else Action(DONE)
-        return Decision(reply=None, action=action, notes=("scripted",))
+        return Decision(reply=None, actions=(action,), notes=("scripted",))
 
 
 class GroundingPolicy:
@@ -109,7 +109,7 @@ class GroundingPolicy:
 
     def act(self, step: StepInput) -> Decision:
         if step.step > 0:
-            return Decision(reply=None, action=Action(DONE), notes=("one_shot",))
+            return Decision(reply=None, actions=(Action(DONE),), notes=("one_shot",))
         obs = step.observation
         sample = replace(self.sample, instruction=step.instruction, image="", box=(0.0, 0.0, float(obs.size[0]), float(obs.size[1])))
         with image_from_bytes(obs.screenshot, f"{self.sample.id}, step 1") as image:
@@ -119,9 +119,9 @@ class GroundingPolicy:
         text = self.model.parse_response(self.model.postprocess(reply, case), case)
         _, prediction = self.task.judge(text, reply.finish_reason, case, self.model.profile, sent.size)
         if not prediction or "pixel" not in prediction:
-            return Decision(reply=reply.text, action=None, notes=("no_point",), cached=stored is not None)
+            return Decision(reply=reply.text, notes=("no_point",), cached=stored is not None)
         x, y = prediction["pixel"]
-        return Decision(reply=reply.text, action=Action(CLICK, point=(float(x), float(y)), space="screen"), cached=stored is not None)
+        return Decision(reply=reply.text, actions=(Action(CLICK, point=(float(x), float(y)), space="screen"),), cached=stored is not None)
 
 
 def not_an_agent(model: Model) -> ModelError:

@@ -75,7 +75,7 @@ class _Speaker:
         reply = render(self.convention, from_screen(action, self.space, size, size), self.decimals)
         parsed = read(self.convention, reply)
         mapped = to_screen(parsed.action, self.space, size, size) if parsed.action is not None else None
-        return Decision(reply=reply, action=mapped, text=action_line(reply), notes=notes + parsed.notes)
+        return Decision(reply=reply, actions=(mapped,) if mapped is not None else (), text=action_line(reply), notes=notes + parsed.notes)
 
 
 class OraclePolicy:
