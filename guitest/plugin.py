@@ -63,6 +63,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--min-pixels", metavar="N", type=int, default=None, help="upscale screenshots below N pixels before sending (for smart_resize profiles: its min_pixels)")
     add("--max-pixels", metavar="N", type=int, default=None, help="downscale screenshots above N pixels before sending (for smart_resize profiles: its max_pixels)")
     add("--resize", choices=("auto", "client"), default="auto", help="openai: models with a smart_resize profile (Qwen2.5-VL, UI-TARS-1.5): 'auto' sends the screenshot file as it is and lets the model server's processor make the smart_resize size (as it would anyway; recorded as sent_size) unless --min-pixels/--max-pixels ask for other limits; 'client' always resizes here first")
+    add("--safety-checks", choices=("acknowledge", "stop"), default="acknowledge", help="openai-cua: models: a computer_call with pending_safety_checks is run with the checks acknowledged (default, as OSWorld's runner does) or ends the episode as fail (stop); each check is in the step's notes and the policy in the report")
+    add("--computer-tool", choices=("auto", "computer_20250124", "computer_20251124"), default="auto", help="anthropic: models: the computer tool's version (and beta header); auto picks it from the model's name as Anthropic's documentation lists them (docs/live.md)")
     add("--max-image-bytes", metavar="N", type=int, default=None, help="re-encode a screenshot whose PNG is over N bytes as JPEG, then downscale until it fits")
     add("--data-root", metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else $LMUData (MMBench-GUI's tooling), else ~/.local/share/guitest)")
     add("--report-dir", metavar="DIR", default=None, help="folder for reports (default: reports/ under the rootdir): <suite>.json|md|html are the latest run's; every run's are also kept under runs/<suite>/<time>/, and the last run that passed under <suite>.passed.*")
@@ -346,6 +348,8 @@ class GuitestState:
             batch_size=opt.batch_size,
             http_client=opt.http_client,
             resize=opt.resize,
+            safety_checks=opt.safety_checks,
+            computer_tool=opt.computer_tool,
         )
         if opt.concurrency < 1:
             raise pytest.UsageError("--concurrency must be at least 1")

@@ -601,16 +601,18 @@ def serve(
     startup_timeout: float = 15.0,
     port: int = 0,
     models: dict[str, str | None] | None = None,
+    program: str | None = None,
 ) -> Iterator[Server]:
     """Start the fake server as a subprocess; yield a :class:`Server`; kill it on exit.
 
     ``script`` is a fault script as a dict (written to a file) or the path of a JSON file; ``port`` a port to
-    listen on (a second server on the port of a first one that ended); ``models`` what GET /v1/models lists.
+    listen on (a second server on the port of a first one that ended); ``models`` what GET /v1/models lists;
+    ``program``: another server script taking the same options (tests/fakecua.py), instead of this one.
     """
     directory = Path(tempfile.mkdtemp(prefix="fakeserver-", dir=str(tmp_path)))
     port_file = directory / "port"
     log_path = directory / "requests.jsonl"
-    command = [sys.executable, os.path.abspath(__file__), "--port-file", str(port_file),
+    command = [sys.executable, program or os.path.abspath(__file__), "--port-file", str(port_file),
                "--log", str(log_path), "--latency", str(latency), "--max-seconds", str(max_seconds), "--port", str(port)]
     if models is not None:
         command += ["--models", json.dumps(models)]

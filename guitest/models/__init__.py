@@ -1,6 +1,6 @@
 """Model adapters, chosen by ``--model=SPEC``; each is imported only when asked for.
 
-Built in: ``openai:NAME``, ``hf:PATH_OR_NAME``, ``replay:PATH``, ``ocr``, ``oracle``,
+Built in: ``openai:NAME``, ``anthropic:MODEL`` and ``openai-cua:MODEL`` (computer-use agents), ``hf:PATH_OR_NAME``, ``replay:PATH``, ``ocr``, ``oracle``,
 ``center``, ``random``. Custom adapters: ``py:MODULE:FACTORY`` (a module importable
 from the project, e.g. beside conftest.py), an installed package's entry point in the
 group ``guitest.models`` (``--model=NAME:ARG``), or a conftest hook
@@ -20,7 +20,7 @@ from ..errors import ModelError
 from ..profiles import Profile
 from .base import Model, Settings
 
-SPECS = "openai:NAME, hf:PATH, replay:PATH, ocr, oracle, center, random, py:MODULE:FACTORY, or an installed guitest.models entry point"
+SPECS = "openai:NAME, anthropic:MODEL, openai-cua:MODEL, hf:PATH, replay:PATH, ocr, oracle, center, random, py:MODULE:FACTORY, or an installed guitest.models entry point"
 ENTRY_POINT_GROUP = "guitest.models"
 Factory = Callable[[str, str, Settings, Profile, str], Model]
 
@@ -46,6 +46,10 @@ def load_model(spec: str, settings: Settings, *, profile: str | None = None, bac
         from .openai_api import OpenAIChat
 
         return OpenAIChat(spec, settings, arg, chosen, reason, backoff=backoff)
+    if kind in ("anthropic", "openai-cua"):  # the computer-use APIs: live agents (guitest.live.cua)
+        from ..live.cua import adapter
+
+        return adapter(kind)(spec, settings, arg, chosen, reason, backoff=backoff)
     if kind == "hf":
         if not arg:
             raise ModelError("--model=hf:PATH_OR_NAME needs a local model folder (or a model name already in the Hugging Face cache)")

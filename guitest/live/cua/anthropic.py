@@ -24,9 +24,10 @@ computer-use-demo/computer_use_demo/loop.py and tools/computer.py) run it:
 - ``stop_reason`` ``refusal`` is an error of the step (not cached, ``--lf`` asks again); ``max_tokens`` is a
   truncated reply: nothing runs and the same request is asked at the next step.
 
-Where guitest departs: no extended thinking (OSWorld enables a 2048-token budget) and ``--temperature`` is sent
-(0 by default), so a step's reply is as repeatable as the API makes it; no prompt caching (it changes cost, not
-replies); no bash or text-editor tool (guitest's environments take GUI actions only).
+Where guitest departs: no ``thinking`` setting is sent, so each model thinks as it does by default (OSWorld enables a
+2048-token budget), and no sampling setting (the ``anthropic`` client 2.x takes none: ``--temperature`` does not
+apply); no prompt caching (it changes cost, not replies); no bash or text-editor tool (guitest's environments take
+GUI actions only).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ..actions import (
 )
 from .client import ComputerUseModel
 from .display import Display, anthropic_display
-from .turns import CURSOR, SCREENSHOT, ZOOM, Call, Op, Turn
+from .turns import CURSOR, ZOOM, Call, Op, Turn, look
 
 V20250124, V20251124 = "computer_20250124", "computer_20251124"
 #: the beta header each tool version needs (the computer-use tool page's list)
@@ -200,7 +201,6 @@ class Conversation:
         return {
             "model": self.model.model,
             "max_tokens": self.model.max_tokens,
-            "temperature": self.model.settings.temperature,
             "system": SYSTEM.format(what=self.environment, width=width, height=height),
             "tools": [tool],
             "messages": messages,
@@ -265,7 +265,7 @@ def _op(raw: dict[str, Any], display: Display, version: str) -> Op:
         raise _ToolError(f"{text!r} must be a string")
     held = keynames.combo(text or raw.get("key") or "") if action in CLICKS or action == "scroll" else ()
     if action == "screenshot":
-        return Op(shows=SCREENSHOT)
+        return Op(look())
     if action == "cursor_position":
         return Op(shows=CURSOR)
     if action == "zoom":

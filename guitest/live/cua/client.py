@@ -66,7 +66,7 @@ class ComputerUseModel(Model):
     key_env = ""
     base_url_env = ""
     default_base_url = ""
-    uses = ("temperature", "max_tokens", "timeout", "retries", "concurrency", "base_url", "api_key_env", "safety_checks", "computer_tool")
+    uses = ("max_tokens", "timeout", "retries", "concurrency", "base_url", "api_key_env", "safety_checks", "computer_tool")
 
     def __init__(self, name: str, settings: Settings, model: str, profile: Profile | None = None, profile_reason: str = "", backoff: float = 0.5) -> None:
         super().__init__(name, settings, profile, profile_reason)
@@ -191,8 +191,8 @@ class ComputerUseModel(Model):
         return self._down() if self.pool.all_down() else None
 
     def generation_settings(self) -> dict[str, Any]:
-        s = self.settings
-        return {"temperature": s.temperature, "max_tokens": self.max_tokens, "safety_checks": s.safety_checks, "computer_tool": s.computer_tool}
+        s = self.settings  # no sampling settings: neither client takes a temperature for these models (see docs/live.md)
+        return {"max_tokens": self.max_tokens, "safety_checks": s.safety_checks, "computer_tool": s.computer_tool}
 
     def identity(self) -> dict[str, Any]:
         return {"endpoints": [self.base_url], "api": self.api}

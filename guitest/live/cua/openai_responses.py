@@ -37,7 +37,7 @@ from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from .client import DEFAULT_MAX_TOKENS, ComputerUseModel
 from .display import Display, openai_display
-from .turns import SCREENSHOT, Call, Op, Turn
+from .turns import Call, Op, Turn, look
 
 PREVIEW_PREFIX = "computer-use-preview"
 BUTTONS = {"left": CLICK, "right": RIGHT_CLICK, "wheel": MIDDLE_CLICK}
@@ -214,13 +214,14 @@ def _op(action: Any, display: Display) -> Op:
     held = tuple(keynames.normalize(k) for k in action.get("keys") or [] if isinstance(k, str)) if kind != "keypress" else ()
     try:
         if kind == "screenshot":
-            return Op(shows=SCREENSHOT)
+            return Op(look())
         if kind == "wait":
             return Op(Action(WAIT, seconds=WAIT_SECONDS))
         if kind == "type":
             return Op(Action(TYPE, text=_text(action, "text")))
         if kind == "keypress":
-            keys = tuple(keynames.normalize(k) for k in action.get("keys") or [] if isinstance(k, str) and k)
+            # lower case, as OSWorld's runner presses them (its key_mapping, then .lower()): "CTRL", "A" is ctrl+a
+            keys = tuple(keynames.normalize(k.lower()) for k in action.get("keys") or [] if isinstance(k, str) and k)
             if not keys:
                 raise ValueError("keypress needs keys")
             return Op(Action(KEY, keys=keys))

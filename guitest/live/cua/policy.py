@@ -36,7 +36,7 @@ from ..loop import Decision, StepInput, describe
 from ..protocol import Observation, TaskSpec
 from .client import REQUEST_MARKER
 from .display import Display, anthropic_display
-from .turns import CURSOR, ZOOM, Turn
+from .turns import CURSOR, ZOOM, Turn, look
 
 #: a wheel notch in CSS pixels, for scrolls given in pixels (OpenAI): the browser backend's notch
 NOTCH_CSS_PIXELS = 50.0
@@ -154,9 +154,11 @@ class ComputerUsePolicy:
                 ran.index[(n, k)] = len(actions)
                 actions.append(action)
                 pointer = action.end or action.point or pointer
+        if not actions and any(op.error is None for _, op in turn.ops()):  # looks only (zoom, cursor): one screenshot runs
+            actions.append(look())
         self.pointer = pointer
         self.ran = ran
-        line = "; ".join(describe(a) for a in actions) or "(looked at the screen)"
+        line = "; ".join(describe(a) for a in actions)
         return Decision(reply=shown, actions=tuple(actions), text=line, notes=tuple(dict.fromkeys(notes)), finish_reason=finish, cached=cached)
 
     def _screen(self, action: Action, scroll_pixels: bool, obs: Observation) -> Action:
@@ -228,8 +230,8 @@ class ComputerUsePolicy:
 
 
 def after_each_action(step: StepInput) -> list[Observation]:
-    """The screens the environment showed after each action of the previous decision, in order."""
-    return list(step.previous_observations)
+    """The screens the environment showed after each action of the previous decision that ran, in order."""
+    return list(step.results)
 
 
 def encode_request(request: Any, size: tuple[int, int]) -> tuple[Prompt, SentImage]:

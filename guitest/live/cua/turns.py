@@ -3,9 +3,9 @@
 A provider's reply holds tool calls (Anthropic's ``tool_use`` blocks, OpenAI's ``computer_call`` items),
 each answered by one result (a ``tool_result``, a ``computer_call_output``) that names it by ``Call.id``.
 A call is one or more :class:`Op` in order (an OpenAI GA ``computer_call`` batches several): an action
-for the environment (points in pixels of the declared display, space ``pixel_sent``), or a look at the
-screen that needs none (a screenshot, a zoom, the cursor position), or an error the model is told
-about in the call's result (an action the tool does not have, a coordinate off the display). These
+for the environment (points in pixels of the declared display, space ``pixel_sent``; a screenshot is a
+0.1 s wait, as OSWorld runs it), or a look at the screen that needs none (a zoom, the cursor position),
+or an error the model is told about in the call's result (an action the tool does not have, a coordinate off the display). These
 are plain frozen data: the provider modules read replies into them, :mod:`guitest.live.cua.policy`
 runs them.
 """
@@ -15,10 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..actions import Action
+from ..actions import WAIT, Action
 
 #: what an operation shows in its call's result
 SCREENSHOT, ZOOM, CURSOR = "screenshot", "zoom", "cursor"
+#: how a ``screenshot`` call runs: as OSWorld's runners run it (``pyautogui.sleep(0.1)``, then the environment's screen)
+LOOK_SECONDS = 0.1
+
+
+def look() -> Action:
+    """The action a screenshot runs: a 0.1 s wait, after which the environment's new screen is taken."""
+    return Action(WAIT, seconds=LOOK_SECONDS)
 
 
 @dataclass(frozen=True)
