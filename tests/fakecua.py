@@ -43,8 +43,9 @@ retries). An ENTRY:
 * ``{"truncated": true}``: Anthropic ``stop_reason: "max_tokens"``; OpenAI ``status: "incomplete"``.
 
 A key with no entry left answers with a text reply (``end_turn``). Log (``--log``): one JSON line per request:
-``{"api", "path", "key", "entry", "kind", "instruction", "display", "images": [[w, h], ...], "results": [...],
-"beta", "tool", "previous_response_id", "auth_sha256", "in_flight", "error"}`` (never a key).
+``{"api", "path", "key", "entry", "kind", "instruction", "display", "images": [[w, h], ...], "results": [{"id",
+"images", "sha256" (of each image's bytes), "text" | "error" | "acknowledged"}], "beta", "tool", "previous_response_id",
+"auth_sha256", "in_flight", "error"}`` (never a key).
 """
 
 from __future__ import annotations
@@ -96,6 +97,14 @@ class State:
             index = self.used[key]
             self.used[key] += 1
             return index, self.script[key][index]
+
+
+def _digest(data: str) -> str:
+    """The SHA-256 of an image's decoded bytes (what a test compares with the screenshots it made)."""
+    try:
+        return hashlib.sha256(base64.b64decode(data, validate=False)).hexdigest()
+    except ValueError:
+        return ""
 
 
 def _image_size(data: str) -> list[int] | None:
@@ -277,11 +286,13 @@ class Handler(BaseHTTPRequestHandler):
                     continue
                 parts = content if isinstance(content, list) else []
                 zoom = block["tool_use_id"] in zooms  # a zoom shows a region at its own size; any other result the display
-                shots = [self._anthropic_image(p, display, zoom=zoom) for p in parts if isinstance(p, dict) and p.get("type") == "image"]
+                pictures = [p for p in parts if isinstance(p, dict) and p.get("type") == "image"]
+                shots = [self._anthropic_image(p, display, zoom=zoom) for p in pictures]
                 texts = [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
                 if not shots and not texts:
                     raise Bad(f"tool_result {block['tool_use_id']} holds neither a screenshot nor a text")
-                results.append({"id": block["tool_use_id"], "images": shots, "text": " ".join(map(str, texts))})
+                results.append({"id": block["tool_use_id"], "images": shots, "sha256": [_digest(p["source"]["data"]) for p in pictures],
+                                "text": " ".join(map(str, texts))})
             for message in messages[2::2]:  # every earlier tool_result image too (the kept ones)
                 for block in message["content"]:
                     for part in block.get("content") if isinstance(block.get("content"), list) else []:
@@ -297,7 +308,7 @@ class Handler(BaseHTTPRequestHandler):
         if "status" in entry:
             return self._fault("anthropic", entry, self.headers.get("x-api-key") or (self.headers.get("Authorization") or "").removeprefix("Bearer "))
         n = next(state.ids)
-        content: list[dict[str, Any]] = [{"type": "text", "text": entry["text"]}] if entry.get("text") or "calls" not in entry else []
+        content: list[dict[str, Any]] = [{"type": "text", "text": entry["text"]}] if entry.get("text") else []
         stop = "end_turn"
         if "refusal" in entry:
             content, stop = [{"type": "text", "text": entry["refusal"]}], "refusal"
@@ -369,7 +380,8 @@ class Handler(BaseHTTPRequestHandler):
                 if list(output.get("acknowledged_safety_checks") or []) != call["pending_safety_checks"]:
                     raise Bad(f"computer_call {call['call_id']}: the pending safety checks were not acknowledged")
                 images.append(size)
-                results.append({"id": call["call_id"], "images": [size], "acknowledged": output.get("acknowledged_safety_checks") or []})
+                results.append({"id": call["call_id"], "images": [size], "sha256": [_digest(shot["image_url"].split(",", 1)[1])],
+                                "acknowledged": output.get("acknowledged_safety_checks") or []})
             instruction = None
         if tool.get("type") == "computer_use_preview":
             declared = [tool.get("display_width"), tool.get("display_height")]

@@ -57,6 +57,9 @@ ACTIONS = {V20250124: ACTIONS_20250124, V20251124: ACTIONS_20250124 | {"zoom"}}
 CLICKS = {"left_click": CLICK, "right_click": RIGHT_CLICK, "middle_click": MIDDLE_CLICK, "double_click": DOUBLE_CLICK, "triple_click": TRIPLE_CLICK}
 SCROLLS = {"up": (0.0, -1.0), "down": (0.0, 1.0), "left": (-1.0, 0.0), "right": (1.0, 0.0)}
 MAX_DURATION = 100  # seconds: the demo's limit for wait and hold_key
+#: models from this version on answer the classic tool with a 400 on the Claude API (Opus 5.5, Sonnet 5.5, Haiku 5.5:
+#: their migration notes), taking the computer toolset instead
+TOOLSET_ONLY = (5, 5)
 IMAGES_KEPT, IMAGES_CHUNK = 10, 20  # OSWorld: only_n_most_recent_images=10, image_truncation_threshold=20 on Anthropic's API
 INFEASIBLE = "[INFEASIBLE]"
 SYSTEM = (
@@ -82,13 +85,20 @@ def model_version(name: str) -> tuple[str, tuple[int, int]] | None:
 def tool_version(name: str, chosen: str = "auto") -> str:
     """The computer tool's version for model ``name``: ``chosen`` unless it is ``auto``; else ``computer_20251124`` for
     Claude Opus 4.5+ and Sonnet 4.6+ (and any model of a later major version, or a name guitest cannot read),
-    ``computer_20250124`` for the rest (Sonnet 4.5, Haiku 4.5, Opus 4.1, Sonnet 4, Opus 4, Sonnet 3.7)."""
+    ``computer_20250124`` for the rest (Sonnet 4.5, Haiku 4.5, Opus 4.1, Sonnet 4, Opus 4, Sonnet 3.7); a
+    :class:`ModelError` for the models that take only the computer toolset (:data:`TOOLSET_ONLY`)."""
     if chosen != "auto":
         return chosen
     version = model_version(name)
     if version is None:
         return V20251124
     family, number = version
+    if number >= TOOLSET_ONLY:
+        raise ModelError(
+            f"--model=anthropic:{name}: on the Claude API this model takes computer use only as the computer toolset "
+            "(computer_toolset_20260801), which guitest does not speak yet; --computer-tool=computer_20251124 sends the "
+            "classic tool anyway (for a platform that still serves it to this model)"
+        )
     newest = number >= (5, 0) or (family == "opus" and number >= (4, 5)) or (family == "sonnet" and number >= (4, 6))
     return V20251124 if newest else V20250124
 

@@ -28,6 +28,7 @@ import json
 import os
 import random
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 from ...errors import EndpointDown, ModelError
@@ -91,7 +92,9 @@ class ComputerUseModel(Model):
             raise ModelError(f"--base-url={self.base_url}: not an http:// or https:// URL")
         self.auth = auth if kind == "basic" else None  # HTTP Basic from the URL's user and password, sent beside the key
         self.key = key
-        self.max_tokens = AGENT_MAX_TOKENS if settings.max_tokens == DEFAULT_MAX_TOKENS else settings.max_tokens
+        self.max_tokens_given = settings.max_tokens != DEFAULT_MAX_TOKENS
+        self.max_tokens = settings.max_tokens if self.max_tokens_given else AGENT_MAX_TOKENS
+        self.settings = replace(settings, max_tokens=self.max_tokens)  # what the report records is what is sent
         self.pool = EndpointPool([Endpoint(index=0, base_url=self.base_url, auth=auth, auth_kind=kind, client=None)], settings.retries + 1)
 
     example = ""
@@ -205,7 +208,6 @@ class ComputerUseModel(Model):
         info["api"] = self.api
         info["api_key"] = f"from ${self.key_variable} ({'set' if self.key_is_set else 'not set'})"
         info["base_url"] = self.base_url
-        info["max_tokens"] = self.max_tokens
         return info
 
     def close(self) -> None:

@@ -35,7 +35,7 @@ from ...exchange import SentImage
 from ...images import data_uri
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
-from .client import DEFAULT_MAX_TOKENS, ComputerUseModel
+from .client import ComputerUseModel
 from .display import Display, openai_display
 from .turns import Call, Op, Turn, look
 
@@ -157,8 +157,8 @@ class Conversation:
             request["previous_response_id"] = self.previous
         if self.model.preview:
             request["reasoning"] = {"summary": "concise"}
-        if self.model.settings.max_tokens != DEFAULT_MAX_TOKENS:
-            request["max_output_tokens"] = self.model.settings.max_tokens
+        if self.model.max_tokens_given:
+            request["max_output_tokens"] = self.model.max_tokens
         return request
 
     def commit(self, request: dict[str, Any], reply: dict[str, Any]) -> None:
