@@ -476,6 +476,22 @@ def test_api_errors_are_retried_where_safe_and_never_show_the_key(tmp_path: Path
         assert "***" in (result.error or "")
 
 
+def test_a_step_continuing_a_response_the_server_dropped_says_how_to_start_over(tmp_path: Path, keys: None) -> None:
+    from guitest.live.cua.policy import encode_request
+
+    request = {"model": "computer-use-preview", "previous_response_id": "resp_from_an_earlier_run", "truncation": "auto",
+               "tools": [{"type": "computer_use_preview", "display_width": 8, "display_height": 8, "environment": "browser"}],
+               "input": [{"type": "computer_call_output", "call_id": "call_1", "output": {"type": "computer_screenshot", "image_url": "x"}}]}
+    prompt, sent = encode_request(request, (8, 8))
+    with fakeserver.serve(tmp_path, script={}, program=fakecua.__file__) as server:
+        model = load_model("openai-cua:computer-use-preview", Settings(base_url=server.base_url, retries=0))
+        case = Case(sample=Sample(id="c", image="", instruction="", box=(0, 0, 1, 1), tags={}, source="t"), original_size=(8, 8), truth=None, sent_size=(8, 8))
+        with pytest.raises(ModelError, match="re-run with --cache=refresh") as raised:
+            model.generate(prompt, sent, case)
+        model.close()
+    assert "HTTP 400" in str(raised.value) and "resp_from_an_earlier_run" in str(raised.value)
+
+
 def test_a_grounding_case_is_told_what_these_models_are_for(keys: None) -> None:
     model = load_model("openai-cua:computer-use-preview", _settings())
     sample = Sample(id="g", image="x.png", instruction="the OK button", box=(0, 0, 1, 1), tags={}, source="test")

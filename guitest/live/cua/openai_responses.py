@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import ModelError
 from ...exchange import SentImage
 from ...images import data_uri
 from .. import keys as keynames
@@ -99,7 +100,12 @@ class OpenAIComputerUse(ComputerUseModel):
         try:
             response = client.responses.create(**request)
         except openai.OpenAIError as exc:
-            raise self.failure(openai, exc) from None
+            failure = self.failure(openai, exc)
+            if isinstance(failure, ModelError) and request.get("previous_response_id") and getattr(exc, "status_code", None) in (400, 404):
+                # a step continuing a cached episode names a response of an earlier run, which the server may have dropped
+                failure = ModelError(f"{failure} (this step continues response {request['previous_response_id']}; if it came from the response cache and "
+                                     "the server no longer holds it, re-run with --cache=refresh)")
+            raise failure from None
         except ValueError as exc:
             raise self.failure(openai, exc) from None
         reply = response.model_dump(mode="json", exclude_none=True)
