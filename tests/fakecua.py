@@ -63,7 +63,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fakeserver import _png_size, _watchdog  # noqa: E402
+from fakeserver import _png_size, _watchdog, publish_and_serve, write_reply  # noqa: E402
 
 BETAS = {"computer_20250124": "computer-use-2025-01-24", "computer_20251124": "computer-use-2025-11-24"}
 ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
@@ -168,18 +168,7 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        write_reply(self, status, json.dumps(payload).encode("utf-8"), headers)
 
     def do_POST(self) -> None:  # noqa: N802
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -445,18 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.script:
         with open(args.script, encoding="utf-8") as fh:
             script = json.load(fh)
-    server = Server(State(script), args.latency, args.log, args.port)
-    tmp = f"{args.port_file}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(f"{server.server_address[1]}\n")
-    os.replace(tmp, args.port_file)
-    try:
-        server.serve_forever(poll_interval=0.1)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return publish_and_serve(Server(State(script), args.latency, args.log, args.port), args.port_file)
 
 
 if __name__ == "__main__":

@@ -145,7 +145,8 @@ def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: p
     suite(pytester)
     monkeypatch.setenv("ANTHROPIC_API_KEY" if variant.startswith("anthropic") else "OPENAI_API_KEY", KEY)
     outputs = []
-    with fakeserver.serve(tmp_path, script=script(variant, solutions, refuse=refuse), program=fakecua.__file__) as server:
+    # the server ends itself after max_seconds: long enough for the two runs on a loaded machine
+    with fakeserver.serve(tmp_path, script=script(variant, solutions, refuse=refuse), program=fakecua.__file__, max_seconds=900) as server:
         base = server.url if variant.startswith("anthropic") else server.base_url
         args = ["suites/miniwob", f"--model={spec}", f"--base-url={base}", "--retries=2", "--retry-backoff=0.01", "--timeout=20", *extra, *mode]
         result = pytester.runpytest_subprocess(*args)

@@ -139,29 +139,15 @@ class AnthropicComputerUse(ComputerUseModel):
         """A new episode's conversation (``environment``: what the system prompt says is operated)."""
         return Conversation(self, environment)
 
-    def make_client(self) -> Any:
+    def client_class(self) -> Any:
         import anthropic
 
-        return anthropic.Anthropic(
-            api_key=self.key or "EMPTY",  # a missing key is the API's 401, which names the variable to set
-            base_url=self.base_url,
-            timeout=self.settings.timeout,
-            max_retries=0,  # retries are guitest's: counted, with the endpoint taken out when it stays down
-            default_headers=self.headers(),
-            http_client=self.http_client(),
-        )
+        return anthropic.Anthropic
 
-    def send(self, client: Any, request: dict[str, Any]) -> dict[str, Any]:
-        import anthropic
+    reply_fields = ("id", "content", "stop_reason", "stop_details")
 
-        try:
-            message = client.beta.messages.create(**request)
-        except anthropic.AnthropicError as exc:
-            raise self.failure(anthropic, exc) from None
-        except ValueError as exc:
-            raise self.failure(anthropic, exc) from None
-        reply = message.model_dump(mode="json", exclude_none=True)
-        return {key: reply[key] for key in ("id", "content", "stop_reason", "stop_details") if key in reply}
+    def create(self, client: Any, request: dict[str, Any]) -> Any:
+        return client.beta.messages.create(**request)
 
     def finish(self, reply: dict[str, Any]) -> str | None:
         return reply.get("stop_reason")

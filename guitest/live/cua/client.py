@@ -34,7 +34,7 @@ from typing import Any, Callable
 from ...errors import EndpointDown, ModelError
 from ...exchange import Case, Prompt, Reply, SentImage
 from ...models.base import Model, Settings, redact_url
-from ...models.endpoints import Endpoint, EndpointPool, Retryable, credentials
+from ...models.endpoints import Endpoint, EndpointPool, Retryable, credentials, status_hint
 from ...printable import printable
 from ...profiles import Profile
 from ...secrets import Scrubber
@@ -60,7 +60,8 @@ SAFETY_POLICIES = ("acknowledge", "stop")
 class ComputerUseModel(Model):
     """Base of the ``anthropic:`` and ``openai-cua:`` adapters (see the module docstring). A subclass sets
     ``provider``, ``api`` (what the errors call it), ``key_env`` (its default key variable), ``base_url_env`` and
-    ``default_base_url``, and implements :meth:`make_client` and :meth:`send`."""
+    ``default_base_url``, and implements :meth:`client_class`, :meth:`send`, :meth:`finish`, :meth:`refusal` and
+    :meth:`images`."""
 
     provider = ""
     api = ""
@@ -101,15 +102,54 @@ class ComputerUseModel(Model):
 
     # -- what a subclass implements ---------------------------------------------------------------------------
 
-    def make_client(self) -> Any:
-        """The provider's official client for :attr:`base_url` (no retries of its own, guitest's deadline)."""
+    def client_class(self) -> Any:
+        """The provider's official client class (``anthropic.Anthropic``, ``openai.OpenAI``), imported when first used."""
         raise NotImplementedError
 
-    def send(self, client: Any, request: dict[str, Any]) -> dict[str, Any]:
-        """Send ``request`` (the provider's request body, images in place) and return the reply as plain builtins;
-        raise :class:`~guitest.models.endpoints.Retryable` or :class:`~guitest.errors.ModelError` (see
-        :meth:`failure`)."""
+    def make_client(self) -> Any:
+        """The official client for :attr:`base_url`: no retries of its own (guitest's are counted, and take a dead
+        endpoint out), its HTTP client ending each request within ``--timeout``
+        (:class:`~guitest.models.httpx_deadline.DeadlineTransport`; both SDKs are built on the same HTTP library), HTTP
+        Basic from a ``--base-url`` with a user and password sent in place of the key."""
+        from ...models.httpx_deadline import DeadlineTransport, httpx
+
+        http = httpx.Client(transport=DeadlineTransport(self.settings.timeout, self.base_url), timeout=self.settings.timeout, follow_redirects=True)
+        return self.client_class()(
+            api_key=self.key or "EMPTY",  # a missing key is the API's 401, whose message names the variable to set
+            base_url=self.base_url,
+            timeout=self.settings.timeout,
+            max_retries=0,
+            default_headers={"Authorization": self.auth} if self.auth else {},
+            http_client=http,
+        )
+
+    #: the fields of a reply the conversation reads (the rest of the provider's reply is not kept)
+    reply_fields: tuple[str, ...] = ()
+
+    def create(self, client: Any, request: dict[str, Any]) -> Any:
+        """The client's call for ``request`` (the provider's request body, images in place): its reply object."""
         raise NotImplementedError
+
+    def explain(self, failure: Exception, exc: Exception, request: dict[str, Any]) -> Exception:
+        """``failure`` (from :meth:`failure`) with what this request adds to it; as it is by default."""
+        return failure
+
+    def send(self, client: Any, request: dict[str, Any]) -> dict[str, Any]:
+        """Send ``request`` and return the reply's :attr:`reply_fields` as plain builtins; raise
+        :class:`~guitest.models.endpoints.Retryable` or :class:`~guitest.errors.ModelError` (see :meth:`failure`)."""
+        try:
+            response = self.create(client, request)
+        except Exception as exc:
+            failure = self.failure(self.client_module(), exc)
+            if failure is exc:
+                raise  # not a failure of the API: a bug, with its traceback
+            raise self.explain(failure, exc, request) from None
+        reply = response.model_dump(mode="json", exclude_none=True)
+        return {key: reply[key] for key in self.reply_fields if key in reply}
+
+    def client_module(self) -> Any:
+        """The official client's package (its error classes)."""
+        return __import__(self.client_class().__module__.split(".")[0])
 
     def finish(self, reply: dict[str, Any]) -> str | None:
         """The reply's finish reason (``stop_reason``, the response's ``status``), for the step record."""
@@ -168,11 +208,8 @@ class ComputerUseModel(Model):
             message = printable(self.scrub(_error_text(exc))[:300])
             if status in RETRYABLE_STATUS or status >= 500:
                 return Retryable(f"HTTP {status}: {message}", _retry_after(exc.response.headers), server_error=status >= 500)
-            hint = {
-                401: f"check the API key in ${self.key_variable} (--api-key-env)",
-                403: f"check the API key in ${self.key_variable} and its permissions",
-                404: f"check --base-url and that {self.api} serves model {self.model!r}",
-            }.get(status, "the API rejected the request")
+            where = "the user and password in --base-url" if self.auth else f"the API key in ${self.key_variable} (--api-key-env)"
+            hint = status_hint(status, where, f"{self.api} serves model {self.model!r}")
             return ModelError(f"{self.model}: HTTP {status} from {self.base_url}: {message} ({hint})")
         if isinstance(exc, (sdk.APIResponseValidationError, ValueError)):
             return Retryable(f"malformed reply: {type(exc).__name__}: {printable(self.scrub(str(exc)))[:200]}")
@@ -215,16 +252,6 @@ class ComputerUseModel(Model):
             if endpoint.client is not None:
                 endpoint.client.close()
 
-    def http_client(self) -> Any:
-        """An HTTP client for the official SDK (both are built on the same library) whose requests end within
-        ``--timeout`` (:class:`~guitest.models.httpx_deadline.DeadlineTransport`)."""
-        from ...models.httpx_deadline import DeadlineTransport, httpx
-
-        return httpx.Client(transport=DeadlineTransport(self.settings.timeout, self.base_url), timeout=self.settings.timeout, follow_redirects=True)
-
-    def headers(self) -> dict[str, str]:
-        """Headers sent beside the SDK's own: HTTP Basic from a ``--base-url`` with a user and password."""
-        return {"Authorization": self.auth} if self.auth else {}
 
 
 def _request(prompt: Prompt) -> Any:

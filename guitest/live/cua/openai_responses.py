@@ -82,34 +82,22 @@ class OpenAIComputerUse(ComputerUseModel):
         """A new episode's conversation (``environment``: the preview tool's ``browser``, ``linux``, ...)."""
         return Conversation(self, environment)
 
-    def make_client(self) -> Any:
+    def client_class(self) -> Any:
         import openai
 
-        return openai.OpenAI(
-            api_key=self.key or "EMPTY",
-            base_url=self.base_url,
-            timeout=self.settings.timeout,
-            max_retries=0,
-            default_headers=self.headers(),
-            http_client=self.http_client(),
-        )
+        return openai.OpenAI
 
-    def send(self, client: Any, request: dict[str, Any]) -> dict[str, Any]:
-        import openai
+    reply_fields = ("id", "status", "output", "incomplete_details", "error")
 
-        try:
-            response = client.responses.create(**request)
-        except openai.OpenAIError as exc:
-            failure = self.failure(openai, exc)
-            if isinstance(failure, ModelError) and request.get("previous_response_id") and getattr(exc, "status_code", None) in (400, 404):
-                # a step continuing a cached episode names a response of an earlier run, which the server may have dropped
-                failure = ModelError(f"{failure} (this step continues response {request['previous_response_id']}; if it came from the response cache and "
-                                     "the server no longer holds it, re-run with --cache=refresh)")
-            raise failure from None
-        except ValueError as exc:
-            raise self.failure(openai, exc) from None
-        reply = response.model_dump(mode="json", exclude_none=True)
-        return {key: reply[key] for key in ("id", "status", "output", "incomplete_details", "error") if key in reply}
+    def create(self, client: Any, request: dict[str, Any]) -> Any:
+        return client.responses.create(**request)
+
+    def explain(self, failure: Exception, exc: Exception, request: dict[str, Any]) -> Exception:
+        if isinstance(failure, ModelError) and request.get("previous_response_id") and getattr(exc, "status_code", None) in (400, 404):
+            # a step continuing a cached episode names a response of an earlier run, which the server may have dropped
+            return ModelError(f"{failure} (this step continues response {request['previous_response_id']}; if it came from the response cache and "
+                              "the server no longer holds it, re-run with --cache=refresh)")
+        return failure
 
     def finish(self, reply: dict[str, Any]) -> str | None:
         return reply.get("status")
