@@ -144,24 +144,44 @@ def typing_code(text: str, paste: bool = False) -> str:
     """The pyautogui code that types ``text``: ``pyautogui.write`` key by key for ASCII text, as OSWorld's agents type;
     through the clipboard and ctrl+v for a paste (``paste``, as OSWorld's UI-TARS runner types everything: pyperclip,
     then ``pyautogui.hotkey('ctrl', 'v')``) and for text pyautogui has no keys for (non-ASCII: ``pyautogui.write`` drops
-    it on X11). Where no clipboard tool answers (a Linux machine without xclip or xsel), ``xdotool type`` types it. The
-    code starts on a line of its own: it follows the client's one-line prefix (:meth:`MachineClient.run_pyautogui`)."""
+    it on X11). Where pyperclip finds no clipboard tool (a Linux machine without xclip or xsel), Tk holds the clipboard
+    while ctrl+v pastes it; without Tk, ``xdotool type`` types it. The code starts on a line of its own: it follows the
+    client's one-line prefix (:meth:`MachineClient.run_pyautogui`)."""
     if not paste and text.isascii():
         return f"pyautogui.write({text!r})"
-    return (
-        f"\ntext = {text!r}\n"
-        "try:\n"
-        "    import pyperclip\n"
-        "    pyperclip.copy(text)\n"
-        "    pasted = pyperclip.paste() == text\n"
-        "except Exception:\n"
-        "    pasted = False\n"
-        "if pasted:\n"
-        "    pyautogui.hotkey('ctrl', 'v')\n"
-        "else:\n"
-        "    import subprocess\n"
-        "    subprocess.run(['xdotool', 'type', '--clearmodifiers', '--delay', '10', '--', text], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)\n"
-    )
+    return f"\ntext = {text!r}\n" + _PASTE
+
+
+_PASTE = """\
+try:
+    import pyperclip
+    pyperclip.copy(text)
+    pasted = pyperclip.paste() == text
+except Exception:
+    pasted = False
+if pasted:
+    pyautogui.hotkey('ctrl', 'v')
+else:
+    try:
+        import tkinter
+        owner = tkinter.Tk()
+    except Exception:
+        owner = None
+    if owner is not None:
+        owner.withdraw()
+        owner.clipboard_clear()
+        owner.clipboard_append(text)
+        owner.update()
+        pyautogui.hotkey('ctrl', 'v')
+        until = time.time() + 0.5
+        while time.time() < until:
+            owner.update()
+            time.sleep(0.02)
+        owner.destroy()
+    else:
+        import subprocess
+        subprocess.run(['xdotool', 'type', '--clearmodifiers', '--delay', '10', '--', text], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+"""
 
 
 class DesktopEnv:
