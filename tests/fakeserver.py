@@ -523,7 +523,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if "policy" in action:  # a whole scripted episode: the step is the number of earlier steps the prompt shows
             steps = action["policy"]
-            step = min(earlier_steps(info["roles"], user_texts), len(steps) - 1)
+            step = min(earlier_steps(summarize(body)["roles"], user_texts), len(steps) - 1)
             content = render_action(steps[step], action.get("convention", "guitest"), action.get("space", "normalized"), summarize(body).get("image_size"))
         elif "act" in action:
             content = render_action(action["act"], action.get("convention", "guitest"), action.get("space", "normalized"), summarize(body).get("image_size"))

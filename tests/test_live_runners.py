@@ -21,11 +21,10 @@ through the clipboard), ``type('t')``, ``key(a+b)``, ``scroll(clicks at x,y)`` (
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -450,3 +449,21 @@ def test_key_combinations() -> None:
     assert combo("ctrl-alt-delete") == ("ctrl", "alt", "delete")
     assert combo("+") == ("+",)
     assert combo("") == ()
+
+
+@pytest.mark.parametrize("name", ["uitars15", "qwen25vl", "prompt-agent", "guitest"])
+def test_the_step_cache_key_covers_every_message_and_image(name: str) -> None:
+    """A step's response-cache key is built from the prompt's system and user text and the digests of all its images
+    (guitest.live.flow's asker): a conversation's user text holds every turn, so an earlier reply or an earlier
+    screenshot that differs makes another key."""
+    runner = runners.get(name)
+
+    def key(reply: str, shot: bytes) -> tuple[str | None, str, tuple[bytes | None, ...]]:
+        actions = runner.read(reply).actions
+        past = [Past(reply, SentImage(None, SCREEN, data=shot), actions, runner.line(reply, actions))]
+        prompt = runner.prompt("Open the settings", past, SentImage(None, SCREEN, data=b"now"), 1)
+        return prompt.system, prompt.user, tuple(i.data for i in prompt.images)
+
+    base = key("Action: click(0.1, 0.2)", b"before")
+    assert key("Action: click(0.3, 0.2)", b"before") != base
+    assert key("Action: click(0.1, 0.2)", b"other") != base

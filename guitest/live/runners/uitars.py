@@ -78,12 +78,12 @@ _POINT = re.compile(r"<point>\s*(-?[\d.]+)[\s,]+(-?[\d.]+)\s*</point>")
 
 @dataclass(frozen=True)
 class UITarsRunner(Runner):
-    """OSWorld's UI-TARS runner (see the module docstring). ``model_type``: ``qwen25vl`` (pixels of the screenshot as
-    the model saw it) or ``qwen2vl`` (0..1000); ``action_space``: the prompt's list; ``language``: of the thought;
+    """OSWorld's UI-TARS runner (see the module docstring); its ``space`` is its ``model_type``'s (``qwen25vl``:
+    pixels of the screenshot as the model saw it; ``qwen2vl``: 0..1000). ``action_space``: the prompt's list;
+    ``language``: of the thought;
     ``min_pixels``/``max_pixels``: the runtime settings' image limits; ``callusr_tolerance``: the ``call_user`` that
     wait before one fails."""
 
-    model_type: str = "qwen25vl"
     action_space: str = NORMAL_ACTION_SPACE
     language: str = "Chinese"
     min_pixels: int = 100 * 28 * 28
@@ -151,7 +151,6 @@ UITARS_V1 = UITarsRunner(
     convention="uitars",
     space="grid1000",
     history_images=4,
-    model_type="qwen2vl",
     action_space=CALL_USER_ACTION_SPACE,
     min_pixels=3136,
     max_pixels=2116800,
