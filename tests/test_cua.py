@@ -510,6 +510,15 @@ def test_the_report_says_which_tool_and_never_the_key(keys: None) -> None:
     assert OPENAI_KEY not in json.dumps(info)
 
 
+def test_the_runner_of_a_computer_use_model_is_its_tool_loop(keys: None) -> None:
+    from guitest.live import runners
+
+    model = load_model("openai-cua:gpt-5.4", _settings())
+    loop, why = runners.for_model(model, "uitars15")
+    assert loop.describe()["name"] == "openai-computer-use" and loop.describe()["convention"] == "computer"
+    assert why == "the API's own tool loop (--runner does not apply)"
+
+
 def test_specs_without_a_model_name_or_with_a_bad_policy_say_what_to_give() -> None:
     with pytest.raises(ModelError, match="needs the model's name"):
         load_model("openai-cua:", _settings())

@@ -161,6 +161,8 @@ def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: p
     assert result.ret == 0, outputs[-1]
     data = report(pytester)
     assert data["complete"] and {c["id"]: c["verdict"] for c in data["cases"]} == {f"{name}-seed{SEED}": "hit" for name in TASKS}
+    runner = data["suite"]["runner"]  # the report names the provider's tool loop as the runner, not a prompt runner
+    assert runner["name"] == ("anthropic-computer-use" if variant.startswith("anthropic") else "openai-computer-use") and runner["chosen"] == "the API's own tool loop"
     assert not [r for r in requests if r.get("error")], [r["error"] for r in requests if r.get("error")]
     size = list(solutions["click-test"]["size"])
     assert all(r["display"] == size for r in requests)  # 480x630 is within every limit: sent as it is

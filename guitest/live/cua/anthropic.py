@@ -41,7 +41,7 @@ from .. import keys as keynames
 from ..actions import (
     CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, WAIT, Action,
 )
-from .client import ComputerUseModel
+from .client import ComputerUseModel, ToolLoop
 from .display import Display, anthropic_display
 from .turns import CURSOR, ZOOM, Call, Op, Turn, look
 
@@ -130,6 +130,18 @@ class AnthropicComputerUse(ComputerUseModel):
             import anthropic  # noqa: F401
         except ImportError:
             raise ModelError("--model=anthropic: needs the anthropic package: pip install 'guitest[anthropic]'") from None
+
+    @property
+    def tool_loop(self) -> ToolLoop:
+        """The runner this adapter is, for the report (see :class:`~guitest.live.cua.client.ToolLoop`)."""
+        return ToolLoop(
+            name="anthropic-computer-use",
+            source="platform.claude.com computer-use tool page; anthropics/anthropic-quickstarts computer-use-demo (loop.py, "
+                   "tools/computer.py); xlang-ai/OSWorld mm_agents/anthropic/main.py and utils.py (stop rules, screenshots kept)",
+            convention=f"{self.tool} ({BETAS[self.tool]})",
+            history=f"the whole conversation, its {IMAGES_KEPT} most recent tool-result screenshots and up to {IMAGES_CHUNK - 1} more",
+            reference={"only_n_most_recent_images": IMAGES_KEPT, "image_truncation_threshold": IMAGES_CHUNK, "max_tokens": 4096},
+        )
 
     def display(self, screen: tuple[int, int]) -> Display:
         """The display the tool declares for screenshots of ``screen`` pixels."""

@@ -28,7 +28,7 @@ import json
 import os
 import random
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ...errors import EndpointDown, ModelError
@@ -55,6 +55,24 @@ NOT_LIVE = (
 )
 #: the safety-check policies (OpenAI's pending_safety_checks): acknowledge them, or end the episode there
 SAFETY_POLICIES = ("acknowledge", "stop")
+
+
+@dataclass(frozen=True)
+class ToolLoop:
+    """A computer-use adapter's runner as the report records it (beside the prompt runners of
+    :mod:`guitest.live.runners`, whose ``describe`` it mirrors): the provider's own tool loop, its sources, the tool
+    that declares the action space, and what the conversation keeps of earlier screenshots."""
+
+    name: str
+    source: str
+    convention: str
+    history: str
+    reference: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self, history_images: int | None = None) -> dict[str, Any]:
+        """Plain builtins (``history_images`` does not apply: the conversation keeps what the provider's loop keeps)."""
+        return {"name": self.name, "source": self.source, "convention": self.convention, "space": "pixel_sent (the declared display)",
+                "history_images": self.history, "reference": dict(self.reference)}
 
 
 class ComputerUseModel(Model):

@@ -36,7 +36,7 @@ from ...exchange import SentImage
 from ...images import data_uri
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
-from .client import ComputerUseModel
+from .client import ComputerUseModel, ToolLoop
 from .display import Display, openai_display
 from .turns import Call, Op, Turn, look
 
@@ -73,6 +73,18 @@ class OpenAIComputerUse(ComputerUseModel):
         super().__init__(*args, **kwargs)
         self.preview = preview(self.model)
         self.tool = "computer_use_preview" if self.preview else "computer"
+
+    @property
+    def tool_loop(self) -> ToolLoop:
+        """The runner this adapter is, for the report (see :class:`~guitest.live.cua.client.ToolLoop`)."""
+        return ToolLoop(
+            name="openai-computer-use",
+            source="developers.openai.com computer-use guide; openai-agents-python src/agents/run_internal/tool_actions.py; "
+                   "xlang-ai/OSWorld mm_agents/openai_cua_agent.py and lib_run_single.run_single_example_openaicua (stop rules, safety checks)",
+            convention=self.tool,
+            history="the server's conversation (previous_response_id, truncation auto)",
+            reference={"safety_checks": self.settings.safety_checks, "truncation": "auto"},
+        )
 
     def display(self, screen: tuple[int, int]) -> Display:
         """The pixels coordinates are given in: the screenshot's own, up to 10.24M."""
