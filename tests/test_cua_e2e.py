@@ -28,10 +28,12 @@ REPO = Path(__file__).resolve().parents[1]
 TASKS = ("click-test", "enter-text", "login-user")
 SEED = 0
 KEY = "sk-e2e-secret-Hy63Rt"
+# the serial runs also write a JUnit file and a DEBUG log (where the clients log their requests): no key there either
+LOGS = ["--junitxml=junit.xml", "--log-file=run.log", "--log-file-level=DEBUG"]
 VARIANTS = {  # id: (spec, extra options, pytest mode)
-    "anthropic-20250124-serial": ("anthropic:claude-sonnet-4-5-20250929", [], []),
+    "anthropic-20250124-serial": ("anthropic:claude-sonnet-4-5-20250929", LOGS, []),
     "anthropic-20251124-xdist": ("anthropic:claude-opus-4-6", [], ["-n", "2"]),
-    "openai-preview-serial": ("openai-cua:computer-use-preview", [], []),
+    "openai-preview-serial": ("openai-cua:computer-use-preview", LOGS, []),
     "openai-ga-xdist": ("openai-cua:gpt-5.4", [], ["-n", "2"]),
 }
 
@@ -182,6 +184,8 @@ def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: p
         assert [len(r["results"]) for r in answered] == [2]  # both tool_use blocks of the first reply answered, in order
     if variant == "openai-ga-xdist":  # the check was acknowledged (the default policy) and the call ran; the step says so
         assert "safety_check:malicious_instructions" in episodes["login-user"][0]["notes"]
+    if extra == LOGS:
+        assert (pytester.path / "run.log").stat().st_size > 0 and (pytester.path / "junit.xml").is_file()
     assert _leaks(pytester.path, "".join(outputs)) == []
 
 
