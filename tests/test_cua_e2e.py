@@ -4,7 +4,8 @@ MiniWoB++ tasks (one seed), the real ``anthropic`` and ``openai`` clients talk t
 
 Where to click comes from the oracle baseline, run here in-process on the same (task, seed) episodes first (its
 actions in screenshot pixels): the fake server answers with those points as fractions of the display the request
-declares, so a wrong mapping between declared display and screenshot misses and the task fails. Replies with
+declares, so a wrong mapping between declared display and screenshot misses and the task fails (one run's screenshots, at MiniWoB++'s zoom 8, are larger than
+Anthropic's limits, so they go scaled down and its coordinates come back scaled up). Replies with
 several tool calls run all of them in one step. A rate limit and an overload are retried; a refusal is an error
 that ``--lf`` completes; no file or output of a run holds the API key. Serial and ``-n 2``; the two tool versions of
 each provider split between them; the refusal and ``--lf`` in one of the four runs (the same for both providers:
@@ -30,11 +31,12 @@ SEED = 0
 KEY = "sk-e2e-secret-Hy63Rt"
 # the serial runs also write a JUnit file and a DEBUG log (where the clients log their requests): no key there either
 LOGS = ["--junitxml=junit.xml", "--log-file=run.log", "--log-file-level=DEBUG"]
-VARIANTS = {  # id: (spec, extra options, pytest mode)
-    "anthropic-20250124-serial": ("anthropic:claude-sonnet-4-5-20250929", LOGS, []),
-    "anthropic-20251124-xdist": ("anthropic:claude-opus-4-6", [], ["-n", "2"]),
-    "openai-preview-serial": ("openai-cua:computer-use-preview", LOGS, []),
-    "openai-ga-xdist": ("openai-cua:gpt-5.4", [], ["-n", "2"]),
+VARIANTS = {  # id: (spec, extra options, pytest mode, MiniWoB++ zoom)
+    "anthropic-20250124-serial": ("anthropic:claude-sonnet-4-5-20250929", LOGS, [], 3),
+    # at zoom 8 the screenshot is 1280x1680, over Anthropic's limits: sent scaled down, coordinates scaled back
+    "anthropic-20251124-xdist": ("anthropic:claude-opus-4-6", [], ["-n", "2"], 8),
+    "openai-preview-serial": ("openai-cua:computer-use-preview", LOGS, [], 3),
+    "openai-ga-xdist": ("openai-cua:gpt-5.4", [], ["-n", "2"], 3),
 }
 
 
@@ -52,25 +54,33 @@ def _require() -> None:
 
 
 @pytest.fixture(scope="module")
-def solutions() -> dict[str, dict[str, Any]]:
-    """The oracle's solution of each task's seed-0 episode: its instruction, screen size and actions (screen pixels)."""
+def oracle() -> Any:
+    """``solutions(zoom)``: the oracle's solution of each task's seed-0 episode at that zoom: its instruction, screen
+    size and actions (screen pixels); each zoom solved once for the module."""
     _require()
     from guitest import envs
     from guitest.live.baselines import OraclePolicy
     from guitest.live.loop import run_episode
     from guitest.live.protocol import TaskSpec
 
-    env = envs.open_env("miniwob", {"zoom": 3})
-    out = {}
-    try:
-        for name in TASKS:
-            episode = run_episode(env, TaskSpec("miniwob", name), SEED, OraclePolicy(env), 15)
-            assert episode.success, name
-            out[name] = {"instruction": episode.instruction, "size": episode.screen_size, "actions": [a for s in episode.steps for a in s.actions]}
-    finally:
-        env.close()
-        envs.shutdown()
-    return out
+    solved: dict[int, dict[str, dict[str, Any]]] = {}
+
+    def solutions(zoom: int) -> dict[str, dict[str, Any]]:
+        if zoom not in solved:
+            env = envs.open_env("miniwob", {"zoom": zoom})
+            out = {}
+            try:
+                for name in TASKS:
+                    episode = run_episode(env, TaskSpec("miniwob", name), SEED, OraclePolicy(env), 15)
+                    assert episode.success, name
+                    out[name] = {"instruction": episode.instruction, "size": episode.screen_size, "actions": [a for s in episode.steps for a in s.actions]}
+            finally:
+                env.close()
+            solved[zoom] = out
+        return solved[zoom]
+
+    yield solutions
+    envs.shutdown()
 
 
 def _frac(action: dict[str, Any], size: tuple[int, int]) -> list[float]:
@@ -121,10 +131,12 @@ def script(variant: str, solutions: dict[str, dict[str, Any]], refuse: bool) -> 
     return out
 
 
-def suite(pytester: pytest.Pytester) -> None:
+def suite(pytester: pytest.Pytester, zoom: int) -> None:
     folder = pytester.path / "suites" / "miniwob"
     folder.mkdir(parents=True)
-    shutil.copy(REPO / "suites" / "miniwob" / "suite.yaml", folder / "suite.yaml")
+    text = (REPO / "suites" / "miniwob" / "suite.yaml").read_text()
+    assert "\n  zoom: 3 " in text
+    (folder / "suite.yaml").write_text(text.replace("\n  zoom: 3 ", f"\n  zoom: {zoom} "))
     rows = [{"task": name, "family": name.split("-")[0], "seeds": [SEED]} for name in TASKS]
     (folder / "tasks.json").write_text(json.dumps(rows))
 
@@ -136,15 +148,16 @@ def _leaks(root: Path, text: str) -> list[str]:
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                       solutions: dict[str, dict[str, Any]], variant: str) -> None:
+                                                                       oracle: Any, variant: str) -> None:
     if variant.startswith("anthropic"):
         try:
             import anthropic  # noqa: F401
         except ImportError:
             (pytest.fail if os.environ.get("GUITEST_REQUIRE_ANTHROPIC") else pytest.skip)("the anthropic package is not installed (pip install 'guitest[anthropic]')")
-    spec, extra, mode = VARIANTS[variant]
+    spec, extra, mode, zoom = VARIANTS[variant]
+    solutions = oracle(zoom)
     refuse = variant == "anthropic-20250124-serial"  # the refusal and --lf once: what follows a refusal is the same for both
-    suite(pytester)
+    suite(pytester, zoom)
     monkeypatch.setenv("ANTHROPIC_API_KEY" if variant.startswith("anthropic") else "OPENAI_API_KEY", KEY)
     outputs = []
     # the server ends itself after max_seconds: long enough for the two runs on a loaded machine
@@ -166,8 +179,11 @@ def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: p
     runner = data["suite"]["runner"]  # the report names the provider's tool loop as the runner, not a prompt runner
     assert runner["name"] == ("anthropic-computer-use" if variant.startswith("anthropic") else "openai-computer-use") and runner["chosen"] == "the API's own tool loop"
     assert not [r for r in requests if r.get("error")], [r["error"] for r in requests if r.get("error")]
-    size = list(solutions["click-test"]["size"])
-    assert all(r["display"] == size for r in requests)  # 480x630 is within every limit: sent as it is
+    width, height = solutions["click-test"]["size"]
+    # 480x630 is within every limit: sent as it is; 1280x1680 goes as the computer-use page's get_scale_factor says
+    scale = min(1.0, 1568 / max(width, height), (1_150_000 / (width * height)) ** 0.5)
+    assert all(r["display"] == [int(width * scale), int(height * scale)] for r in requests)
+    assert (zoom == 8) == (int(width * scale) != width)
     episodes = {c["id"].rsplit("-seed", 1)[0]: c["episode"]["trajectory"] for c in data["cases"]}
     kinds = {name: [[a["kind"] for a in step["actions"]] for step in steps] for name, steps in episodes.items()}
     if "preview" in variant:

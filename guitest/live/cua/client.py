@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -115,6 +116,7 @@ class ComputerUseModel(Model):
         self.max_tokens = settings.max_tokens if self.max_tokens_given else AGENT_MAX_TOKENS
         self.settings = replace(settings, max_tokens=self.max_tokens)  # what the report records is what is sent
         self.pool = EndpointPool([Endpoint(index=0, base_url=self.base_url, auth=auth, auth_kind=kind, client=None)], settings.retries + 1)
+        self._client_lock = threading.Lock()
 
     example = ""
 
@@ -203,8 +205,9 @@ class ComputerUseModel(Model):
             endpoint = self.pool.pick()
             if endpoint is None:
                 raise self._down()
-            if endpoint.client is None:
-                endpoint.client = self.make_client()
+            with self._client_lock:  # episodes of a worker share the client; the first one makes it
+                if endpoint.client is None:
+                    endpoint.client = self.make_client()
             try:
                 with self.pool.using(endpoint):
                     return call(endpoint.client), attempt
