@@ -269,7 +269,7 @@ def claude() -> Any:
 
 
 def test_anthropic_stop_rules(claude: Any) -> None:
-    conversation = claude.conversation("a web page")
+    conversation = claude.conversation("browser")
     conversation.display = D
     done = conversation.read({"id": "m", "stop_reason": "end_turn", "content": [{"type": "text", "text": "Finished."}]})
     assert done.end == "done" and not done.calls

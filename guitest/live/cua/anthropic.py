@@ -148,8 +148,8 @@ class AnthropicComputerUse(ComputerUseModel):
         return anthropic_display(screen, self.high_resolution)
 
     def conversation(self, environment: str) -> "Conversation":
-        """A new episode's conversation (``environment``: what the system prompt says is operated)."""
-        return Conversation(self, environment)
+        """A new episode's conversation (``environment``: ``browser`` or ``linux``, what the system prompt says is operated)."""
+        return Conversation(self, "a web page in a browser" if environment == "browser" else "a computer's desktop")
 
     def client_class(self) -> Any:
         import anthropic

@@ -79,11 +79,12 @@ class ToolLoop:
 class ComputerUseModel(Model):
     """Base of the ``anthropic:`` and ``openai-cua:`` adapters (see the module docstring). A subclass sets
     ``provider``, ``api`` (what the errors call it), ``key_env`` (its default key variable), ``base_url_env`` and
-    ``default_base_url``, and implements :meth:`client_class`, :meth:`send`, :meth:`finish`, :meth:`refusal` and
-    :meth:`images`."""
+    ``default_base_url``, ``example`` (a spec for messages) and ``reply_fields``, and implements :meth:`client_class`,
+    :meth:`create`, :meth:`finish`, :meth:`refusal` and :meth:`images`."""
 
     provider = ""
     api = ""
+    example = ""
     key_env = ""
     base_url_env = ""
     default_base_url = ""
@@ -110,15 +111,13 @@ class ComputerUseModel(Model):
         self.base_url = redact_url(url)
         if not self.base_url.startswith(("http://", "https://")):
             raise ModelError(f"--base-url={self.base_url}: not an http:// or https:// URL")
-        self.auth = auth if kind == "basic" else None  # HTTP Basic from the URL's user and password, sent beside the key
+        self.auth = auth if kind == "basic" else None  # HTTP Basic from the URL's user and password, sent in place of the key
         self.key = key
         self.max_tokens_given = settings.max_tokens != DEFAULT_MAX_TOKENS
         self.max_tokens = settings.max_tokens if self.max_tokens_given else AGENT_MAX_TOKENS
         self.settings = replace(settings, max_tokens=self.max_tokens)  # what the report records is what is sent
         self.pool = EndpointPool([Endpoint(index=0, base_url=self.base_url, auth=auth, auth_kind=kind, client=None)], settings.retries + 1)
         self._client_lock = threading.Lock()
-
-    example = ""
 
     # -- what a subclass implements ---------------------------------------------------------------------------
 

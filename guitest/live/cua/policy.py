@@ -89,9 +89,7 @@ class ComputerUsePolicy:
         self.sample = sample
         self.asker = asker
         self.attempt = attempt
-        environment = environment_of(task)
-        what = "a web page in a browser" if environment == "browser" else "a computer's desktop"
-        self.conversation = model.conversation(environment if model.provider == "openai-cua" else what)
+        self.conversation = model.conversation(environment_of(task))
         self.display: Display | None = None
         self.results: list[Result] | None = None  # the last reply's results, until a reply to them is read
         self.ran: _Ran | None = None
