@@ -5,7 +5,8 @@ A :class:`Registry` maps the names of one kind to objects, from three sources, a
 
 1. registered in this process with :meth:`Registry.register` (in a ``conftest.py``, say), which
    replaces anything of that name, a built-in included;
-2. built in: ``"module:attribute"``, imported only when the name is first asked for;
+2. built in: ``"module:attribute"`` (entry-point syntax, ``"module:attribute [extra]"`` naming the pip
+   extra it needs), imported only when the name is first asked for;
 3. installed packages, through the kind's entry-point group
    (``[project.entry-points."guitest.tasks"] mytask = "mypkg.tasks:MyTask"``), loaded when first asked for.
 
@@ -33,40 +34,39 @@ T = TypeVar("T")
 
 #: what a name may be: it is written in suite files, on the command line and in report keys
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: a built-in: ``module:attribute``, optionally `` [extra]`` (the syntax of an entry point's object reference)
+TARGET = re.compile(r"(?P<module>[\w.]+):(?P<attr>[\w.]+)(?:\s*\[(?P<extra>[\w-]+)\])?")
 
 
 class Registry(Generic[T]):
     """The names of one ``kind`` of thing (see the module docstring for where they come from).
 
-    ``builtins``: name -> ``"module:attribute"``, in the order they are listed to a user. ``group``:
-    the entry-point group. ``error``: the exception a miss raises. ``how``: how a user adds one in
-    Python (shown in the miss message beside the entry-point group). ``forms``: how a name is
-    written when it takes an argument (``openai`` -> ``openai:NAME``). ``extras``: the pip extra
-    a built-in needs (``hf`` -> ``guitest[hf]``), named when its import fails.
+    ``builtins``: one line each, in the order they are listed to a user: the name as a user writes it
+    (``"ocr"``, or ``"openai:NAME"`` for a name that takes an argument: the name is what precedes the
+    colon) -> ``"module:attribute"``, or ``"module:attribute [extra]"`` when it needs a pip extra
+    (``guitest[extra]``, named when its import fails). ``group``: the entry-point group. ``error``: the
+    exception a miss raises. ``how``: how a user adds one in Python (shown in the miss message beside
+    the entry-point group).
     """
 
-    def __init__(
-        self,
-        kind: str,
-        group: str,
-        builtins: Mapping[str, str],
-        *,
-        error: type[Exception] = LookupError,
-        how: str = "",
-        forms: Mapping[str, str] | None = None,
-        extras: Mapping[str, str] | None = None,
-    ) -> None:
-        for name, target in builtins.items():
-            module, _, attr = target.partition(":")
-            if not NAME.fullmatch(name) or not module or not attr:
-                raise ValueError(f"built-in {kind} {name!r} -> {target!r}: expected a plain name and 'module:attribute'")
+    def __init__(self, kind: str, group: str, builtins: Mapping[str, str], *, error: type[Exception] = LookupError, how: str = "") -> None:
         self.kind = kind
         self.group = group
-        self.builtins = dict(builtins)
         self.error = error
         self.how = how
-        self.forms = dict(forms or {})
-        self.extras = dict(extras or {})
+        self.builtins: dict[str, str] = {}  # name -> "module:attribute"
+        self.forms: dict[str, str] = {}  # name -> as a user writes it, when that differs
+        self.extras: dict[str, str] = {}  # name -> the pip extra it needs
+        for written, target in builtins.items():
+            name = written.partition(":")[0]
+            parsed = TARGET.fullmatch(target)
+            if not NAME.fullmatch(name) or parsed is None:
+                raise ValueError(f"built-in {kind} {written!r} -> {target!r}: expected a plain name and 'module:attribute' (optionally ' [extra]')")
+            self.builtins[name] = f"{parsed['module']}:{parsed['attr']}"
+            if written != name:
+                self.forms[name] = written
+            if parsed["extra"]:
+                self.extras[name] = parsed["extra"]
         self._registered: dict[str, T] = {}
         self._found: dict[str, T] = {}  # every name resolved so far, whatever its source
         self._lock = threading.Lock()
@@ -229,19 +229,17 @@ MODELS: Registry[Any] = Registry(
     "model",
     "guitest.models",
     {
-        "openai": "guitest.models.openai_api:make",
-        "hf": "guitest.models.hf:make",
-        "replay": "guitest.models.replay:make",
+        "openai:NAME": "guitest.models.openai_api:make",
+        "hf:PATH": "guitest.models.hf:make [hf]",
+        "replay:PATH": "guitest.models.replay:make",
         "ocr": "guitest.models.ocr:make",
         "oracle": "guitest.models.baselines:make",
         "center": "guitest.models.baselines:make",
         "random": "guitest.models.baselines:make",
-        "py": "guitest.models:from_python",
+        "py:MODULE:FACTORY": "guitest.models:from_python",
     },
     error=ModelError,
-    how="guitest.models.register(name, factory) or the hook pytest_guitest_make_model in a conftest.py",
-    forms={"openai": "openai:NAME", "hf": "hf:PATH", "replay": "replay:PATH", "py": "py:MODULE:FACTORY"},
-    extras={"hf": "hf"},
+    how="guitest.models.register(name, factory), the conftest hook pytest_guitest_make_model",
 )
 
 #: data generators, ``ensure(folder)``: write a suite's data when it is missing or stale (suite.yaml ``data.generator``)

@@ -88,7 +88,8 @@ def test_a_broken_entry_point_and_an_unknown_name_say_what_to_do(plugins: Path) 
 
 
 def test_a_built_in_missing_its_extra_names_the_pip_extra(plugins: Path) -> None:
-    reg = Registry("thing", "test.things", {"x": "no_such_module_y:THING", "y": "no_such_module_y:THING"}, error=ModelError, extras={"x": "xtra"})
+    reg = Registry("thing", "test.none", {"x:ARG": "no_such_module_y:THING [xtra]", "y": "no_such_module_y:THING"}, error=ModelError)
+    assert reg.known() == "x:ARG, y" and reg.builtins == {"x": "no_such_module_y:THING", "y": "no_such_module_y:THING"}
     with pytest.raises(ModelError, match=r"thing 'x' needs packages that are not installed: pip install 'guitest\[xtra\]' \(No module named 'no_such_module_y'\)"):
         reg.get("x")
     with pytest.raises(ModuleNotFoundError):  # without an extra a failing built-in is guitest's bug: its traceback is kept
@@ -96,8 +97,9 @@ def test_a_built_in_missing_its_extra_names_the_pip_extra(plugins: Path) -> None
 
 
 def test_a_built_in_must_be_module_and_attribute() -> None:
-    with pytest.raises(ValueError, match="expected a plain name and 'module:attribute'"):
-        Registry("thing", "test.things", {"a": "lazy_a"})
+    for target in ("lazy_a", "lazy_a:THING [two words]", "lazy a:THING"):
+        with pytest.raises(ValueError, match="expected a plain name and 'module:attribute'"):
+            Registry("thing", "test.things", {"a": target})
 
 
 # -- guitest's registries -------------------------------------------------------------------------------
