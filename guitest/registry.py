@@ -15,9 +15,11 @@ otherwise, and looking one up never scans the installed packages. A name once fo
 a lookup on a hot path (an answer style, per reply) is one dict read. A miss raises the kind's error
 with one message: ``unknown <kind> 'x'; known: a, b, c. Add one with ...``.
 
-The registries below list the built-ins; each kind's package re-exports its own (``guitest.tasks.TASKS``,
-``guitest.tasks.register``, ...). This module imports none of them, so any module may name a kind
-without importing its implementations.
+The registries below list the built-ins, one line each. The kinds' packages offer theirs where a user
+looks (``guitest.tasks.register``, ``guitest.formats.register``, ``guitest.models.register``,
+``guitest.answers.register``, ``guitest.envs.register``). This module imports none of them, so any
+module (suite.py checking a suite file's names, say) may name a kind without importing its
+implementations, and the import graph stays free of circles (tests/test_import_graph.py).
 """
 
 from __future__ import annotations

@@ -135,6 +135,7 @@ def test_the_model_specs_and_the_miss_message() -> None:
     assert "guitest.models.register(name, factory)" in str(info.value) and "'guitest.models'" in str(info.value)
     with pytest.raises(ModelError, match=r"--model=oracle:x: oracle takes no argument; use --model=oracle"):
         load_model("oracle:x", Settings())
+    assert type(load_model("oracle:", Settings())).__name__ == "Oracle"
 
 
 def test_a_model_registered_by_name(monkeypatch: pytest.MonkeyPatch) -> None:

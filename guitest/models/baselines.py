@@ -61,4 +61,4 @@ BASELINES: dict[str, type[_Baseline]] = {"oracle": Oracle, "center": Center, "ra
 def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> _Baseline:
     """``--model=oracle``, ``center`` or ``random`` (they take no argument)."""
     takes_no_argument(spec, arg)
-    return BASELINES[spec](spec, settings, profile, profile_reason)
+    return BASELINES[spec.partition(":")[0]](spec, settings, profile, profile_reason)

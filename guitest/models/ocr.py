@@ -328,7 +328,6 @@ class OCRModel(Model):
         return "I cannot find the target on the screen: no recognised text matches the instruction."
 
 
-
 def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> OCRModel:
     """``--model=ocr`` (it takes no argument)."""
     takes_no_argument(spec, arg)
