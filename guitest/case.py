@@ -130,7 +130,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
     asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, options.slot or nullcontext())
     attempts = []
     for index in range(repeats):
-        attempt = _variants(replace(case, attempt=index), prompts, sent, asker, notes)
+        attempt = _variants(replace(case, attempt=index), task, prompts, sent, asker, notes)
         attempts.append(attempt)
         if options.strategy == "pass" and attempt["verdict"] == HIT:
             break
@@ -233,12 +233,11 @@ class Asker:
         return reply, None, cut
 
 
-def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
-    """One attempt: the model asked each variant of the case (usually one), the task combining their verdicts."""
+def _variants(case: Case, task: Task, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
+    """One attempt: the model asked each variant of the case (usually one), ``task`` (the case's) combining their verdicts."""
     if len(prompts) == 1:
-        return _attempt(case, prompts[0], sent, asker, notes)
-    task = case.task or grounding.TASK()
-    outcomes = [_attempt(replace(case, variant=v), prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
+        return _attempt(case, task, prompts[0], sent, asker, notes)
+    outcomes = [_attempt(replace(case, variant=v), task, prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
     cached = all([o.pop("cached", False) for o in outcomes])  # a list: every outcome loses the key
     stored = [s for o in outcomes for s in o.pop("stored", ())]
     down = next((o.pop("unreachable") for o in outcomes if "unreachable" in o), None)
@@ -252,7 +251,7 @@ def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, 
     return out
 
 
-def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
+def _attempt(case: Case, task: Task, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
     """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error]
     [, cached, stored][, unreachable]}``.
 
@@ -260,7 +259,6 @@ def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: l
     cannot read, answered once more with a follow-up prompt), the second reply is judged and
     the first is kept as ``first_response``.
     """
-    task = case.task or grounding.TASK()
     model = asker.model
     first: Reply | None = None
     records: list[Stored] = []
