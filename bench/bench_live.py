@@ -1,7 +1,7 @@
 """How fast live MiniWoB++ tasks run in the browser: the environment's overhead per step, and scripted episodes per second.
 
     python bench/bench_live.py [--steps 60] [--seeds 5] [--processes 1 2] [--tasks click-button enter-text ...]
-                               [--convention guitest --space normalized] [--no-overhead] [--no-oracle]
+                               [--runner guitest] [--no-overhead] [--no-oracle]
                                [--pytest-seeds 25] [--pytest-workers 0 2] [--miniwob-workers 2] [--miniwob-concurrency 0 1]
 
 Part 1, overhead per step at zoom 3 (the 160x210 task area as a 480x630 screenshot), on a reused
@@ -26,8 +26,8 @@ Part 4, what a user types: ``pytest suites/miniwob --model=oracle -n 2``, at the
 (``--miniwob-workers``, ``--miniwob-concurrency``): episodes per second over the run phase, success (1.0 expected).
 
 Part 2, the ``oracle`` baseline over its MiniWoB++ subset (every task of
-:data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) speaking ``--convention`` in
-``--space`` (render, parse, map, act; default guitest's own format), one process per ``--processes`` value: episodes per second (wall time from
+:data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) speaking through ``--runner`` (render, read, map,
+act; default guitest's own format), one process per ``--processes`` value: episodes per second (wall time from
 the first reset to the last evaluation, browser start-up excluded), steps per second, and the success
 rate per task, which must be 1.0 everywhere (the check of the whole path). Runs with 2 processes
 split the episodes evenly, each process with its own browser, as ``pytest -n 2`` would.
@@ -46,6 +46,7 @@ from typing import Any, Callable
 from guitest import envs
 from guitest.envs.browser import screenshot
 from guitest.envs.miniwob import STATE_JS
+from guitest.live import runners
 from guitest.live.actions import Action
 from guitest.live.baselines import OraclePolicy
 from guitest.live.loop import run_episode
@@ -81,13 +82,13 @@ def overhead(steps: int) -> dict[str, float]:
     return out
 
 
-def oracle_run(jobs: list[tuple[str, int]], convention: str = "guitest", space: str = "normalized", max_steps: int = 15) -> dict[str, Any]:
+def oracle_run(jobs: list[tuple[str, int]], runner: str = "guitest", max_steps: int = 15) -> dict[str, Any]:
     """The oracle over ``jobs`` ((task, seed) pairs, in order) in one MiniWoB++ environment at zoom 3, opened and
     closed here: ``{"open_s", "run_s", "close_s", "episodes"}`` (run_s from the first reset to the last evaluation;
     the Episodes in the jobs' order). bench_browsergym.py times guitest's side with it."""
     begun = time.perf_counter()
     env = envs.open_env("miniwob", {"zoom": 3})
-    policy = OraclePolicy(env, convention, space)
+    policy = OraclePolicy(env, runners.get(runner))
     start = time.perf_counter()
     episodes = []
     for name, seed in jobs:
@@ -99,20 +100,20 @@ def oracle_run(jobs: list[tuple[str, int]], convention: str = "guitest", space: 
     return {"open_s": start - begun, "run_s": ended - start, "close_s": time.perf_counter() - ended, "episodes": episodes}
 
 
-def _episodes(jobs: list[tuple[str, int]], queue: Any, convention: str, space: str) -> None:
+def _episodes(jobs: list[tuple[str, int]], queue: Any, runner: str) -> None:
     """Run the oracle over ``jobs`` in this process; put (seconds, steps, [(task, seed, success, score)])."""
-    run = oracle_run(jobs, convention, space)
+    run = oracle_run(jobs, runner)
     episodes = run["episodes"]
     queue.put((run["run_s"], sum(len(e.steps) for e in episodes), [(e.task, e.seed, e.success, e.score) for e in episodes]))
 
 
-def throughput(tasks: list[str], seeds: int, processes: int, convention: str = "guitest", space: str = "normalized") -> dict[str, Any]:
+def throughput(tasks: list[str], seeds: int, processes: int, runner: str = "guitest") -> dict[str, Any]:
     """Part 2 with ``processes`` processes: episodes and steps per second, failures."""
     jobs = [(t, s) for t in tasks for s in range(seeds)]
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     shares = [jobs[i::processes] for i in range(processes)]
-    workers = [ctx.Process(target=_episodes, args=(share, queue, convention, space)) for share in shares]
+    workers = [ctx.Process(target=_episodes, args=(share, queue, runner)) for share in shares]
     for w in workers:
         w.start()
     parts = [queue.get() for _ in workers]
@@ -141,7 +142,7 @@ STEPS = {  # the scripted policy of part 3 on tests/live_app (element centres as
     "Press the green button": [{"kind": "click", "point": [0.7, 0.2167]}, {"kind": "done"}],
     "Press the blue button": [{"kind": "click", "point": [0.45, 0.6333]}, {"kind": "done"}],
     "Press the red button": [{"kind": "click", "point": [0.2, 0.2167]}, {"kind": "done"}],
-    "Write hello in the box": [{"kind": "click", "point": [0.3125, 0.7833]}, {"kind": "type", "text": "hello"}, {"kind": "key", "keys": ["enter"]}, {"kind": "done"}],
+    "Write grüße 東京 in the box": [{"kind": "click", "point": [0.3125, 0.7833]}, {"kind": "type", "text": "grüße 東京"}, {"kind": "key", "keys": ["enter"]}, {"kind": "done"}],
 }
 
 
@@ -222,8 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per task for the oracle run")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--tasks", nargs="+", default=list(SOLVED))
-    parser.add_argument("--convention", default="guitest", help="the oracle's reply convention (guitest, uitars, computer_use, pyautogui)")
-    parser.add_argument("--space", default="normalized", help="its coordinate space (normalized, grid1000, pixel_sent)")
+    parser.add_argument("--runner", default="guitest", choices=tuple(runners.RUNNERS), help="the runner the oracle speaks through (its syntax and coordinates)")
     parser.add_argument("--no-overhead", action="store_true", help="skip part 1")
     parser.add_argument("--no-oracle", action="store_true", help="skip part 2")
     parser.add_argument("--pytest-seeds", type=int, default=25, help="part 3: seeds per task of tests/live_app (4 tasks); 0 skips part 3")
@@ -239,9 +239,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:14s} {ms:7.1f} ms")
     ok = True
     for processes in [] if args.no_oracle else args.processes:
-        r = throughput(args.tasks, args.seeds, processes, args.convention, args.space)
+        r = throughput(args.tasks, args.seeds, processes, args.runner)
         print(
-            f"oracle ({args.convention}, {args.space}), {r['processes']} process(es): {r['episodes']} episodes, {r['steps']} steps in {r['seconds']:.1f} s: "
+            f"oracle ({args.runner}), {r['processes']} process(es): {r['episodes']} episodes, {r['steps']} steps in {r['seconds']:.1f} s: "
             f"{r['episodes_per_second']:.2f} episodes/s, {r['steps_per_second']:.2f} steps/s, success {r['success_rate']:.3f}"
         )
         for name, seed, score in r["failed"]:

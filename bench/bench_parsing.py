@@ -4,7 +4,7 @@
 
 Each row: one reply (its length in characters), the median seconds over the repeats of reading it the way a case
 does with each of four profiles' answer styles (generic, qwen2.5-vl, ui-tars-1.5, qwen3-vl), plus the refusal check,
-and of the ``computer_use`` action parser of a live step. Replies are cut to the last 65,536 characters before they
+and of every live runner's reading of a step's reply (:mod:`guitest.live.runners`). Replies are cut to the last 65,536 characters before they
 are read (``MAX_REPLY``), so the long rows measure the cut reply, as a case reads it. Linear reading keeps every row
 in milliseconds; the think-stripping this replaced took 2.3 s on the first row alone.
 """
@@ -16,7 +16,7 @@ import statistics
 import time
 
 from guitest import parsing
-from guitest.live.parsers import computer_use
+from guitest.live import runners
 from guitest.profiles import PROFILES
 
 N = 65_536
@@ -30,6 +30,9 @@ REPLIES = {
     "JSON keys, broken": '{"' * (N // 2),
     "unclosed <tool_call>s": '<tool_call>{"a": ' * (N // 17),
     "UI-TARS start_box, unclosed": "click(start_box='(1,2)" * (N // 22),
+    "UI-TARS type(content=', unclosed": "Action: " + "type(content='" * (N // 14),
+    "code fences, one never closed": "```python\n" + "pyautogui.click(" * (N // 16),
+    "pyautogui ; cuts": ";" * N,
     "5 MB, no </think>": "z" * 5_000_000,
 }
 
@@ -38,7 +41,8 @@ def read(reply: str) -> None:
     for name in ("generic", "qwen2.5-vl", "ui-tars-1.5", "qwen3-vl"):
         parsing.parse_answer(reply, PROFILES[name].styles)
     parsing.is_refusal(reply)
-    computer_use.parse(reply[-N:])
+    for runner in runners.RUNNERS.values():
+        runner.read(reply[-N:])
 
 
 def main() -> None:

@@ -42,12 +42,28 @@ class Prompt:
     (a trajectory) also gives ``parts``: the user message in order, each a text or the
     index of an image in ``images`` (already preprocessed); ``user`` then holds the
     whole text, for adapters and cache keys that read text only.
+
+    A conversation (a live runner's step: earlier screenshots, the model's own earlier replies as
+    assistant turns) gives ``turns`` instead: ``(role, parts)`` in order, ``role`` ``user`` or
+    ``assistant``, ``parts`` as above; ``user`` then holds the whole conversation as text, each turn's
+    role and each image's place marked (:func:`conversation` makes one).
     """
 
     user: str
     system: str | None = None
     parts: tuple[str | int, ...] = ()
     images: tuple["SentImage", ...] = ()
+    turns: tuple[tuple[str, tuple[str | int, ...]], ...] = ()
+
+
+def conversation(system: str | None, turns: "list[tuple[str, tuple[str | int, ...]]]", images: "tuple[SentImage, ...]") -> Prompt:
+    """A :class:`Prompt` holding ``turns`` (their image indexes into ``images``), its ``user`` the whole conversation
+    as text: each turn as ``[role]`` and its parts, an image as ``<image N>`` with its size."""
+    lines = []
+    for role, parts in turns:
+        said = [p if isinstance(p, str) else f"<image {p} {images[p].size[0]}x{images[p].size[1]}>" for p in parts]
+        lines.append(f"[{role}]\n" + "\n".join(said))
+    return Prompt(user="\n".join(lines), system=system, images=tuple(images), turns=tuple((r, tuple(p)) for r, p in turns))
 
 
 @dataclass(frozen=True)

@@ -358,7 +358,8 @@ def _svg(w: float, h: float, parts: list[str]) -> str:
 
 def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
     """A live case's episode as a strip of steps: each screenshot the agent saw (a link to its file, which the report
-    names relative to ``files_dir``) with the action drawn on it, the reply, and the action read; then the final screen."""
+    names relative to ``files_dir``) with every action of the step drawn on it (numbered when there are several), the
+    reply, and the actions read (those that did not run marked); then the final screen."""
     episode = case.get("episode")
     if not isinstance(episode, Mapping) or files_dir is None:
         return ""
@@ -367,13 +368,16 @@ def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
     frames = []
     for step in steps:
         src = _episode_src(step.get("screenshot"), files_dir, page_dir)
-        action = step.get("action") if isinstance(step.get("action"), Mapping) else None
+        actions = _step_actions(step)
+        executed = step.get("executed") if isinstance(step.get("executed"), int) else len(actions)
         shot = ""
         if src:
             dims = f" width=\"{size[0]:g}\" height=\"{size[1]:g}\"" if size else ""
             alt = _e(f"step {step.get('number')}")
-            shot = f"<figure class=\"shot\"><img src=\"{_e(src)}\" alt=\"{alt}\"{dims} loading=\"lazy\" decoding=\"async\">{_action_overlay(action, size)}</figure>"
-        read = step.get("text") or ("(no readable action)" if action is None else str(action.get("kind")))
+            shot = f"<figure class=\"shot\"><img src=\"{_e(src)}\" alt=\"{alt}\"{dims} loading=\"lazy\" decoding=\"async\">{_action_overlay(actions[:executed], size)}</figure>"
+        read = step.get("text") or ("(no readable action)" if not actions else "; ".join(str(a.get("kind")) for a in actions))
+        if executed < len(actions):
+            read += f" (actions {executed + 1}-{len(actions)} not run)" if len(actions) - executed > 1 else f" (action {len(actions)} not run)"
         notes = ", ".join(str(n) for n in step.get("notes") or [])
         reply = step.get("reply")
         frames.append(
@@ -397,20 +401,34 @@ def _episode_src(ref: Any, files_dir: Any, page_dir: Any) -> str | None:
     return link(os.path.join(os.path.abspath(files_dir), ref), page_dir)
 
 
-def _action_overlay(action: Mapping[str, Any] | None, size: tuple[float, float] | None) -> str:
-    """The action drawn over its screenshot (pixels of that screenshot): a circle at its point, an arrow to a drag's end."""
-    if action is None or size is None:
-        return ""
-    point, end = _point(action.get("point")), _point(action.get("end"))
-    if point is None:
+def _step_actions(step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A step's actions in order: its ``actions`` list (a report from before several actions per step: its ``action``)."""
+    actions = step.get("actions")
+    if isinstance(actions, list):
+        return [a for a in actions if isinstance(a, Mapping)]
+    single = step.get("action")
+    return [single] if isinstance(single, Mapping) else []
+
+
+def _action_overlay(actions: list[Mapping[str, Any]], size: tuple[float, float] | None) -> str:
+    """The actions drawn over their screenshot (pixels of that screenshot): a circle at each point, an arrow to a drag's
+    end, and the action's number beside its circle when there are several."""
+    if size is None:
         return ""
     w, h = size
     r = max(w, h) * 0.02
-    px, py = point
-    parts = _marker(px, py, r)
-    if end is not None:
-        parts.append(f"<path class=\"pred\" d=\"M{px:g} {py:g}L{end[0]:g} {end[1]:g}\"/>")
-    return _svg(w, h, parts)
+    parts: list[str] = []
+    for number, action in enumerate(actions, 1):
+        point, end = _point(action.get("point")), _point(action.get("end"))
+        if point is None:
+            continue
+        px, py = point
+        parts += _marker(px, py, r)
+        if end is not None:
+            parts.append(f"<path class=\"pred\" d=\"M{px:g} {py:g}L{end[0]:g} {end[1]:g}\"/>")
+        if len(actions) > 1:
+            parts.append(f"<text class=\"pred-n\" x=\"{px + 1.3 * r:.1f}\" y=\"{py - 1.3 * r:.1f}\" font-size=\"{2 * r:.1f}\">{number}</text>")
+    return _svg(w, h, parts) if parts else ""
 
 
 def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, page_dir: Any = None) -> str:
@@ -615,6 +633,7 @@ svg.chart .whisker{stroke:#111;stroke-width:1.5;fill:none}
 .overlay .truth{fill:rgba(26,127,55,.18);stroke:#12e05a;stroke-width:2;vector-effect:non-scaling-stroke}
 .overlay .pred-halo{fill:none;stroke:#fff;stroke-width:4;vector-effect:non-scaling-stroke}
 .overlay .pred{fill:none;stroke:#ff1f3d;stroke-width:2;vector-effect:non-scaling-stroke}
+.overlay .pred-n{fill:#ff1f3d;stroke:#fff;stroke-width:2;paint-order:stroke;font-weight:700;font-family:sans-serif;vector-effect:non-scaling-stroke}
 .tags{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px}
 .tags li{font-size:12px;background:var(--bg);border:1px solid var(--line);border-radius:10px;padding:0 7px}.tags li span{color:var(--mute)}
 .instruction{margin:4px 0;font-weight:600}

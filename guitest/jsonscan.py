@@ -1,5 +1,9 @@
-"""JSON values embedded in model replies, found in time linear in the reply: the scan both the tool-call answer style
-(:mod:`guitest.answers.toolcall`) and the ``computer_use`` action parser (:mod:`guitest.live.parsers.computer_use`) use.
+"""JSON values and tool calls embedded in model replies, found in time linear in the reply: what reading a reply for a
+point (:mod:`guitest.answers.toolcall`) and for actions (the live runners, :mod:`guitest.live.runners`) share.
+
+:func:`scan` finds the values; :func:`call_arguments` unwraps a tool call's arguments, however a model or an API wrote
+them (``{"name": ..., "arguments": {...}}``, ``parameters``/``args``/``input``, arguments as a JSON string as the OpenAI
+wire form carries them, OpenAI's ``{"function": {...}}`` wrapper).
 
 Every opener (``{``, ``[``) is a candidate, decoded with :meth:`json.JSONDecoder.raw_decode`, left to right. Decoding
 from each opener of a truncated or broken structure (``[1, [1, [1, ...``) read to the point of failure every time: a
@@ -114,3 +118,35 @@ def scan(text: str, openers: str, take: Callable[[Any], tuple[T | None, bool]]) 
         if taken is not None:
             out.append((start, taken))
         position = end if past else start + 1
+
+
+#: where a tool call keeps its arguments, by the names models and APIs give them
+ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
+
+
+def wrapped(call: dict[str, Any]) -> list[Any]:
+    """What a tool-call object wraps, in the order it is looked for: the content of OpenAI's ``function`` wrapper, then
+    the value under each of :data:`ARGUMENT_KEYS` that is present (a JSON string decoded)."""
+    out: list[Any] = []
+    if isinstance(call.get("function"), dict):
+        out.append(call["function"])
+        call = call["function"]
+    for name in ARGUMENT_KEYS:
+        inner = call.get(name)
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner)
+            except (ValueError, RecursionError):
+                continue
+        if inner is not None:
+            out.append(inner)
+    return out
+
+
+def call_arguments(call: Any, key: str = "action") -> dict[str, Any] | None:
+    """The arguments of a tool call (see the module docstring) that hold ``key`` as a string (``action`` for a
+    computer-use call): the first of what the call wraps that does, else the call itself when it does; else None."""
+    if not isinstance(call, dict):
+        return None
+    found = next((w for w in wrapped(call) if isinstance(w, dict) and isinstance(w.get(key), str)), None)
+    return found if found is not None else call if isinstance(call.get(key), str) else None

@@ -31,7 +31,8 @@ from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
 from .thumbnails import MODES as PICTURE_MODES, embed, picture
 from .models.base import Model, Settings
-from .live.flow import Environments, LiveSetup, live_record, run_live_case, skip_reason
+from .live import runners as live_runners
+from .live.flow import Environments, LiveSetup, live_record, run_live_case, runner_line, skip_reason
 from .runner import Prefetcher
 from .secrets import scrub_args
 from .printable import printable
@@ -84,6 +85,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--min-accuracy", metavar="X", type=float, default=None, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
     add("--gate-metric", choices=("accuracy", "pass@k", "mean_score"), default=None, help="what the gate thresholds apply to: accuracy (avg@k with --repeats; for live suites the success rate), pass@k, or mean_score (live suites: the mean of the episodes' scores). Default: the suite's gate.metric, else its headline figure")
     add("--max-steps", metavar="N", type=int, default=None, help="live tasks: the step budget of an episode (default: the suite's max_steps, else 15)")
+    add("--runner", choices=tuple(live_runners.RUNNERS), default=None, help="live tasks: drive the model as this runner does (its prompt, history, reading, stop rules; docs/live.md, Runners); default: the runner of the model's profile, else guitest")
+    add("--history-images", metavar="N", type=int, default=None, help="live tasks: earlier screenshots each step sends besides the current one (default: the suite's settings.history_images, else the runner's own: 4 for uitars15 and the Qwen runners, 3 for prompt-agent, 0 for guitest)")
     add("--success-rule", choices=miniwob_rules.RULES, default=None, help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live.md")
     add("--env-url", metavar="URL", action="append", default=None, help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)")
     add("--env-provider", metavar="NAME", default=None, help="live desktop tasks: revert the machine to its snapshot before each episode through desktop-env's provider NAME (vmware, virtualbox, docker, aws, azure, ...; or module:Class), as OSWorld's harness does (docs/live.md)")
@@ -359,6 +362,8 @@ class GuitestState:
             raise pytest.UsageError(f"--baseline={opt.baseline}: no such file (give the JSON report of an earlier run)")
         if opt.repeats < 1:
             raise pytest.UsageError("--repeats must be at least 1")
+        if opt.history_images is not None and opt.history_images < 0:
+            raise pytest.UsageError("--history-images must be 0 or more")
         if opt.min_accuracy is not None and not 0 <= opt.min_accuracy <= 1:
             raise pytest.UsageError(f"--min-accuracy={opt.min_accuracy} is not between 0 and 1 (accuracy is a fraction: 0.85, not 85)")
         if opt.gate_exit_code in range(0, 6):
@@ -400,6 +405,7 @@ class GuitestState:
         self.paths: dict[str, list[Path]] = {}
         self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
         self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
+        self.runner_lines: dict[str, None] = {}  # the runners the collected live suites drive the model with, for the header
         self.baseline_text: dict[str, str] = {}
         self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
         self.started = time.time()
@@ -469,6 +475,7 @@ class GuitestState:
         report_dir = self._report_dir()
         folder = history.run_folder(report_dir, suite.name, self.run_stamp) if opt.keep_runs > 0 else report_dir / "episodes" / suite.name
         rule = miniwob_rules.choose(suite.env or "", task.settings, opt.success_rule, str(suite.path))
+        self._say_runner(self.history_images(task))
         return LiveSetup(
             env=suite.env or "",
             env_options=options,
@@ -476,9 +483,24 @@ class GuitestState:
             max_steps=suite.max_steps,
             episodes_dir=str(folder / "episodes" if opt.keep_runs > 0 else folder),
             report_dir=str(report_dir),
-            history_images=int(task.settings.get("history_images", 0)),
+            history_images=self.history_images(task),
             success_rule=rule.name if rule else None,
+            runner=opt.runner,
         )
+
+    def _say_runner(self, history_images: int | None) -> None:
+        """Remember the header line naming the runner a live suite drives the model with."""
+        if self.model is None:
+            return
+        runner, why = live_runners.for_model(self.model, self.config.option.runner)
+        self.runner_lines["guitest " + runner_line({**runner.describe(history_images), "chosen": why})] = None
+
+    def history_images(self, task: Task) -> int | None:
+        """The earlier screenshots a live step sends: ``--history-images``, else the suite's setting, else None (the runner's own)."""
+        chosen = self.config.option.history_images
+        if chosen is None:
+            chosen = task.settings.get("history_images")
+        return None if chosen is None else int(chosen)
 
     # -- start ---------------------------------------------------------------------------------
 
@@ -537,7 +559,7 @@ class GuitestState:
 
     def pytest_report_collectionfinish(self, config: pytest.Config, items: list[pytest.Item]) -> list[str]:
         """Where each collected suite reads its data (a suite with its own data names no data root)."""
-        return [f"guitest data: {key}: {where}" for key, where in sorted(self.data_read.items())]
+        return [f"guitest data: {key}: {where}" for key, where in sorted(self.data_read.items())] + list(self.runner_lines)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -762,7 +784,7 @@ class GuitestState:
         limits = gate_mod.thresholds(suite.gate if suite else {}, self.config.option.min_accuracy, self.config.option.gate_metric, task.gate_metric)
         report = report_mod.build(
             suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding", "settings": task.settings,
-                   **(live_record(suite, self.config.option.max_steps) if suite else {})},
+                   **(live_record(suite, self.config.option.max_steps, self.model, self.config.option.runner, self.history_images(task)) if suite else {})},
             model=model,
             results=results,
             n_selected=len(selected),
@@ -906,6 +928,8 @@ class GuitestState:
             tr.write_line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")
             if report["run"].get("data"):
                 tr.write_line(f"data: {report['run']['data']}")
+            if report["suite"].get("runner"):
+                tr.write_line(runner_line(report["suite"]["runner"]))
             if report["run"].get("success_rule"):
                 tr.write_line(miniwob_rules.summary_line(report["run"]["success_rule"]))
             cached = report_mod.cache_sentence(report)

@@ -44,9 +44,10 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
   ``fault`` records the choice as ``"correct": true|false``
 * ``{"act": {"kind": "click", "point": [nx, ny]}, "convention": C, "space": S}``  a live step's reply in
   convention C (guitest, uitars, computer_use, pyautogui) with its point in space S (see :func:`render_action`)
-* ``{"policy": [act, ...], "convention": C, "space": S}``  a scripted episode: answers the act of the step the
-  request is at (the number of ``Step N:`` history lines in guitest's live prompt), so one entry serves
-  concurrent episodes of the same task
+* ``{"act": [act, ...], ...}``  a reply with several actions, in the convention's own way of writing several
+* ``{"policy": [act, ...], "convention": C, "space": S}``  a scripted episode: answers the act (or list of acts) of
+  the step the request is at (:func:`earlier_steps`: the earlier replies and history lines it shows), so one entry
+  serves concurrent episodes of the same task
 * ``{}``                          answer normally (a placeholder to fail later requests only)
 
 Log (``--log``): one JSON object per line per request received, written before the reply
@@ -96,7 +97,7 @@ from typing import Any
 
 DEFAULT_ANSWER = "Answer: [0.5, 0.5]"
 ANSWER_RE = re.compile(r"ANSWER=([^\r\n]*)")
-STEP_LINE_RE = re.compile(r"^Step \d+: ", re.MULTILINE)  # a history line of guitest's live step prompt
+STEP_LINE_RE = re.compile(r"^Step \d+: ", re.MULTILINE)  # a history line of a live step prompt (guitest's, Qwen's)
 DATA_URI_RE = re.compile(r"^data:([^;,]+)(;base64)?,", re.IGNORECASE)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MALFORMED_BODY = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess'
@@ -129,9 +130,12 @@ class Script:
         self.used = {key: 0 for key in actions}
         self.lock = threading.Lock()
 
-    def next(self, user_text: str) -> tuple[str | None, dict[str, Any] | None]:
-        """The matching key and its next action (None once exhausted, or when nothing matches)."""
+    def next(self, user_text: str, system_text: str = "") -> tuple[str | None, dict[str, Any] | None]:
+        """The matching key and its next action (None once exhausted, or when nothing matches). A key is looked for in
+        the user text, then in the system text (a runner that says the task there, as OSWorld's PromptAgent does)."""
         with self.lock:
+            if not any(key == "*" or key in user_text for key in self.actions):
+                user_text = f"{user_text}\n{system_text}"
             for key, items in self.actions.items():
                 if key == "*" or key in user_text:
                     index = self.used[key]
@@ -206,10 +210,36 @@ def _render_point(action: dict[str, Any], size: list[int] | None) -> str:
     return str(action["render"]).replace("{x}", fmt.format(x)).replace("{y}", fmt.format(y))
 
 
-def render_action(act: dict[str, Any], convention: str, space: str, size: list[int] | None) -> str:
-    """A live step's reply in a model convention's own syntax, written here by hand from the model cards (not by
-    guitest's renderers, so a parser bug is not mirrored): ``act`` is ``{"kind", "point" [nx, ny] normalized,
-    "text", "keys"}``; points go out in ``space`` (normalized, grid1000, or pixel_sent: pixels of the image received)."""
+def render_action(act: dict[str, Any] | list[dict[str, Any]], convention: str, space: str, size: list[int] | None) -> str:
+    """A live step's reply in a model convention's own syntax, written here by hand from the model cards and OSWorld's
+    prompts (not by guitest's renderers, so a reader bug is not mirrored): ``act`` is ``{"kind", "point" [nx, ny]
+    normalized, "text", "keys"}``, or a list of them for a reply with several actions; points go out in ``space``
+    (normalized, grid1000, grid999, or pixel_sent: pixels of the image received)."""
+    acts = act if isinstance(act, list) else [act]
+    calls = [_call(a, convention, space, size) for a in acts]
+    if convention == "uitars":  # UI-TARS-1.5: one Action: line, the calls apart by a blank line
+        return "Thought: I act on the screen.\nAction: " + "\n\n".join(calls)
+    if convention == "computer_use":  # Qwen2.5-VL / Qwen3-VL: one <tool_call> block per call
+        return "Action: act on the screen\n" + "\n".join(calls)
+    if convention == "pyautogui":  # OSWorld's code: one block of code; WAIT, DONE, FAIL as blocks of their own
+        if len(calls) == 1 and calls[0] in ("WAIT", "DONE", "FAIL"):
+            return calls[0]
+        blocks: list[str] = []
+        code: list[str] = []
+        for call in calls:
+            if call in ("WAIT", "DONE", "FAIL"):
+                blocks += ["```python\n" + "\n".join(code) + "\n```"] if code else []
+                blocks.append(f"```{call}```")
+                code = []
+            else:
+                code.append(call)
+        blocks += ["```python\n" + "\n".join(code) + "\n```"] if code else []
+        return "I act on the screen.\n" + "\n".join(blocks)
+    return "I act on the screen.\nAction: " + "; ".join(calls)  # guitest's own format
+
+
+def _call(act: dict[str, Any], convention: str, space: str, size: list[int] | None) -> str:
+    """One action as a call of ``convention``."""
     kind = act["kind"]
     x = y = None
     if act.get("point") is not None:
@@ -219,20 +249,21 @@ def render_action(act: dict[str, Any], convention: str, space: str, size: list[i
             x, y = round(nx * w), round(ny * h)
         elif space == "grid1000":
             x, y = round(nx * 1000), round(ny * 1000)
+        elif space == "grid999":
+            x, y = round(nx * 999), round(ny * 999)
         else:
             x, y = round(nx, 4), round(ny, 4)
     text, keys = act.get("text", ""), act.get("keys", [])
     if convention == "uitars":  # UI-TARS-1.5 computer-use action space
-        action = {
-            "click": f"click(start_box='<|box_start|>({x},{y})<|box_end|>')",
-            "double_click": f"left_double(start_box='<|box_start|>({x},{y})<|box_end|>')",
-            "type": f"type(content='{text.replace(chr(10), chr(92) + 'n')}')",
+        return {
+            "click": f"click(start_box='({x},{y})')",
+            "double_click": f"left_double(start_box='({x},{y})')",
+            "type": "type(content='" + text.replace("\\", "\\\\").replace("'", "\\'").replace(chr(10), "\\n") + "')",
             "wait": "wait()",
             "key": f"hotkey(key='{' '.join(keys)}')",
             "done": "finished(content='done')",
             "fail": "call_user()",
         }[kind]
-        return f"Thought: I act on the screen.\nAction: {action}"
     if convention == "computer_use":  # Qwen2.5-VL / Qwen3-VL computer_use tool
         arguments = {
             "click": {"action": "left_click", "coordinate": [x, y]},
@@ -243,27 +274,34 @@ def render_action(act: dict[str, Any], convention: str, space: str, size: list[i
             "done": {"action": "terminate", "status": "success"},
             "fail": {"action": "terminate", "status": "failure"},
         }[kind]
-        return '<tool_call>\n' + json.dumps({"name": "computer_use", "arguments": arguments}) + '\n</tool_call>'
+        return "<tool_call>\n" + json.dumps({"name": "computer_use", "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
     if convention == "pyautogui":  # OSWorld's code actions
         return {
-            "click": f"```python\npyautogui.click(x={x}, y={y})\n```",
-            "double_click": f"```python\npyautogui.doubleClick(x={x}, y={y})\n```",
-            "type": f"```python\npyautogui.write({text!r})\n```",
+            "click": f"pyautogui.click(x={x}, y={y})",
+            "double_click": f"pyautogui.doubleClick(x={x}, y={y})",
+            "type": f"pyautogui.write({text!r})",
             "wait": "WAIT",
-            "key": f"```python\npyautogui.hotkey({', '.join(repr(k) for k in keys)})\n```",
+            "key": f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})",
             "done": "DONE",
             "fail": "FAIL",
         }[kind]
-    # guitest's own default format
-    return {
-        "click": f"I click it.\nAction: click({x}, {y})",
-        "double_click": f"Action: double_click({x}, {y})",
-        "type": f"Action: type({json.dumps(text)})",
-        "key": f"Action: key({json.dumps('+'.join(keys))})",
-        "wait": "Action: wait(1)",
-        "done": "Action: done()",
-        "fail": "Action: fail()",
+    return {  # guitest's own default format
+        "click": f"click({x}, {y})",
+        "double_click": f"double_click({x}, {y})",
+        "type": f"type({json.dumps(text, ensure_ascii=False)})",
+        "key": f"key({json.dumps('+'.join(keys))})",
+        "wait": "wait(1)",
+        "done": "done()",
+        "fail": "fail()",
     }[kind]
+
+
+def earlier_steps(roles: list[str], user_texts: list[str]) -> int:
+    """How many earlier steps a live step's request shows: its assistant turns (the model's own earlier replies, as
+    UI-TARS's, Qwen's and OSWorld's PromptAgent runners send them) plus the ``Step N:`` history lines of its user texts
+    (guitest's own prompt lists every earlier step so; Qwen's runners list the steps older than their window). A
+    runner that drops older steps altogether (PromptAgent keeps 3) is counted right up to that many."""
+    return roles.count("assistant") + sum(len(STEP_LINE_RE.findall(t)) for t in user_texts)
 
 
 def _processor_size(size: list[int], factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
@@ -288,6 +326,7 @@ def summarize(body: Any) -> dict[str, Any]:
     roles: list[str] = []
     texts: list[str] = []
     user_texts: list[str] = []
+    system_texts: list[str] = []
     mime = None
     size = None
     image = False
@@ -329,10 +368,13 @@ def summarize(body: Any) -> dict[str, Any]:
         texts.extend(mine)
         if role == "user":
             user_texts.append("\n".join(mine))
+        elif role == "system":
+            system_texts.append("\n".join(mine))
     return {
         "roles": roles,
         "texts": texts,
         "user_texts": user_texts,
+        "system_texts": system_texts,
         "image": image,
         "image_mime": mime,
         "image_size": size,
@@ -419,7 +461,7 @@ class Handler(BaseHTTPRequestHandler):
         info = summarize(body)
         user_texts = info.pop("user_texts")
         user_text = "\n".join(user_texts)
-        key, action = self.server.script.next(user_text)
+        key, action = self.server.script.next(user_text, "\n".join(info.pop("system_texts")))
         if action and "p_correct" in action:  # resolved here, so the log is the ledger of right and wrong answers
             with self.server.log_lock:
                 correct = self.server.rng.random() < float(action["p_correct"])
@@ -479,9 +521,9 @@ class Handler(BaseHTTPRequestHandler):
         if "body" in action:
             self._send_json(200, action["body"])
             return
-        if "policy" in action:  # a whole scripted episode: the step is the number of earlier actions the prompt lists
+        if "policy" in action:  # a whole scripted episode: the step is the number of earlier steps the prompt shows
             steps = action["policy"]
-            step = min(len(STEP_LINE_RE.findall(user_texts[-1] if user_texts else "")), len(steps) - 1)
+            step = min(earlier_steps(summarize(body)["roles"], user_texts), len(steps) - 1)
             content = render_action(steps[step], action.get("convention", "guitest"), action.get("space", "normalized"), summarize(body).get("image_size"))
         elif "act" in action:
             content = render_action(action["act"], action.get("convention", "guitest"), action.get("space", "normalized"), summarize(body).get("image_size"))

@@ -100,6 +100,23 @@ def test_doing_nothing_scores_zero(desktop: LocalDesktop, tasks, tmp_path: Path,
     assert (verdict.success, verdict.score) == (False, 0.0), verdict.reason
 
 
+def test_text_pyautogui_has_no_keys_for_arrives_typed_and_pasted(desktop: LocalDesktop, tasks, tmp_path: Path) -> None:
+    """pyautogui.write drops on X11 every character it has no key for (OSWorld's Qwen and pyautogui agents lose them so);
+    guitest types such text, and a paste (OSWorld's UI-TARS runner types through the clipboard), through the clipboard,
+    or through xdotool where no clipboard tool answers (this desktop has neither xclip nor xsel)."""
+    env = env_on(tmp_path, desktop.url)
+    try:
+        env.reset(task_spec(tasks["mousepad-new-note"].data), seed=0)
+        steps = [Action("type", text="Grüße aus 東京"), Action("key", keys=("enter",)), Action("type", text="naïve ☃ ok", paste=True),
+                 Action("key", keys=("ctrl", "s")), Action("wait", seconds=0.5)]
+        for action in steps:
+            obs = env.step(action)
+            assert "action_error" not in obs.info, obs.info
+    finally:
+        env.close()
+    assert Path(desktop.home, "Documents", "hello.txt").read_text(encoding="utf-8").rstrip("\n") == "Grüße aus 東京\nnaïve ☃ ok"
+
+
 def dark_fraction(png: bytes, x: int, y: int) -> float:
     box = Image.open(io.BytesIO(png)).convert("L").crop((x - 2, y - 2, x + 14, y + 18))
     pixels = box.tobytes()

@@ -532,3 +532,21 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
     assert not errors, errors
     page.screenshot(path=str(Path(os.environ.get(SCREENSHOT_ENV, tmp_path)) / "demo-report.png"), full_page=False)
     page.close()
+
+
+def test_an_episode_strip_draws_every_action_of_a_step_and_marks_those_not_run(tmp_path: Path) -> None:
+    steps = [
+        {"number": 1, "reply": "r1", "text": "click; type", "notes": [], "screenshot": "ep/step-01.png",
+         "actions": [{"kind": "click", "point": [10, 20], "space": "screen"}, {"kind": "type", "text": "x"}, {"kind": "click", "point": [30, 40], "space": "screen"}]},
+        {"number": 2, "reply": "r2", "text": "click; done; click", "notes": ["not_run:1"], "screenshot": "ep/step-02.png", "executed": 2,
+         "actions": [{"kind": "click", "point": [50, 60], "space": "screen"}, {"kind": "done"}, {"kind": "click", "point": [70, 80], "space": "screen"}]},
+        {"number": 3, "reply": "old", "text": "click", "notes": [], "screenshot": "ep/step-03.png", "action": {"kind": "click", "point": [5, 5], "space": "screen"}},
+    ]
+    episode = {"screen_size": [160, 210], "trajectory": steps, "final_screenshot": "ep/final.png", "end": "done", "success": True, "score": 1.0, "wall_seconds": 1.0}
+    report = make_report([make_case("ep-1", "hit", {"ui_type": "text"}, "r2", episode=episode)])
+    page = render(report, {}, tmp_path, tmp_path)
+    figures = re.findall(r'<figure class="shot">.*?</figure>', page, re.S)
+    circles = [re.findall(r'<circle class="pred" cx="([\d.]+)" cy="([\d.]+)"', f) for f in figures]
+    assert circles[:3] == [[("10", "20"), ("30", "40")], [("50", "60")], [("5", "5")]]  # the third click of step 2 did not run
+    assert [re.findall(r'<text class="pred-n"[^>]*>(\d)</text>', f) for f in figures[:3]] == [["1", "3"], ["1"], []]
+    assert "click; done; click (action 3 not run)" in page

@@ -8,11 +8,13 @@ import pytest
 
 from guitest.errors import ModelError
 from guitest.live.baselines import OraclePolicy, RandomPolicy, action_line, oracle_reason
-from guitest.live.loop import StepInput
+from guitest.live import runners
+from guitest.live.actions import Action
+from guitest.live.loop import Decision, StepInput
 from guitest.live.oracle_miniwob import SOLVED, script
 from guitest.live.protocol import Observation, TaskSpec
 
-CONVENTIONS = [("guitest", "normalized"), ("uitars", "pixel_sent"), ("computer_use", "grid1000"), ("pyautogui", "pixel_sent")]
+RUNNERS = ["guitest", "uitars15", "uitars15-qwen2vl", "qwen25vl", "qwen3vl", "prompt-agent", "aguvis"]
 
 
 class PageStub:
@@ -27,43 +29,50 @@ class PageStub:
         return self.answer(arg) if callable(self.answer) else self.answer
 
 
+def only(decision: Decision) -> Action:
+    """The one action of a decision (the baselines decide one action per step)."""
+    assert len(decision.actions) == 1, decision
+    return decision.actions[0]
+
+
 def step_input(task: TaskSpec, step: int = 0, size: tuple[int, int] = (480, 630), scale: float = 3.0) -> StepInput:
     return StepInput(task, 0, "do it", Observation(b"png", size, "do it", scale=scale), (), step, 15)
 
 
-@pytest.mark.parametrize("convention,space", CONVENTIONS)
-def test_oracle_click_goes_through_the_convention_and_back_to_screen_pixels(convention: str, space: str) -> None:
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_oracle_click_goes_through_the_runner_and_back_to_screen_pixels(runner: str) -> None:
     env = PageStub({"kind": "click", "x": 40, "y": 70})
-    decision = OraclePolicy(env, convention, space).act(step_input(TaskSpec("miniwob", "click-button")))
-    assert decision.action is not None and decision.action.kind == "click" and decision.action.space == "screen"
-    assert decision.action.point == pytest.approx((120.0, 210.0), abs=0.1)  # CSS (40, 70) at zoom 3
+    decision = OraclePolicy(env, runners.get(runner)).act(step_input(TaskSpec("miniwob", "click-button")))
+    action = only(decision)
+    assert action.kind == "click" and action.space == "screen"
+    assert action.point == pytest.approx((120.0, 210.0), abs=1.0)  # CSS (40, 70) at zoom 3 (the Qwen runners truncate to whole pixels)
     assert decision.reply and decision.text and "```" not in decision.text and "tool_call>" not in decision.text
     assert env.calls[0] == (script("click-button"), 0)
 
 
-@pytest.mark.parametrize("convention,space", CONVENTIONS)
-def test_oracle_typing_and_keys(convention: str, space: str) -> None:
-    typed = OraclePolicy(PageStub({"kind": "type", "text": "Ada \"Lovelace\""}), convention, space).act(step_input(TaskSpec("miniwob", "enter-text")))
-    assert typed.action is not None and typed.action.kind == "type" and typed.action.text == 'Ada "Lovelace"'
-    keyed = OraclePolicy(PageStub({"kind": "key", "keys": ["ctrl", "a"]}), convention, space).act(step_input(TaskSpec("miniwob", "enter-text")))
-    assert keyed.action is not None and keyed.action.keys == ("ctrl", "a")
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_oracle_typing_and_keys(runner: str) -> None:
+    typed = only(OraclePolicy(PageStub({"kind": "type", "text": "Ada \"Lovelace\""}), runners.get(runner)).act(step_input(TaskSpec("miniwob", "enter-text"))))
+    assert typed.kind == "type" and typed.text == 'Ada "Lovelace"'
+    keyed = only(OraclePolicy(PageStub({"kind": "key", "keys": ["ctrl", "a"]}), runners.get(runner)).act(step_input(TaskSpec("miniwob", "enter-text"))))
+    assert keyed.keys == ("ctrl", "a")
 
 
 def test_a_solution_that_answers_nonsense_says_fail() -> None:
     decision = OraclePolicy(PageStub("not an action")).act(step_input(TaskSpec("miniwob", "click-button")))
-    assert decision.action is not None and decision.action.kind == "fail"
+    assert only(decision).kind == "fail"
 
 
 def test_web_solution_steps_then_done() -> None:
     spec = TaskSpec("webapp", "add", "Add it", {"success": "true", "solution": [{"click": "#new"}, {"type": "Buy milk"}, {"key": "enter"}, {"drag": ["#a", "#b"]}]})
     centres = {"#new": [100, 20], "#a": [10, 10], "#b": [30, 40]}
     policy = OraclePolicy(PageStub(lambda selector: centres.get(selector)))
-    actions = [policy.act(step_input(spec, i, size=(800, 600), scale=1.0)).action for i in range(5)]
-    assert [a.kind for a in actions] == ["click", "type", "key", "drag", "done"]  # type: ignore[union-attr]
-    assert actions[0].point == pytest.approx((100, 20), abs=1e-3) and actions[1].text == "Buy milk" and actions[2].keys == ("enter",)  # type: ignore[union-attr]
-    assert actions[3].end == pytest.approx((30, 40), abs=1e-3)  # type: ignore[union-attr]
+    actions = [only(policy.act(step_input(spec, i, size=(800, 600), scale=1.0))) for i in range(5)]
+    assert [a.kind for a in actions] == ["click", "type", "key", "drag", "done"]
+    assert actions[0].point == pytest.approx((100, 20), abs=1e-3) and actions[1].text == "Buy milk" and actions[2].keys == ("enter",)
+    assert actions[3].end == pytest.approx((30, 40), abs=1e-3)
     missing = TaskSpec("webapp", "x", "x", {"success": "true", "solution": [{"click": "#gone"}]})
-    assert policy.act(step_input(missing, size=(800, 600), scale=1.0)).action.kind == "fail"  # type: ignore[union-attr]
+    assert only(policy.act(step_input(missing, size=(800, 600), scale=1.0))).kind == "fail"
 
 
 def test_oracle_reasons() -> None:
@@ -78,18 +87,19 @@ def test_oracle_reasons() -> None:
     assert len(SOLVED) == 33 and {"bisect-angle", "circle-center", "find-midpoint", "use-colorwheel", "use-colorwheel-2"} <= set(SOLVED) and script("book-flight") is None
 
 
-@pytest.mark.parametrize("convention,space", CONVENTIONS)
-def test_random_policy_is_seeded_and_stays_on_screen(convention: str, space: str) -> None:
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_random_policy_is_seeded_and_stays_on_screen(runner: str) -> None:
     task = TaskSpec("miniwob", "click-button")
-    first = [RandomPolicy(3, convention, space).act(step_input(task, i)) for i in range(30)]
-    again = [RandomPolicy(3, convention, space).act(step_input(task, i)) for i in range(30)]
-    other = [RandomPolicy(4, convention, space).act(step_input(task, i)) for i in range(30)]
+    first = [RandomPolicy(3, runners.get(runner)).act(step_input(task, i)) for i in range(30)]
+    again = [RandomPolicy(3, runners.get(runner)).act(step_input(task, i)) for i in range(30)]
+    other = [RandomPolicy(4, runners.get(runner)).act(step_input(task, i)) for i in range(30)]
     assert [d.reply for d in first] == [d.reply for d in again] != [d.reply for d in other]
-    kinds = {d.action.kind for d in first if d.action}
-    assert "click" in kinds and "done" not in kinds and all(d.action is not None for d in first)
-    for d in first:
-        if d.action and d.action.point:
-            assert 0 <= d.action.point[0] <= 480.5 and 0 <= d.action.point[1] <= 630.5
+    actions = [only(d) for d in first]
+    kinds = {a.kind for a in actions}
+    assert "click" in kinds and "done" not in kinds
+    for a in actions:
+        if a.point:
+            assert 0 <= a.point[0] <= 480.5 and 0 <= a.point[1] <= 630.5
 
 
 def test_action_line() -> None:

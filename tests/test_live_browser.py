@@ -23,6 +23,7 @@ from guitest import envs
 from guitest.formats import webtask
 from guitest.live.actions import Action
 from guitest.live.baselines import OraclePolicy, RandomPolicy, oracle_reason
+from guitest.live import runners
 from guitest.live.loop import Decision, StepInput, run_episode
 from guitest.live.protocol import EnvFailure, TaskSpec
 from guitest.suite import Suite
@@ -168,13 +169,13 @@ def test_the_task_timer_is_off(mw) -> None:
         env.close()
 
 
-@pytest.mark.parametrize("convention,space", [("guitest", "normalized"), ("uitars", "pixel_sent"), ("computer_use", "grid1000"), ("pyautogui", "normalized")])
-def test_the_oracle_solves_its_tasks_in_every_convention(mw, convention: str, space: str) -> None:
-    policy = OraclePolicy(mw, convention, space)
+@pytest.mark.parametrize("runner", ["guitest", "uitars15", "qwen3vl", "aguvis"])
+def test_the_oracle_solves_its_tasks_in_every_convention(mw, runner: str) -> None:
+    policy = OraclePolicy(mw, runners.get(runner))
     for name, seed in (("enter-text", 0), ("click-checkboxes", 1), ("click-tab-2", 4)):
         episode = run_episode(mw, task(name), seed, policy, 15)
         assert episode.success, (name, seed, episode.end, [s.text for s in episode.steps])
-        assert episode.end == "env_done" and all(s.action is not None for s in episode.steps)
+        assert episode.end == "env_done" and all(s.actions for s in episode.steps)
     assert oracle_reason(task("book-flight")) is not None and oracle_reason(task("enter-text")) is None
 
 
@@ -235,7 +236,7 @@ def test_a_box_left_unticked_is_a_success_under_browsergym_only(mw) -> None:
 def test_garbage_replies_run_out_the_budget(mw) -> None:
     class Garbage:
         def act(self, step: StepInput) -> Decision:
-            return Decision(reply="hmm", action=None, notes=("no_action",))
+            return Decision(reply="hmm", notes=("no_action",))
 
     episode = run_episode(mw, task("click-button"), 0, Garbage(), 3)
     assert episode.end == "budget" and not episode.success and len(episode.steps) == 3
@@ -300,13 +301,13 @@ def web() -> Iterator[envs.webapp.WebAppEnv]:
 
 
 def test_the_example_web_suite_oracle_succeeds_and_doing_nothing_does_not(web, web_samples) -> None:
-    done = Decision("Action: done()", Action("done"))
+    done = Decision("Action: done()", (Action("done"),))
 
     class SaysDone:
         def act(self, step: StepInput) -> Decision:
             return done
 
-    policy = OraclePolicy(web, "computer_use", "pixel_sent")
+    policy = OraclePolicy(web, runners.get("qwen25vl"))
     for sample in [s for s in web_samples if s.data["seed"] == 1]:
         spec = TaskSpec.from_dict(sample.data["task"])
         solved = run_episode(web, spec, 1, policy, 10)
@@ -329,7 +330,7 @@ def test_each_web_episode_starts_clean_and_seeded(web, web_samples) -> None:
 
 def test_done_when_ends_the_episode(web, web_samples) -> None:
     spec = next(TaskSpec.from_dict(s.data["task"]) for s in web_samples if s.id == "show-done-seed0")
-    episode = run_episode(web, spec, 0, OraclePolicy(web, "uitars", "pixel_sent"), 10)
+    episode = run_episode(web, spec, 0, OraclePolicy(web, runners.get("uitars15")), 10)
     assert episode.end == "env_done" and episode.success and len(episode.steps) == 1
 
 
@@ -346,7 +347,7 @@ def test_a_suite_server_command(tmp_path: Path) -> None:
     env = envs.open_env("webapp", {"server": {"command": [sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"], "cwd": "."}, "viewport": [300, 200]}, str(tmp_path))
     spec = TaskSpec(env="webapp", name="press", instruction="Press the button", config={"start": "index.html", "success": "window.pressed === true", "solution": [{"click": "#b"}]})
     try:
-        episode = run_episode(env, spec, 0, OraclePolicy(env, "pyautogui", "pixel_sent"), 3)
+        episode = run_episode(env, spec, 0, OraclePolicy(env, runners.get("prompt-agent")), 3)
     finally:
         env.close()
         envs.shutdown()

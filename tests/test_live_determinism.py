@@ -47,7 +47,7 @@ def trajectory(episode: Episode) -> Trajectory:
     """What must not depend on how the episode was run: per step the screenshot digest, the action and the reward;
     then how it ended, its score and the final screen."""
     assert episode.error is None, episode.error
-    steps = tuple((hashlib.sha256(s.png or b"").hexdigest(), json.dumps(s.action, sort_keys=True), s.info.get("raw_reward")) for s in episode.steps)
+    steps = tuple((hashlib.sha256(s.png or b"").hexdigest(), json.dumps(s.actions, sort_keys=True), s.info.get("raw_reward")) for s in episode.steps)
     return steps, episode.end, episode.score, hashlib.sha256(episode.final_png or b"").hexdigest()
 
 
@@ -126,7 +126,7 @@ def test_pytest_with_two_workers_gives_the_in_process_trajectories(pytester: pyt
     differ = []
     for name, seed in EPISODES:
         episode = cases[f"{name}-seed{seed}"]
-        steps = tuple((digest(s["screenshot"]), json.dumps(s["action"], sort_keys=True), (s.get("info") or {}).get("raw_reward")) for s in episode["trajectory"])
+        steps = tuple((digest(s["screenshot"]), json.dumps(s["actions"], sort_keys=True), (s.get("info") or {}).get("raw_reward")) for s in episode["trajectory"])
         if (steps, episode["end"], episode["score"], digest(episode["final_screenshot"])) != fresh[(name, seed)]:
             differ.append((name, seed))
     assert not differ, f"differ between pytest -n 2 and an in-process episode on a fresh page: {differ}"

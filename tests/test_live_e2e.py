@@ -28,20 +28,24 @@ pytestmark = pytest.mark.usefixtures("browser")
 APP = Path(__file__).parent / "live_app"
 # element centres as fractions of the 800x600 screenshot
 GREEN, BLUE, BOX = (0.7, 0.2167), (0.45, 0.6333), (0.3125, 0.7833)
+TEXT = "grüße 東京"  # typed through every runner: non-ASCII text must arrive
 STEPS = {
     "Press the green button": [{"kind": "click", "point": GREEN}, {"kind": "done"}],
     "Press the blue button": [{"kind": "click", "point": BLUE}, {"kind": "done"}],
     "Press the red button": [{"kind": "click", "point": GREEN}, {"kind": "done"}],  # the policy is wrong here
-    "Write hello in the box": [{"kind": "click", "point": BOX}, {"kind": "type", "text": "hello"}, {"kind": "key", "keys": ["enter"]}, {"kind": "done"}],
+    f"Write {TEXT} in the box": [{"kind": "click", "point": BOX}, {"kind": "type", "text": TEXT}, {"kind": "key", "keys": ["enter"]}, {"kind": "done"}],
 }
 RIGHT = {"press-green-seed0", "press-blue-seed0", "write-hello-seed0"}
-# (model name, convention the fake server answers in, coordinate space, extra options)
+# runner -> (model name, convention the fake server answers in, coordinate space, extra options, whether its runner runs
+# a done said after other actions: OSWorld's UI-TARS runner makes finished() the step's only action)
 FAMILIES = {
-    "guitest": ("agent", "guitest", "normalized", []),
-    "ui-tars": ("ui-tars-1.5-7b", "uitars", "pixel_sent", ["--resize=client"]),
-    "qwen2.5": ("qwen2.5-vl-7b", "computer_use", "pixel_sent", ["--resize=client"]),
-    "qwen3": ("qwen3-vl-8b", "computer_use", "grid1000", []),
-    "pyautogui": ("agent", "pyautogui", "normalized", ["--model-profile=aguvis"]),
+    "guitest": ("agent", "guitest", "normalized", [], True),
+    "uitars15": ("ui-tars-1.5-7b", "uitars", "pixel_sent", [], False),
+    "uitars15-qwen2vl": ("ui-tars-7b", "uitars", "grid1000", [], False),
+    "qwen25vl": ("qwen2.5-vl-7b", "computer_use", "pixel_sent", [], True),
+    "qwen3vl": ("qwen3-vl-8b", "computer_use", "grid999", [], True),
+    "prompt-agent": ("gpt-4o", "pyautogui", "pixel_sent", [], True),
+    "aguvis": ("agent", "pyautogui", "normalized", ["--model-profile=aguvis"], True),
 }
 
 
@@ -60,7 +64,16 @@ def browser() -> None:
 
 
 def script(convention: str, space: str, steps: dict = STEPS) -> dict:
+    """One action per reply, step after step."""
     return {key: [{"act": act, "convention": convention, "space": space} for act in acts] for key, acts in steps.items()}
+
+
+def replies(acts: list[dict], done_after_actions: bool) -> list[list[dict]]:
+    """A task's actions as replies with several actions each: all in one reply, or (for a runner where a done ends the
+    step alone) the done in a reply of its own."""
+    if done_after_actions or acts[-1]["kind"] != "done":
+        return [acts]
+    return [acts[:-1], acts[-1:]]
 
 
 def suite(pytester: pytest.Pytester) -> None:
@@ -91,22 +104,36 @@ def eqa_here(cases: list[dict], t_max: int) -> float:
 
 
 @pytest.mark.parametrize(
-    ("family", "mode"),
-    [(f, []) for f in FAMILIES] + [("qwen3", ["-n", "2"])],
-    ids=[*FAMILIES, "qwen3-xdist"],
+    ("runner", "mode"),
+    [(r, ["-n", "2"] if i % 2 else []) for i, r in enumerate(FAMILIES)],
+    ids=[f"{r}-{'xdist' if i % 2 else 'serial'}" for i, r in enumerate(FAMILIES)],
 )
-def test_a_known_policy_succeeds_exactly_where_it_is_right(pytester: pytest.Pytester, tmp_path, family: str, mode: list[str]) -> None:
+def test_every_action_of_each_reply_runs_in_every_runner(pytester: pytest.Pytester, tmp_path, runner: str, mode: list[str]) -> None:
+    """Each runner's replies carry several actions (click, type, Enter and done in one reply; a done in a reply of its own
+    where the runner makes it the step's only action), written as that family writes several: every action runs, in
+    order, in one step, the budget counting replies. Success is exactly 3 of 4, the policy being wrong on one task."""
     suite(pytester)
-    model, convention, space, extra = FAMILIES[family]
-    with fakeserver.serve(tmp_path, script=script(convention, space)) as server:
+    model, convention, space, extra, together = FAMILIES[runner]
+    plan = {key: [{"act": reply, "convention": convention, "space": space} for reply in replies(acts, together)] for key, acts in STEPS.items()}
+    with fakeserver.serve(tmp_path, script=plan) as server:
         result = run(pytester, server, model, *extra, *mode)
         asked = len(server.requests())
     assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([f"runner: {runner} (*"])
+    if not mode:  # the header names it too (with -n 2 the workers collect, not the terminal's process)
+        result.stdout.fnmatch_lines([f"guitest runner: {runner} (*"])
     data = report(pytester)
+    assert data["suite"]["runner"]["name"] == runner
     hits = {c["id"] for c in data["cases"] if c["verdict"] == "hit"}
     assert hits == RIGHT, [(c["id"], c["verdict"], c["episode"]["trajectory"]) for c in data["cases"]]
-    assert {c["id"]: c["steps"] for c in data["cases"]} == {"press-green-seed0": 2, "press-blue-seed0": 2, "press-red-seed0": 2, "write-hello-seed0": 4}
-    assert asked == 10
+    per_case = 1 if together else 2
+    assert {c["id"]: c["steps"] for c in data["cases"]} == {c["id"]: per_case for c in data["cases"]} and asked == 4 * per_case
+    write = next(c for c in data["cases"] if c["id"] == "write-hello-seed0")
+    first = write["episode"]["trajectory"][0]
+    kinds = [a["kind"] for a in first["actions"]]
+    assert kinds == (["click", "type", "key", "done"] if together else ["click", "type", "key"]) and "executed" not in first
+    typed = first["actions"][1]
+    assert typed["text"] == TEXT and typed.get("paste", False) == runner.startswith("uitars")  # UI-TARS pastes, as its runner types
     metrics = data["task_metrics"]
     assert metrics["success"]["overall"]["successes"] == 3 and metrics["eqa"] == eqa_here(data["cases"], 6)
     for case in data["cases"]:  # the evidence: a trajectory file and a screenshot per step, beside the report
@@ -129,7 +156,7 @@ def test_a_known_policy_succeeds_exactly_where_it_is_right(pytester: pytest.Pyte
 def test_an_endpoint_failing_mid_episode_is_an_error_that_lf_completes(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
     suite(pytester)
     broken = script("guitest", "normalized")
-    broken["Write hello in the box"] = broken["Write hello in the box"][:1] + [{"status": 500}, {"status": 500}]
+    broken[f"Write {TEXT} in the box"] = broken[f"Write {TEXT} in the box"][:1] + [{"status": 500}, {"status": 500}]
     with fakeserver.serve(tmp_path, script=broken) as server:
         first = run(pytester, server, "agent", "--cache=off", *mode)
         port = server.port

@@ -73,10 +73,10 @@ class Scripted:
 
 
 def click(x: float, y: float) -> Decision:
-    return Decision(reply=f"Action: click({x}, {y})", action=Action("click", point=(x, y), space="screen"))
+    return Decision(reply=f"Action: click({x}, {y})", actions=(Action("click", point=(x, y), space="screen"),))
 
 
-GARBAGE = Decision(reply="I am not sure what to do.", action=None, notes=("no_action",))
+GARBAGE = Decision(reply="I am not sure what to do.", notes=("no_action",))
 
 
 def test_fake_env_satisfies_the_protocol() -> None:
@@ -91,7 +91,7 @@ def test_success_when_the_environment_ends_the_episode() -> None:
     assert [s.number for s in episode.steps] == [1, 2]
     assert env.resets == [7]
     assert episode.instruction == "Press the button (from the env)"
-    assert episode.steps[0].action == {"kind": "click", "point": [50, 40], "space": "screen"}
+    assert episode.steps[0].actions == ({"kind": "click", "point": [50, 40], "space": "screen"},) and episode.steps[0].executed == 1
     # the policy saw the screen before each step, the history of earlier decisions, and the budget
     assert [i.step for i in policy.inputs] == [0, 1]
     assert policy.inputs[1].history == (policy.decisions[0],)
@@ -106,7 +106,7 @@ def test_unreadable_replies_use_steps_and_the_episode_goes_on() -> None:
     env = FakeEnv()
     episode = run_episode(env, TASK, 0, Scripted([GARBAGE, GARBAGE, click(15, 15)]), max_steps=5)
     assert episode.success and len(episode.steps) == 3 and episode.end == "env_done"
-    assert [s.action for s in episode.steps[:2]] == [None, None]
+    assert [s.actions for s in episode.steps[:2]] == [(), ()]
     assert all("unreadable_action" in s.notes and "no_action" in s.notes for s in episode.steps[:2])
     assert episode.steps[0].text == "(no readable action)"
     assert len(env.actions) == 1  # unreadable replies execute nothing
@@ -120,12 +120,12 @@ def test_garbage_to_the_end_is_a_miss_after_the_budget() -> None:
 
 def test_done_and_fail_end_the_episode_and_the_environment_decides() -> None:
     env = FakeEnv(ends=False)
-    done = Decision("Action: done()", Action("done"))
+    done = Decision("Action: done()", (Action("done"),))
     episode = run_episode(env, TASK, 0, Scripted([click(15, 15), done]), max_steps=5)
     assert episode.end == "done" and episode.success and len(episode.steps) == 2
     early = run_episode(FakeEnv(), TASK, 0, Scripted([done]), max_steps=5)
     assert early.end == "done" and not early.success  # saying done does not make it so
-    failed = run_episode(FakeEnv(), TASK, 0, Scripted([Decision("FAIL", Action("fail", text="cannot"))]), max_steps=5)
+    failed = run_episode(FakeEnv(), TASK, 0, Scripted([Decision("FAIL", (Action("fail", text="cannot"),))]), max_steps=5)
     assert failed.end == "fail" and not failed.success and len(failed.steps) == 1
 
 
@@ -135,7 +135,7 @@ def test_done_and_fail_end_the_episode_and_the_environment_decides() -> None:
     ("evaluate", 1, "environment failed at evaluation: cannot read the reward"),
 ])
 def test_environment_failures_end_as_errors(where: str, steps: int, message: str) -> None:
-    decisions = [Decision("Action: done()", Action("done"))] if where == "evaluate" else [click(15, 15)]
+    decisions = [Decision("Action: done()", (Action("done"),))] if where == "evaluate" else [click(15, 15)]
     episode = run_episode(FakeEnv(fail_at=where), TASK, 0, Scripted(decisions), max_steps=3)
     assert episode.end == "error" and episode.evaluation is None and not episode.success
     assert episode.error_source == "environment" and episode.error == message
@@ -155,7 +155,7 @@ def test_other_policy_exceptions_are_bugs_and_propagate() -> None:
 
 
 def test_points_not_mapped_to_the_screen_are_a_policy_bug() -> None:
-    unmapped = Decision("Action: click(0.1, 0.2)", Action("click", point=(0.1, 0.2), space="normalized"))
+    unmapped = Decision("Action: click(0.1, 0.2)", (Action("click", point=(0.1, 0.2), space="normalized"),))
     with pytest.raises(ValueError, match="to_screen"):
         run_episode(FakeEnv(), TASK, 0, Scripted([unmapped]), max_steps=2)
     with pytest.raises(ValueError, match="at least 1"):
@@ -205,7 +205,7 @@ def test_screenshots_go_to_the_sink_and_the_trajectory_names_them(tmp_path) -> N
 
 
 def test_a_failed_episode_is_labelled_not_complete_and_fail_is_recorded_as_fail() -> None:
-    episode = run_episode(FakeEnv(), TASK, 0, Scripted([Decision("FAIL", Action("fail"))]), max_steps=2)
+    episode = run_episode(FakeEnv(), TASK, 0, Scripted([Decision("FAIL", (Action("fail"),))]), max_steps=2)
     trajectory = to_trajectory(episode, "x")
     assert trajectory.labels.complete() == "no" and trajectory.last_action_is_fail
     errored = run_episode(FakeEnv(fail_at="reset"), TASK, 0, Scripted([GARBAGE]), max_steps=2)
@@ -222,4 +222,75 @@ def test_a_failed_episode_is_labelled_not_complete_and_fail_is_recorded_as_fail(
 ])
 def test_describe(action: Action, text: str) -> None:
     assert describe(action) == text
-    assert Decision(None, action).history_text == text
+    assert Decision(None, (action,)).history_text == text
+
+
+def act(kind: str, x: float | None = None, y: float | None = None, **fields: object) -> Action:
+    return Action(kind, point=(x, y) if x is not None and y is not None else None, space="screen" if x is not None else None, **fields)  # type: ignore[arg-type]
+
+
+def test_every_action_of_a_decision_runs_in_order_within_one_step() -> None:
+    # OSWorld's lib_run_single.run_single_example: `for action in actions: env.step(action)`, then step_idx += 1
+    env = FakeEnv(ends=False)
+    several = Decision("click, type, key", (act("click", 50, 40), act("type", text="hé"), act("key", keys=("enter",))))
+    policy = Scripted([several, click(15, 15), Decision("done", (act("done"),))])
+    episode = run_episode(env, TASK, 0, policy, max_steps=3)
+    assert [a.kind for a in env.actions] == ["click", "type", "key", "click", "done"]
+    assert episode.end == "done" and len(episode.steps) == 3  # three model calls, five actions
+    first = episode.steps[0]
+    assert [a["kind"] for a in first.actions] == ["click", "type", "key"] and first.executed == 3
+    assert first.to_dict()["actions"][1] == {"kind": "type", "text": "hé"} and "executed" not in first.to_dict()
+    assert first.text == "click (50, 40); type 'hé'; key enter"
+
+
+def test_the_next_step_sees_the_screen_after_each_action_of_the_previous_one() -> None:
+    env = FakeEnv(ends=False)
+    policy = Scripted([Decision("two", (act("click", 50, 40), act("click", 15, 15))), GARBAGE, click(1, 1)])
+    run_episode(env, TASK, 0, policy, max_steps=3)
+    first, second, third = policy.inputs
+    assert first.results == ()
+    assert len(second.results) == 2 and second.results[-1] == second.observation
+    assert second.results[0].screenshot.endswith(b"idle" + bytes(1)) and second.results[1].screenshot.endswith(b"pressed" + bytes(2))
+    assert third.results == ()  # the decision before it ran nothing
+
+
+def test_done_after_actions_ends_the_episode_after_they_run_and_nothing_after_it_runs() -> None:
+    env = FakeEnv(ends=False)
+    decision = Decision("click then DONE then click", (act("click", 15, 15), act("done"), act("click", 50, 40)))
+    episode = run_episode(env, TASK, 0, Scripted([decision]), max_steps=5)
+    assert [a.kind for a in env.actions] == ["click", "done"]
+    assert episode.end == "done" and episode.success and len(episode.steps) == 1
+    step = episode.steps[0]
+    assert step.executed == 2 and len(step.actions) == 3 and "not_run:1" in step.notes and step.to_dict()["executed"] == 2
+
+
+def test_the_environment_ending_the_episode_mid_decision_stops_it_there() -> None:
+    env = FakeEnv()
+    episode = run_episode(env, TASK, 0, Scripted([Decision("two", (act("click", 15, 15), act("type", text="late")))]), max_steps=5)
+    assert episode.end == "env_done" and episode.success and [a.kind for a in env.actions] == ["click"]
+    assert episode.steps[0].executed == 1 and "not_run:1" in episode.steps[0].notes
+
+
+def test_an_environment_failure_names_the_action_it_failed_at() -> None:
+    class FailsSecond(FakeEnv):
+        def step(self, action: Action) -> Observation:
+            if len(self.actions) == 1:
+                raise EnvFailure("the page stopped answering")
+            return super().step(action)
+
+    episode = run_episode(FailsSecond(ends=False), TASK, 0, Scripted([Decision("two", (act("click", 50, 40), act("type", text="x")))]), max_steps=3)
+    assert episode.end == "error" and episode.error == "step 1: environment failed: action 2 of 2 (type): the page stopped answering"
+    assert episode.steps[0].executed == 1
+
+
+def test_the_budget_counts_model_calls_not_actions() -> None:
+    env = FakeEnv(ends=False)
+    many = Decision("four", tuple(act("click", 50, 40) for _ in range(4)))
+    episode = run_episode(env, TASK, 0, Scripted([many]), max_steps=2)
+    assert episode.end == "budget" and len(episode.steps) == 2 and len(env.actions) == 8
+
+
+def test_a_decision_takes_a_sequence_of_actions() -> None:
+    with pytest.raises(TypeError, match=r"actions=\(action,\)"):
+        Decision("x", Action("done"))  # type: ignore[arg-type]
+    assert Decision("x", [Action("done")]).actions == (Action("done"),) and Decision("x", [Action("done")]).final == Action("done")

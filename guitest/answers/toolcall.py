@@ -5,7 +5,6 @@ inside ``<tool_call>`` tags or code fences), Qwen's grounding JSON (``[{"point_2
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .. import jsonscan
@@ -26,7 +25,8 @@ def _number_list(value: Any) -> list[float] | None:
 
 
 def _from_object(obj: Any) -> Found | None:
-    """The point an object carries, looking into ``arguments``/``parameters``/``action`` wrappers."""
+    """The point an object carries, looking into what a tool call wraps (:func:`guitest.jsonscan.wrapped`) and into an
+    ``action`` object."""
     if isinstance(obj, list):
         for element in reversed(obj):
             found = _from_object(element)
@@ -35,13 +35,7 @@ def _from_object(obj: Any) -> Found | None:
         return None
     if not isinstance(obj, dict):
         return None
-    for key in ("arguments", "parameters", "args", "input", "action"):
-        inner = obj.get(key)
-        if isinstance(inner, str):
-            try:
-                inner = json.loads(inner)
-            except ValueError:
-                inner = None
+    for inner in [*jsonscan.wrapped(obj), obj.get("action")]:
         if isinstance(inner, (dict, list)):
             found = _from_object(inner)
             if found is not None:

@@ -348,8 +348,8 @@ def perform(page: Any, action: Action, area: Area, pointer: tuple[float, float])
     elif kind == SCROLL:
         mouse.move(*point)
         mouse.wheel(action.scroll[0] * NOTCH_PIXELS, action.scroll[1] * NOTCH_PIXELS)
-    elif kind == TYPE:
-        keyboard.type(action.text)
+    elif kind == TYPE:  # any text arrives, non-ASCII too; a paste as one input event, without key events
+        keyboard.insert_text(action.text) if action.paste else keyboard.type(action.text)
     elif kind == KEY:
         names = [PLAYWRIGHT_KEYS.get(k, k) for k in action.keys]
         if not names or any(k not in NAMED and len(k) != 1 for k in action.keys):

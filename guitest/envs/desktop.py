@@ -90,7 +90,8 @@ def pyautogui_key(name: str) -> str:
 def pyautogui_code(action: Action, screen: tuple[int, int], scale: float = 1.0) -> str:
     """The pyautogui code that performs ``action`` (points in screenshot pixels, ``scale`` screenshot pixels
     per screen unit) on a screen of size ``screen``; points are clamped onto the screen. ValueError for a
-    final or wait action (they run no code) and for an action missing its point."""
+    final or wait action (they run no code) and for a move or drag missing its point (a click without one clicks where
+    the pointer is). ``type`` goes through :func:`typing_code`."""
     width, height = screen
 
     def at(point: tuple[float, float] | None, what: str) -> tuple[int, int]:
@@ -104,12 +105,16 @@ def pyautogui_code(action: Action, screen: tuple[int, int], scale: float = 1.0) 
         raise ValueError(f"action points must be in screenshot pixels (space 'screen'), not {action.space!r}; map them with guitest.live.actions.to_screen")
     kind = action.kind
     if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE):
-        x, y = at(action.point, "point")
         call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MOVE: "moveTo"}[kind]
+        if action.point is None and kind != MOVE:  # where the pointer is, as pyautogui.click() clicks
+            return f"pyautogui.{call}()"
+        x, y = at(action.point, "point")
         return f"pyautogui.{call}({x}, {y})"
     if kind == DRAG:
-        x1, y1 = at(action.point, "start point")
         x2, y2 = at(action.end, "end point")
+        if action.point is None:  # from where the pointer is
+            return f"pyautogui.dragTo({x2}, {y2}, duration=0.3, button='left')"
+        x1, y1 = at(action.point, "start point")
         return f"pyautogui.moveTo({x1}, {y1}); pyautogui.dragTo({x2}, {y2}, duration=0.3, button='left')"
     if kind == SCROLL:
         dx, dy = action.scroll
@@ -124,7 +129,7 @@ def pyautogui_code(action: Action, screen: tuple[int, int], scale: float = 1.0) 
             calls.append(f"pyautogui.hscroll({round(dx)})")
         return where + ("; ".join(calls) or "pass")
     if kind == TYPE:
-        return f"pyautogui.write({action.text!r})"
+        return typing_code(action.text, action.paste)
     if kind == KEY:
         keys = [pyautogui_key(k) for k in action.keys if k.strip()]
         if not keys:
@@ -133,6 +138,50 @@ def pyautogui_code(action: Action, screen: tuple[int, int], scale: float = 1.0) 
             return f"pyautogui.press({keys[0]!r})"
         return f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})"
     raise ValueError(f"a {kind} action runs no code on the machine")
+
+
+def typing_code(text: str, paste: bool = False) -> str:
+    """The pyautogui code that types ``text``: ``pyautogui.write`` key by key for ASCII text, as OSWorld's agents type;
+    through the clipboard and ctrl+v for a paste (``paste``, as OSWorld's UI-TARS runner types everything: pyperclip,
+    then ``pyautogui.hotkey('ctrl', 'v')``) and for text pyautogui has no keys for (non-ASCII: ``pyautogui.write`` drops
+    it on X11). Where pyperclip finds no clipboard tool (a Linux machine without xclip or xsel), Tk holds the clipboard
+    while ctrl+v pastes it; without Tk, ``xdotool type`` types it. The code starts on a line of its own: it follows the
+    client's one-line prefix (:meth:`MachineClient.run_pyautogui`)."""
+    if not paste and text.isascii():
+        return f"pyautogui.write({text!r})"
+    return f"\ntext = {text!r}\n" + _PASTE
+
+
+_PASTE = """\
+try:
+    import pyperclip
+    pyperclip.copy(text)
+    pasted = pyperclip.paste() == text
+except Exception:
+    pasted = False
+if pasted:
+    pyautogui.hotkey('ctrl', 'v')
+else:
+    try:
+        import tkinter
+        owner = tkinter.Tk()
+    except Exception:
+        owner = None
+    if owner is not None:
+        owner.withdraw()
+        owner.clipboard_clear()
+        owner.clipboard_append(text)
+        owner.update()
+        pyautogui.hotkey('ctrl', 'v')
+        until = time.time() + 0.5
+        while time.time() < until:
+            owner.update()
+            time.sleep(0.02)
+        owner.destroy()
+    else:
+        import subprocess
+        subprocess.run(['xdotool', 'type', '--clearmodifiers', '--delay', '10', '--', text], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+"""
 
 
 class DesktopEnv:

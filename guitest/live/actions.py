@@ -1,7 +1,7 @@
 """The action vocabulary of live tasks: one frozen dataclass, the same for every model convention and backend.
 
-Parsers (one module per model convention under :mod:`guitest.live.parsers`) turn a reply into an
-:class:`Action` with its points in the reply's own coordinate space (``space``); :func:`to_screen`
+Runners (one per model convention under :mod:`guitest.live.runners`) read a reply into
+:class:`Action` objects, their points in the reply's own coordinate space (``space``); :func:`to_screen`
 maps them, through the same geometry as grounding, to pixels of the screenshot the model was
 shown, which is what :meth:`guitest.live.protocol.Environment.step` takes.
 """
@@ -34,6 +34,8 @@ class Action:
     ``text``: what ``type`` types, or the message of ``done``/``fail``. ``keys``: a key or combination
     for ``key``, lower-case names (``ctrl``, ``shift``, ``alt``, ``meta``, ``enter``, ``tab``, ``a``).
     ``scroll``: (dx, dy) in wheel notches, positive dy scrolls down. ``seconds``: for ``wait``.
+    ``paste``: ``type`` puts its text in at once, as a paste through the clipboard does (OSWorld's UI-TARS runner
+    types so), rather than key by key; either way any text, non-ASCII included, arrives.
     """
 
     kind: str
@@ -44,6 +46,7 @@ class Action:
     scroll: tuple[float, float] = (0.0, 0.0)
     seconds: float = 0.0
     space: str | None = None
+    paste: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -70,6 +73,8 @@ class Action:
             out["seconds"] = self.seconds
         if self.space is not None:
             out["space"] = self.space
+        if self.paste:
+            out["paste"] = True
         return out
 
 

@@ -1,12 +1,11 @@
 """Agents for live episodes, as :class:`~guitest.live.loop.Policy` objects over guitest's models.
 
-- :class:`ModelPolicy`: any model adapter (``openai:``, ``hf:``, a custom one) answering one step per
-  call: the step prompt of the profile's action convention (:mod:`guitest.live.prompts`) with the
-  instruction and the history of earlier actions as text, the current screenshot (sized by the profile,
-  as for grounding), and optionally the most recent earlier screenshots (``history_images``); the reply
-  read by the convention's parser and mapped to screen pixels through the profile's coordinate space.
-  Each call holds a ``--concurrency`` slot and goes through the response cache, keyed by the step's
-  screenshot and the whole prompt (history included), so re-running a deterministic episode is free.
+- :class:`ModelPolicy`: any model adapter (``openai:``, ``hf:``, a custom one) answering one step per call, driven by
+  its runner (:mod:`guitest.live.runners`: the runner of the model's profile, or ``--runner``): the runner sizes the
+  screenshot, lays out the step's messages (system prompt, earlier screenshots, the model's own earlier replies),
+  reads the reply into an ordered list of actions, applies its stop rules and maps the points to screen pixels.
+  Each call holds a ``--concurrency`` slot and goes through the response cache, keyed by everything the step
+  sends (every message, every image), so re-running a deterministic episode is free.
 - :class:`ScriptedPolicy`: a fixed list of actions in screen pixels (the desktop tasks' oracle), then done.
 - :class:`GroundingPolicy`: a grounding model as a one-shot agent: it clicks where the model grounds the
   instruction on the first screen, then says done (the OCR baseline as a real, weak agent).
@@ -18,16 +17,15 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ModelError
-from ..exchange import Case, Prompt, SentImage
-from ..images import image_from_bytes
+from ..exchange import Case
+from ..images import decode_rgb, image_from_bytes, resized
 from ..models.base import Model
 from ..sample import Sample
 from ..tasks.live import Live
-from .actions import CLICK, DONE, Action, to_screen
-from .baselines import action_line
+from .actions import CLICK, DONE, Action
 from .loop import Decision, StepInput
-from .parsers import convention_of, read, render
-from .prompts import step_prompt
+from .runners import Past, Runner, for_model
+from .runners.base import action_line
 
 #: a grounding reply that is read for :class:`GroundingPolicy`
 GROUNDING_TASK = "grounding"
@@ -35,57 +33,45 @@ GROUNDING_TASK = "grounding"
 STEP_TASK = Live()
 
 
-def convention_and_space(model: Model) -> tuple[str, str]:
-    """The action convention a model's profile speaks, and the coordinate space its replies are read in
-    (guitest's own format is normalized by definition)."""
-    convention = convention_of(model.profile.name)
-    return convention, ("normalized" if convention == "guitest" else model.profile.space)
-
-
 class ModelPolicy:
-    """A model's step-by-step agent (see the module docstring). ``sample`` is the episode's case (for adapters
-    that look at it); ``asker(case, prompt, sent)`` is how a call is made (slot, cache, bounded reply)."""
+    """A model's step-by-step agent (see the module docstring). ``sample`` is the episode's case (for adapters that
+    look at it); ``asker(case, prompt, sent)`` is how a call is made (slot, cache, bounded reply); ``runner`` the
+    runner (default: the model profile's); ``history_images`` the earlier screenshots a step sends (default: the
+    runner's)."""
 
-    def __init__(self, model: Model, sample: Sample, asker: Any, attempt: int = 0, history_images: int = 0) -> None:
+    def __init__(self, model: Model, sample: Sample, asker: Any, attempt: int = 0, runner: Runner | None = None, history_images: int | None = None) -> None:
         self.model = model
         self.sample = sample
         self.asker = asker
         self.attempt = attempt
-        self.history_images = max(int(history_images), 0)
-        self.convention, self.space = convention_and_space(model)
-        self._seen: list[SentImage] = []  # earlier screenshots as sent, the most recent last
+        self.runner = runner if runner is not None else for_model(model)[0]
+        self.images = self.runner.history_images if history_images is None else max(int(history_images), 0)
+        self.space = self.runner.space_for(model)
+        self.past: list[Past] = []  # the episode's earlier steps, as the runner sends them again
 
     def act(self, step: StepInput) -> Decision:
-        """Ask the model for the next action; a reply without a readable action uses the step (noted)."""
+        """Ask the model for the next actions; a reply without readable actions uses the step (noted)."""
         obs = step.observation
         with image_from_bytes(obs.screenshot, f"{self.sample.id}, step {step.step + 1}") as image:
-            sent_size = self.model.plan_size(obs.size)
-            case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=sent_size, task=STEP_TASK, attempt=self.attempt)
-            sent = self.model.preprocess(image, case)
+            size = self.runner.sizes(obs.size, self.model)
+            case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=size, task=STEP_TASK, attempt=self.attempt)
+            source = resized(decode_rgb(image), size) if self.runner.resizes() and size != obs.size else image
+            sent = self.model.preprocess(source, case)
         case = replace(case, sent_size=sent.size)
-        version = "qwen3" if self.model.profile.name.startswith("qwen3") else "qwen2.5"
-        text = step_prompt(self.convention, step.instruction, step.history_texts, sent.size, version=version, normalized=self.space == "normalized")
-        prompt = self._prompt(text.system, text.user, sent)
+        prompt = self.runner.prompt(step.instruction, self.past, sent, self.images)
         reply, stored, cut = self.asker(case, prompt, sent)
-        if self.history_images:
-            self._seen = (self._seen + [sent])[-self.history_images :]
         notes: tuple[str, ...] = ("reply_cut",) if cut else ()
+        cached = stored is not None
         if reply.finish_reason == "length":  # never act on a reply cut off before its answer
-            return Decision(reply=reply.text, action=None, notes=notes + ("truncated",), finish_reason=reply.finish_reason, cached=stored is not None)
-        parsed = read(self.convention, self.model.parse_response(self.model.postprocess(reply, case), case))
-        action = to_screen(parsed.action, self.space, sent.size, obs.size) if parsed.action is not None else None
-        line = action_line(render(self.convention, parsed.action, 4)) if parsed.action is not None else ""
-        return Decision(reply=reply.text, action=action, text=line, notes=notes + parsed.notes, finish_reason=reply.finish_reason, cached=stored is not None)
-
-    def _prompt(self, system: str | None, user: str, sent: SentImage) -> Prompt:
-        """The step's prompt: the current screenshot and the text, after the earlier screenshots kept (if any)."""
-        if not self._seen:
-            return Prompt(user=user, system=system)
-        parts: list[str | int] = []
-        for n, _ in enumerate(self._seen):
-            parts += [f"Screenshot {len(self._seen) - n} step(s) ago:", n]
-        parts += ["The current screenshot:", len(self._seen), user]
-        return Prompt(user=user, system=system, parts=tuple(parts), images=(*self._seen, sent))
+            self.past.append(Past(reply.text, sent))
+            return Decision(reply=reply.text, notes=notes + ("truncated",), finish_reason=reply.finish_reason, cached=cached)
+        text = self.model.parse_response(self.model.postprocess(reply, case), case)
+        read = self.runner.read(text)
+        actions, rules = self.runner.decide(read, self.past, step.step, step.budget)
+        self.past.append(Past(reply.text, sent, actions, self.runner.line(text, actions)))
+        screen = tuple(self.runner.to_screen(a, self.space, sent.size, obs.size) for a in actions)
+        said = action_line(self.runner.render(actions)) if actions else ""
+        return Decision(reply=reply.text, actions=screen, text=said, notes=notes + read.notes + rules, finish_reason=reply.finish_reason, cached=cached)
 
 
 class ScriptedPolicy:
@@ -96,7 +82,7 @@ class ScriptedPolicy:
 
     def act(self, step: StepInput) -> Decision:
         action = self.actions[step.step] if step.step < len(self.actions) else Action(DONE)
-        return Decision(reply=None, action=action, notes=("scripted",))
+        return Decision(reply=None, actions=(action,), notes=("scripted",))
 
 
 class GroundingPolicy:
@@ -112,7 +98,7 @@ class GroundingPolicy:
 
     def act(self, step: StepInput) -> Decision:
         if step.step > 0:
-            return Decision(reply=None, action=Action(DONE), notes=("one_shot",))
+            return Decision(reply=None, actions=(Action(DONE),), notes=("one_shot",))
         obs = step.observation
         sample = replace(self.sample, instruction=step.instruction, image="", box=(0.0, 0.0, float(obs.size[0]), float(obs.size[1])))
         with image_from_bytes(obs.screenshot, f"{self.sample.id}, step 1") as image:
@@ -122,9 +108,9 @@ class GroundingPolicy:
         text = self.model.parse_response(self.model.postprocess(reply, case), case)
         _, prediction = self.task.judge(text, reply.finish_reason, case, self.model.profile, sent.size)
         if not prediction or "pixel" not in prediction:
-            return Decision(reply=reply.text, action=None, notes=("no_point",), cached=stored is not None)
+            return Decision(reply=reply.text, notes=("no_point",), cached=stored is not None)
         x, y = prediction["pixel"]
-        return Decision(reply=reply.text, action=Action(CLICK, point=(float(x), float(y)), space="screen"), cached=stored is not None)
+        return Decision(reply=reply.text, actions=(Action(CLICK, point=(float(x), float(y)), space="screen"),), cached=stored is not None)
 
 
 def not_an_agent(model: Model) -> ModelError:

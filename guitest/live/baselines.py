@@ -1,9 +1,9 @@
 """Live baselines that need no weights, as :class:`~guitest.live.loop.Policy` objects: ``oracle`` and ``random``.
 
-Both speak a model convention (``convention``, ``space``): each decision is rendered as a reply in
-that convention's syntax and coordinate space, then read back by the convention's parser and mapped
-to screen pixels, exactly as a model's reply would be. So the oracle checks the whole path; under
-any convention it must succeed wherever it has a scripted solution.
+Both speak through a runner (:mod:`guitest.live.runners`; the model profile's, as a model would): each decision is
+rendered as a reply in that runner's syntax and coordinate space, then read back by the runner and mapped to screen
+pixels, exactly as a model's reply would be. So the oracle checks the whole path; under any runner it must succeed
+wherever it has a scripted solution.
 
 - :class:`OraclePolicy`: a scripted solver reading the page's DOM through the environment's
   ``run_js`` (the ``miniwob`` and ``webapp`` backends have it): MiniWoB++ tasks in
@@ -25,12 +25,13 @@ import random
 from typing import Any
 
 from ..errors import ModelError
-from .actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, RIGHT_CLICK, SCROLL, TYPE, Action, from_screen, to_screen
+from .actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, RIGHT_CLICK, SCROLL, TYPE, Action
 from .keys import combo
 from .loop import Decision, StepInput
 from .oracle_miniwob import SOLVED, script
-from .parsers import read, render
 from .protocol import TaskSpec
+from .runners import GUITEST_RUNNER, Runner
+from .runners.base import action_line
 
 SOLUTION_KINDS = ("click", "double_click", "right_click", "type", "key", "drag")
 RESOLVE_JS = """selector => {
@@ -56,36 +57,30 @@ def oracle_reason(task: TaskSpec) -> str | None:
     return f"the oracle has no scripted solutions for environment backend {task.env!r}"
 
 
-def action_line(reply: str) -> str:
-    """A rendered reply without its wrapping (code fences, ``<tool_call>`` tags, UI-TARS's thought): the history line."""
-    lines = [ln.strip() for ln in reply.splitlines() if ln.strip() and not ln.startswith(("```", "<tool_call>", "</tool_call>", "Thought:"))]
-    return " ".join(lines) or reply.strip()
-
-
 class _Speaker:
-    """Says an action (screen pixels) in a convention and reads it back, as a model's reply is read."""
+    """Says an action (screen pixels) through a runner and reads it back, as a model's reply is read."""
 
-    def __init__(self, convention: str, space: str, decimals: int | None) -> None:
-        self.convention = convention
-        self.space = "normalized" if convention == "guitest" else space  # guitest's format is normalized by definition
+    def __init__(self, runner: Runner, decimals: int | None) -> None:
+        self.runner = runner
+        self.space = runner.space_for(None)
         self.decimals = decimals if decimals is not None else (6 if self.space == "normalized" else 1)  # as the generic profile writes
 
     def say(self, action: Action, step: StepInput, notes: tuple[str, ...] = ()) -> Decision:
         size = step.observation.size
-        reply = render(self.convention, from_screen(action, self.space, size, size), self.decimals)
-        parsed = read(self.convention, reply)
-        mapped = to_screen(parsed.action, self.space, size, size) if parsed.action is not None else None
-        return Decision(reply=reply, action=mapped, text=action_line(reply), notes=notes + parsed.notes)
+        reply = self.runner.render([self.runner.from_screen(action, self.space, size, size)], self.decimals)
+        read = self.runner.read(reply)
+        mapped = tuple(self.runner.to_screen(a, self.space, size, size) for a in read.actions)
+        return Decision(reply=reply, actions=mapped, text=action_line(reply), notes=notes + read.notes)
 
 
 class OraclePolicy:
     """The scripted solver (see the module docstring) for one environment; ``act`` raises ModelError for a task it cannot solve."""
 
-    def __init__(self, env: Any, convention: str = "guitest", space: str = "normalized", decimals: int | None = None) -> None:
+    def __init__(self, env: Any, runner: Runner = GUITEST_RUNNER, decimals: int | None = None) -> None:
         if not callable(getattr(env, "run_js", None)):
             raise ModelError(f"the oracle reads the page through the environment's run_js, which {type(env).__name__} lacks")
         self.env = env
-        self.speaker = _Speaker(convention, space, decimals)
+        self.speaker = _Speaker(runner, decimals)
 
     def act(self, step: StepInput) -> Decision:
         """The next scripted action, said in the policy's convention."""
@@ -148,9 +143,9 @@ KEYS = ("enter", "tab", "backspace", "space", "down", "up")
 class RandomPolicy:
     """Seeded random actions (see the module docstring)."""
 
-    def __init__(self, seed: int = 0, convention: str = "guitest", space: str = "normalized", decimals: int | None = None) -> None:
+    def __init__(self, seed: int = 0, runner: Runner = GUITEST_RUNNER, decimals: int | None = None) -> None:
         self.seed = seed
-        self.speaker = _Speaker(convention, space, decimals)
+        self.speaker = _Speaker(runner, decimals)
 
     def act(self, step: StepInput) -> Decision:
         """A random action drawn from a generator seeded by (seed, task, episode seed, step)."""

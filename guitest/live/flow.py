@@ -30,7 +30,8 @@ from ..exchange import Case, Prompt, Reply, SentImage
 from ..models.base import Blind, Model
 from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, UNSURE, case_result
-from .agent import GroundingPolicy, ModelPolicy, ScriptedPolicy, convention_and_space, not_an_agent
+from . import runners
+from .agent import GroundingPolicy, ModelPolicy, ScriptedPolicy, not_an_agent
 from .baselines import OraclePolicy, RandomPolicy, oracle_reason
 from .loop import ERROR as ENDED_IN_ERROR, Episode, run_episode
 from .protocol import EnvFailure, TaskSpec
@@ -44,8 +45,10 @@ _DIGESTED = re.compile(r"-[0-9a-f]{12}$")  # the end of a folder name _safe made
 class LiveSetup:
     """What a live suite says about running its cases: the backend (``env``) and its ``env_options``, the suite's
     folder (``base_dir``: relative paths in the options), its step budget, where episodes are written
-    (``episodes_dir``, under ``report_dir``), how many earlier screenshots a step sends, and the success rule
-    (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.envs.miniwob_rules`; None for other backends)."""
+    (``episodes_dir``, under ``report_dir``), the model's runner (``runner``: ``--runner``; None: its profile's) and how
+    many earlier screenshots a step sends (``history_images``: ``--history-images`` or the suite's setting; None: the
+    runner's own), and the success rule (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.envs.miniwob_rules`; None
+    for other backends)."""
 
     env: str
     env_options: Mapping[str, Any] = field(default_factory=dict)
@@ -53,8 +56,9 @@ class LiveSetup:
     max_steps: int | None = None
     episodes_dir: str = "episodes"
     report_dir: str = "."
-    history_images: int = 0
+    history_images: int | None = None
     success_rule: str | None = None
+    runner: str | None = None
 
     def options(self) -> dict[str, Any]:
         """The backend's options: ``env_options``, and the success rule when there is one (the backend applies it)."""
@@ -95,16 +99,26 @@ class Environments:
         envs.shutdown()
 
 
-def live_record(suite: Any, max_steps: int | None) -> dict[str, Any]:
+def live_record(suite: Any, max_steps: int | None, model: Model | None = None, runner: str | None = None, history_images: int | None = None) -> dict[str, Any]:
     """What a report records of a live suite's run beside its task settings: the backend, its options (URLs without
-    credentials) and the step budget in force (``--max-steps``, else the suite's, else 15; a task row may set its
-    own, recorded per case); empty for a suite that is not live."""
+    credentials), the step budget in force (``--max-steps``, else the suite's, else 15; a task row may set its own,
+    recorded per case) and, with a model, the runner that drives it (``--runner`` or the profile's; its source, and the
+    earlier screenshots a step sends: ``history_images``, else the runner's own); empty for a suite that is not live."""
     from ..secrets import redact_urls
 
     if getattr(suite, "task", None) != "live":
         return {}
     options = {k: redact_urls(v) if isinstance(v, str) else v for k, v in suite.env_options.items()}
-    return {"env": suite.env, "env_options": options, "max_steps": int(max_steps or suite.max_steps or DEFAULT_MAX_STEPS)}
+    out: dict[str, Any] = {"env": suite.env, "env_options": options, "max_steps": int(max_steps or suite.max_steps or DEFAULT_MAX_STEPS)}
+    if model is not None:
+        chosen, why = runners.for_model(model, runner)
+        out["runner"] = {**chosen.describe(history_images), "chosen": why}
+    return out
+
+
+def runner_line(record: dict[str, Any]) -> str:
+    """A live suite's runner in one line, from the report's record of it (:func:`live_record`'s ``runner``)."""
+    return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
 
 
 def budget(sample: Sample, setup: LiveSetup, options: RunOptions) -> int:
@@ -124,28 +138,29 @@ def skip_reason(model: Model, sample: Sample) -> str | None:
     return oracle_reason(task)
 
 
-def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Callable[..., Any], attempt: int, history_images: int) -> Any:
+def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Callable[..., Any], attempt: int, setup: "LiveSetup") -> Any:
     """The agent of ``model`` for one episode: the scripted oracle, seeded random actions, the OCR model as a one-shot
-    grounding agent, or the model itself step by step; ModelError for a model that cannot act."""
+    grounding agent, or the model itself step by step, through its runner (``setup.runner`` or the profile's, with
+    ``setup.history_images`` earlier screenshots or the runner's own); ModelError for a model that cannot act."""
     from ..models.baselines import Oracle, Random
     from ..models.ocr import OCRModel
     from ..osworld.task import oracle_actions
 
-    convention, space = convention_and_space(model)
+    runner, _ = runners.for_model(model, setup.runner)
     if isinstance(model, Oracle):
         if task.env == "desktop":
             actions = oracle_actions(sample.data)
             if not actions:
                 raise ModelError(skip_reason(model, sample) or "no scripted solution")
             return ScriptedPolicy(actions)
-        return OraclePolicy(env, convention, space)
+        return OraclePolicy(env, runner)
     if isinstance(model, Random):
-        return RandomPolicy(model.settings.seed or 0, convention, space)
+        return RandomPolicy(model.settings.seed or 0, runner)
     if isinstance(model, OCRModel):
         return GroundingPolicy(model, sample, ask)
     if isinstance(model, Blind):
         raise not_an_agent(model)
-    return ModelPolicy(model, sample, ask, attempt, history_images)
+    return ModelPolicy(model, sample, ask, attempt, runner, setup.history_images)
 
 
 def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environments, options: RunOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
@@ -199,7 +214,7 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
         return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
     episode: Episode | None = None
     try:
-        policy = make_policy(model, env, sample, task, asker, index, setup.history_images)
+        policy = make_policy(model, env, sample, task, asker, index, setup)
         episode = run_episode(env, task, sample.data.get("seed"), policy, steps, save_screenshot=_sink(folder, setup.report_dir))
         reset = reset_record(env)  # read before the environment goes back to the pool and another episode resets it
     except ModelError as exc:

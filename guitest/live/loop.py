@@ -1,14 +1,20 @@
 """The agent loop: one episode of one task, step by step, scored by the environment's own check.
 
 :func:`run_episode` resets the environment, then per step asks the policy for a :class:`Decision`
-(given a :class:`StepInput`: the instruction, the screen, the earlier decisions, the step index and
-the budget) and executes its action, until the agent says ``done`` or ``fail``, the environment
-ends the episode, or the budget is spent; then it asks the environment to evaluate. It returns an
-:class:`Episode`: every step (reply, action, notes, screenshot), how it ended, the evaluation and
-the time spent in the environment and in the policy.
+(given a :class:`StepInput`: the instruction, the screen, the screens that followed each action of the
+previous decision, the earlier decisions, the step index and the budget) and executes its actions in
+order, until the agent says ``done`` or ``fail``, the environment ends the episode, or the budget is
+spent; then it asks the environment to evaluate. It returns an :class:`Episode`: every step (reply,
+actions, notes, screenshot), how it ended, the evaluation and the time spent in the environment and in
+the policy.
 
-Rules: an action that cannot be read uses up its step (noted ``unreadable_action``) and the episode
-goes on from the same screen. An :class:`~guitest.live.protocol.EnvFailure` (from the environment or
+Rules, as OSWorld's run loop (``lib_run_single.py``, ``run_single_example``) has them: a step is one
+policy decision (one model call), whatever number of actions it holds; the budget counts steps. The
+actions of a decision run in order, each through :meth:`~guitest.live.protocol.Environment.step`; a
+``done`` or ``fail`` ends the episode after the actions before it have run (actions after it are not
+run, noted ``not_run:N``), and so does a screen on which the environment ended the episode. A decision
+without actions (nothing readable) uses up its step (noted ``unreadable_action``) and the episode goes
+on from the same screen. An :class:`~guitest.live.protocol.EnvFailure` (from the environment or
 from a policy that reads it) or a :class:`~guitest.errors.ModelError` from the policy ends the
 episode with ``end="error"`` and the message, so the case is an error and ``--lf`` runs it again.
 Any other exception is a bug and propagates.
@@ -36,36 +42,54 @@ ScreenshotSink = Callable[[str, bytes], str]
 
 @dataclass(frozen=True)
 class Decision:
-    """What the policy decided at one step.
+    """What the policy decided at one step (one model call).
 
-    ``reply``: the model's text (None when there was none, e.g. an empty completion). ``action``: the
-    action read from it with its points in screenshot pixels (``space="screen"``, see
-    :func:`~guitest.live.actions.to_screen`), or None when it could not be read. ``text``: the action
-    as the reply wrote it, for the history of later prompts (defaults to a description of ``action``).
-    ``notes``: how it was read (parser notes). ``finish_reason``: the endpoint's. ``cached``: the
-    reply came from the response cache.
+    ``reply``: the model's text (None when there was none, e.g. an empty completion). ``actions``: the
+    actions read from it, in the order they are to run, with their points in screenshot pixels
+    (``space="screen"``, see :func:`~guitest.live.actions.to_screen`); empty when none could be read.
+    A ``done`` or ``fail`` ends the episode after the actions before it; it is the last action that
+    runs. ``text``: the actions as the reply wrote them, for the history of later prompts (defaults to
+    a description of ``actions``). ``notes``: how it was read (parser notes; a part of the reply that
+    could not be read is named in one, e.g. ``action 2: coordinates_not_numbers``). ``finish_reason``:
+    the endpoint's. ``cached``: the reply came from the response cache.
     """
 
     reply: str | None
-    action: Action | None
+    actions: tuple[Action, ...] = ()
     text: str = ""
     notes: tuple[str, ...] = ()
     finish_reason: str | None = None
     cached: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.actions, Action) or not all(isinstance(a, Action) for a in self.actions):
+            raise TypeError(f"Decision.actions is a sequence of Action (one action: actions=(action,)), got {self.actions!r}")
+        object.__setattr__(self, "actions", tuple(self.actions))
+
+    @property
+    def final(self) -> Action | None:
+        """The ``done`` or ``fail`` among the actions (the first), or None."""
+        return next((a for a in self.actions if a.final), None)
 
     @property
     def history_text(self) -> str:
         """The line this step contributes to the history of later prompts."""
         if self.text:
             return self.text
-        if self.action is None:
+        if not self.actions:
             return "(no readable action)"
-        return describe(self.action)
+        return "; ".join(describe(a) for a in self.actions)
 
 
 @dataclass(frozen=True)
 class StepInput:
-    """What the policy sees at one step: ``step`` counts from 0, ``budget`` is the episode's step budget."""
+    """What the policy sees at one step: ``step`` counts from 0, ``budget`` is the episode's step budget.
+
+    ``observation``: the screen now. ``results``: the observations that followed each action of the
+    previous decision, in order, one per action that ran (empty at the first step and after a decision
+    without actions); when not empty, its last is ``observation``. A policy answering a tool loop
+    (each tool call answered by the screen after it) reads them; ``history`` holds the earlier decisions.
+    """
 
     task: TaskSpec
     seed: int | None
@@ -74,6 +98,7 @@ class StepInput:
     history: tuple[Decision, ...]
     step: int
     budget: int
+    results: tuple[Observation, ...] = ()
 
     @property
     def history_texts(self) -> list[str]:
@@ -96,14 +121,16 @@ class Policy(Protocol):
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One executed step. ``number`` counts from 1. ``screenshot``: the reference returned by the episode's
+    """One step (one decision). ``number`` counts from 1. ``screenshot``: the reference returned by the episode's
     screenshot sink for the screen the agent saw (``png`` holds the bytes instead when there is no sink).
-    ``action``: :meth:`Action.describe` of the action executed (screen pixels), None when unreadable.
-    ``info``: what the environment reported after the step (plain builtins)."""
+    ``actions``: :meth:`Action.describe` of each action of the decision, in order (screen pixels; empty when
+    nothing was readable); ``executed``: how many of them ran (fewer when a ``done``/``fail`` or the environment
+    ended the episode, or the environment failed, before the rest). ``info``: what the environment reported after
+    the last action that ran (plain builtins; the ``notes`` of every action's observation are in ``notes``)."""
 
     number: int
     reply: str | None
-    action: dict[str, Any] | None
+    actions: tuple[dict[str, Any], ...]
     text: str
     notes: tuple[str, ...]
     finish_reason: str | None = None
@@ -113,18 +140,21 @@ class StepRecord:
     policy_seconds: float = 0.0
     env_seconds: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    executed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """The step as plain builtins (no screenshot bytes)."""
+        """The step as plain builtins (no screenshot bytes); ``executed`` only when fewer actions ran than were read."""
         out: dict[str, Any] = {
             "number": self.number,
             "reply": self.reply,
-            "action": self.action,
+            "actions": [dict(a) for a in self.actions],
             "text": self.text,
             "notes": list(self.notes),
             "policy_seconds": round(self.policy_seconds, 6),
             "env_seconds": round(self.env_seconds, 6),
         }
+        if self.executed < len(self.actions):
+            out["executed"] = self.executed
         if self.finish_reason is not None:
             out["finish_reason"] = self.finish_reason
         if self.cached:
@@ -265,35 +295,37 @@ def run_episode(
     first = obs
     instruction = obs.instruction or task.instruction
     end = BUDGET
+    results: tuple[Observation, ...] = ()
     for index in range(max_steps):
         ref, png = _keep(save_screenshot, f"step-{index + 1:02d}", obs.screenshot)
-        step_input = StepInput(task, seed, instruction, obs, tuple(history), index, max_steps)
+        step_input = StepInput(task, seed, instruction, obs, tuple(history), index, max_steps, results)
         try:
             decision, policy_seconds = timer.policy_call(policy.act, step_input)
         except (ModelError, EnvFailure) as exc:
             source = ENVIRONMENT if isinstance(exc, EnvFailure) else MODEL
             down = exc.describe() if isinstance(exc, EndpointDown) else None
             return finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source, down)
-        action = decision.action
-        _check_mapped(action)
-        notes = decision.notes + (("unreadable_action",) if action is None and "unreadable_action" not in decision.notes else ())
+        for action in decision.actions:
+            _check_mapped(action)
+        notes = decision.notes + (("unreadable_action",) if not decision.actions and "unreadable_action" not in decision.notes else ())
         history.append(decision)
-        env_seconds = 0.0
-        info: dict[str, Any] = {}
-        failure: str | None = None
-        if action is not None:  # a final done/fail goes to the environment too: its check may depend on it (the FAIL rule)
-            try:
-                obs, env_seconds = timer.env_timed(env.step, action)
-                info = dict(obs.info)
-            except EnvFailure as exc:
-                failure = f"step {index + 1}: environment failed: {exc}"
+        ran, env_seconds, failure, stop = _execute(env, decision.actions, timer)
+        if ran:
+            obs = ran[-1]
+        results = tuple(ran)
+        info = dict(obs.info) if ran else {}
+        observed = tuple(str(n) for o in ran for n in o.info.get("notes", ()))
+        info.pop("notes", None)
+        left = len(decision.actions) - len(ran)
+        if left:
+            notes += (f"not_run:{left}",)
         steps.append(
             StepRecord(
                 number=index + 1,
                 reply=decision.reply,
-                action=action.describe() if action is not None else None,
+                actions=tuple(a.describe() for a in decision.actions),
                 text=decision.history_text,
-                notes=notes + tuple(str(n) for n in info.pop("notes", ())),
+                notes=notes + observed,
                 finish_reason=decision.finish_reason,
                 cached=decision.cached,
                 screenshot=ref,
@@ -301,21 +333,41 @@ def run_episode(
                 policy_seconds=policy_seconds,
                 env_seconds=env_seconds,
                 info=info,
+                executed=len(ran),
             )
         )
         if failure is not None:
-            return finish(ERROR, obs, None, failure, ENVIRONMENT)
-        if action is not None and action.final:
-            end = DONE if action.kind == "done" else FAIL
-            break
-        if obs.done:
-            end = ENV_DONE
+            return finish(ERROR, obs, None, f"step {index + 1}: environment failed: {failure}", ENVIRONMENT)
+        if stop is not None:
+            end = stop
             break
     try:
         evaluation = timer.env_call(env.evaluate)
     except EnvFailure as exc:
         return finish(ERROR, obs, None, f"environment failed at evaluation: {exc}", ENVIRONMENT)
     return finish(end, obs, evaluation, None)
+
+
+def _execute(env: Environment, actions: tuple[Action, ...], timer: "_Timer") -> tuple[list[Observation], float, str | None, str | None]:
+    """Run ``actions`` in order: ``(observations, env_seconds, failure, end)``, one observation per action that ran.
+    It stops after a ``done``/``fail`` (a final action goes to the environment too: its check may depend on it, the
+    FAIL rule; ``end`` is ``done``/``fail``), after a screen on which the environment ended the episode (``env_done``),
+    or at an environment failure (its message; the observations are those before it)."""
+    ran: list[Observation] = []
+    seconds = 0.0
+    for number, action in enumerate(actions, 1):
+        try:
+            obs, spent = timer.env_timed(env.step, action)
+        except EnvFailure as exc:
+            where = f"action {number} of {len(actions)} ({action.kind}): " if len(actions) > 1 else ""
+            return ran, seconds + timer.last, f"{where}{exc}", None
+        seconds += spent
+        ran.append(obs)
+        if action.final:
+            return ran, seconds, None, DONE if action.kind == "done" else FAIL
+        if obs.done:
+            return ran, seconds, None, ENV_DONE
+    return ran, seconds, None, None
 
 
 def _keep(save: ScreenshotSink | None, name: str, png: bytes) -> tuple[str | None, bytes | None]:
@@ -325,9 +377,9 @@ def _keep(save: ScreenshotSink | None, name: str, png: bytes) -> tuple[str | Non
     return save(name, png), None
 
 
-def _check_mapped(action: Action | None) -> None:
+def _check_mapped(action: Action) -> None:
     """A policy must hand the loop screen pixels: points still in a model's space are a bug of the policy."""
-    if action is not None and (action.point is not None or action.end is not None) and action.space != "screen":
+    if (action.point is not None or action.end is not None) and action.space != "screen":
         raise ValueError(
             f"the policy returned a {action.kind} with points in space {action.space!r}; map them to screenshot pixels "
             "with guitest.live.actions.to_screen before returning the Decision"
@@ -340,6 +392,7 @@ class _Timer:
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
         self.spent = {"env": 0.0, "policy": 0.0}
+        self.last = 0.0  # the seconds of the last timed call (kept when it raised)
 
     @property
     def env(self) -> float:
@@ -355,7 +408,8 @@ class _Timer:
         try:
             return fn(*args), self.clock() - start
         finally:
-            self.spent[bucket] += self.clock() - start
+            self.last = self.clock() - start
+            self.spent[bucket] += self.last
 
     def env_timed(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
         return self.timed("env", fn, *args)

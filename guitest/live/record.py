@@ -29,13 +29,14 @@ def folder_sink(folder: str) -> ScreenshotSink:
 
 
 def to_trajectory(episode: Episode, case_id: str) -> Trajectory:
-    """The episode in the trajectory format: one step per decision (the action as the reply wrote it, the reply as
+    """The episode in the trajectory format: one step per decision (its actions as the reply wrote them, ``FAIL`` for a
+    step whose actions ended in fail, the reply as
     the thought, notes as the comment, the screenshot seen), the final screenshot, and the environment's verdict as
     its label. Screenshots kept as bytes (no sink) are not embedded: their steps have no screenshot reference."""
     steps = tuple(
         Step(
             number=s.number,
-            action="FAIL" if s.action and s.action.get("kind") == "fail" else s.text,
+            action="FAIL" if any(a.get("kind") == "fail" for a in s.actions[: s.executed]) else s.text,
             thought=s.reply or "",
             comment=", ".join(s.notes),
             screenshot=s.screenshot or "",

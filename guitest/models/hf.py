@@ -269,8 +269,11 @@ class HFModel(Model):
         return smart_resize(w, h, factor, max(min_pixels, factor * factor), max(max_pixels, factor * factor))
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
-        if prompt.parts:
-            raise ModelError(f"--model={self.name}: hf: models answer one screenshot per case; this task sends {len(prompt.images)} images (use an openai: endpoint)")
+        if prompt.parts or sum(isinstance(p, int) for _, parts in prompt.turns for p in parts) > 1:
+            raise ModelError(
+                f"--model={self.name}: hf: models answer one screenshot per case; this prompt sends {len(prompt.images)} images "
+                "(use an openai: endpoint, or in a live task --history-images=0)"
+            )
         if image.image is None:
             raise ModelError("no image to send: preprocess() returned no pixels")
         self.load()
@@ -339,18 +342,14 @@ class HFModel(Model):
         return inputs
 
     def _chat_text(self, processor: Any, prompt: Prompt) -> str:
-        user = [{"type": "image"}, {"type": "text", "text": prompt.user}]
-        messages: list[dict[str, Any]] = [{"role": "system", "content": [{"type": "text", "text": prompt.system}]}] if prompt.system else []
-        messages.append({"role": "user", "content": user})
         try:
-            return processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            return processor.apply_chat_template(_chat(prompt, system_apart=True), add_generation_prompt=True, tokenize=False)
         except Exception as exc:
             if not prompt.system:
                 raise ModelError(f"--model={self.name}: the chat template failed: {type(exc).__name__}: {exc}") from None
-        # Some templates refuse a system role: say it in the user turn instead.
-        merged = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": f"{prompt.system}\n\n{prompt.user}"}]}]
+        # Some templates refuse a system role: say it in the first user turn instead.
         try:
-            return processor.apply_chat_template(merged, add_generation_prompt=True, tokenize=False)
+            return processor.apply_chat_template(_chat(prompt, system_apart=False), add_generation_prompt=True, tokenize=False)
         except Exception as exc:
             raise ModelError(f"--model={self.name}: the chat template failed: {type(exc).__name__}: {exc}") from None
 
@@ -652,6 +651,25 @@ def _json_file(path: str, name: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _chat(prompt: Prompt, system_apart: bool) -> list[dict[str, Any]]:
+    """The chat messages of ``prompt`` for a processor's template (its screenshot as an image placeholder): the system
+    message apart, or (``system_apart`` False, for templates that refuse a system role) said first in the first user turn."""
+    turns = list(prompt.turns) or [("user", (0, prompt.user))]
+    messages = [{"role": role, "content": [{"type": "image"} if isinstance(p, int) else {"type": "text", "text": p} for p in parts]} for role, parts in turns]
+    if prompt.system and system_apart:
+        return [{"role": "system", "content": [{"type": "text", "text": prompt.system}]}, *messages]
+    if prompt.system:
+        first = next((m for m in messages if m["role"] == "user"), None)
+        if first is None:
+            return [{"role": "user", "content": [{"type": "text", "text": prompt.system}]}, *messages]
+        texts = [c for c in first["content"] if c["type"] == "text"]
+        if texts:
+            texts[0]["text"] = f"{prompt.system}\n\n{texts[0]['text']}"
+        else:
+            first["content"].append({"type": "text", "text": prompt.system})
+    return messages
 
 
 def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> HFModel:

@@ -193,8 +193,16 @@ class OpenAIChat(Model):
         return SentImage(image=final, size=final.size, data=data, mime=mime)
 
     def messages(self, prompt: Prompt, image: SentImage) -> list[dict[str, Any]]:
-        """The chat messages: an optional system message, then the screenshot and the text
-        (or, for a prompt with ``parts``, its texts and images in order)."""
+        """The chat messages: an optional system message, then the screenshot and the text (or, for a prompt with
+        ``parts``, its texts and images in order; for a conversation, each of its ``turns`` as a message)."""
+        if prompt.turns:
+            said: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}] if prompt.system else []
+            for role, parts in prompt.turns:
+                if role == "assistant" and all(isinstance(p, str) for p in parts):
+                    said.append({"role": role, "content": "".join(str(p) for p in parts)})
+                else:
+                    said.append({"role": role, "content": [_image_part(prompt.images[p]) if isinstance(p, int) else {"type": "text", "text": p} for p in parts]})
+            return said
         if prompt.parts:
             content = [_image_part(prompt.images[p]) if isinstance(p, int) else {"type": "text", "text": p} for p in prompt.parts]
         else:

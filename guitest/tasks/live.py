@@ -2,8 +2,8 @@
 scores the episode (:mod:`guitest.live`; the flow of a case is :func:`guitest.live.flow.run_live_case`).
 
 Settings (``schemas/tasks/live.schema.json``): ``include_flagged`` (the ``miniwob`` reader runs tasks with
-these flags too), ``history_images`` (earlier screenshots each step sends, the most recent ones; 0 by
-default: the history goes as text) and ``headline`` (``success_rate`` or ``mean_score``: the figure the
+these flags too), ``history_images`` (earlier screenshots each step sends, the most recent ones; by
+default the runner's own, :mod:`guitest.live.runners`; ``--history-images`` overrides it) and ``headline`` (``success_rate`` or ``mean_score``: the figure the
 benchmark's leaderboard uses, docs/live.md). The suite names the backend (``env``, ``env_options``) and
 the step budget (``max_steps``). Task metrics (:func:`guitest.live.metrics.summarize`): success rate with
 its 95% interval and mean score per task and family, steps of successful episodes, EQA, and success by
@@ -30,7 +30,7 @@ class Live(Task):
     """One (task, seed) episode per case; see the module docstring."""
 
     name = "live"
-    defaults: dict[str, Any] = {"include_flagged": [], "history_images": 0, "headline": "success_rate"}
+    defaults: dict[str, Any] = {"include_flagged": [], "headline": "success_rate"}
     left_out = LEFT_OUT | {UNSURE}
 
     def truth(self, sample: Any, size: tuple[int, int]) -> tuple[Any, list[str], str | None]:

@@ -19,8 +19,11 @@ from ... import pyliteral
 from ...answers import from_numbers, numbers
 from ...geometry import Point
 
+#: characters read from the end of a reply; an action is never further back
+MAX_REPLY = 50_000
 OPEN = {"(": ")", "[": "]", "{": "}"}
 CLOSE = {")", "]", "}"}
+_BRACKET = re.compile(r"[()\[\]{}]")
 _KW = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?!=)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"'}
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -39,15 +42,26 @@ class Call:
 
 
 def find_calls(text: str, names: "re.Pattern[str]") -> list[Call]:
-    """Every complete call whose name ``names`` matches (``fullmatch`` on the dotted name), in order of appearance."""
+    """Every complete call whose name ``names`` matches (``fullmatch`` on the dotted name), in order of appearance.
+
+    A call's closing bracket is found skipping its strings; where that finds none (an unbalanced quote, as in
+    ``type(content='it's')``), by brackets alone. Linear in the text: the string-aware scans share a budget of a few
+    times the text's length, after which only the bracket matching (one pass over the text) is used."""
     out: list[Call] = []
+    plain: dict[int, int] | None = None
+    budget = 8 * len(text) + 20_000
     for match in re.finditer(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\s*\(", text):
         name = match.group(1)
         if not names.fullmatch(name):
             continue
-        close = _closing(text, match.end() - 1, quotes=True)
+        opening = match.end() - 1
+        close = None
+        if budget > 0:
+            close, spent = _closing(text, opening, budget)
+            budget -= spent
         if close is None:
-            close = _closing(text, match.end() - 1, quotes=False)
+            plain = _bracket_pairs(text) if plain is None else plain
+            close = plain.get(opening)
         if close is None:
             continue  # cut off: no call
         inner = text[match.end() : close]
@@ -56,12 +70,14 @@ def find_calls(text: str, names: "re.Pattern[str]") -> list[Call]:
     return out
 
 
-def _closing(text: str, start: int, quotes: bool) -> int | None:
-    """The index of the bracket closing the one at ``text[start]`` (strings skipped when ``quotes``), or None."""
+def _closing(text: str, start: int, limit: int) -> tuple[int | None, int]:
+    """The index of the bracket closing the one at ``text[start]``, strings skipped (None when there is none within
+    ``limit`` characters), and the characters read."""
     depth = 0
     quote: str | None = None
     escaped = False
-    for pos in range(start, min(len(text), start + 20_000)):
+    stop = min(len(text), start + min(limit, 20_000))
+    for pos in range(start, stop):
         ch = text[pos]
         if quote is not None:
             if escaped:
@@ -71,15 +87,27 @@ def _closing(text: str, start: int, quotes: bool) -> int | None:
             elif ch == quote:
                 quote = None
             continue
-        if quotes and ch in "'\"":
+        if ch in "'\"":
             quote = ch
         elif ch in OPEN:
             depth += 1
         elif ch in CLOSE:
             depth -= 1
             if depth == 0:
-                return pos
-    return None
+                return pos, pos - start + 1
+    return None, stop - start
+
+
+def _bracket_pairs(text: str) -> dict[int, int]:
+    """Each opening bracket's position -> its closing bracket's, by brackets alone (quotes not read), in one pass."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for token in _BRACKET.finditer(text):
+        if token.group() in OPEN:
+            stack.append(token.start())
+        elif stack:
+            pairs[stack.pop()] = token.start()
+    return pairs
 
 
 def _arguments(inner: str) -> tuple[tuple[Any, ...], dict[str, Any], bool]:
