@@ -38,14 +38,14 @@ class RunOptions:
     ``strategy`` (``avg`` runs them all, ``pass`` stops at the first hit); ``thumbnail(path, image)`` makes
     the report's picture of a screenshot (None: none); ``cache``: the response cache (None: not used);
     ``slot``: held around each model call and nothing else (the semaphore of ``--concurrency``);
-    ``max_steps``: the step budget of a live episode."""
+    ``max_steps``: the step budget of a live episode (None: the task's, else the suite's)."""
 
     repeats: int = 1
     strategy: str = "avg"
     thumbnail: Callable[[str, Image.Image], str] | None = None
     cache: ResponseCache | None = None
     slot: ContextManager[Any] | None = None
-    max_steps: int = 15
+    max_steps: int | None = 15
 
 
 DEFAULT_OPTIONS = RunOptions()
