@@ -23,7 +23,7 @@ from .printable import printable
 from .pysuite import Point, Region, load_samples, region
 from .runconfig import OPTIONS, ConfigError, RunConfig, from_values
 from .sample import Sample
-from .scheduling import queued
+from .scheduling import make, queued
 from .session import Session
 from .suite import SUITE_FILENAMES, prompt_text
 from .summary import Line, endpoint_down
@@ -363,8 +363,6 @@ class XdistHooks:
         depth = self.session.scheduler_depth()
         if depth is None or config.getvalue("dist") != "load":
             return None
-        from .scheduling import make
-
         return make(config, log, depth=depth)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

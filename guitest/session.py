@@ -53,7 +53,7 @@ LOOKAHEAD = 4
 
 #: a model made by a plugin (pytest's hook ``pytest_guitest_make_model``): (spec, settings, profile, reason) -> model or None
 ModelMaker = Callable[[str, Settings, Profile, str], "Model | None"]
-#: a job that runs one case, and where it stands among the session's items
+#: what runs one case and returns its result
 Job = Callable[[], dict[str, Any]]
 
 
