@@ -125,7 +125,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
     cache = options.cache
     use_cache = cache is not None and cache.mode != "off" and model.cacheable
     asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, options.slot or nullcontext())
-    attempts = repeat(lambda index: _variants(replace(case, attempt=index), prompts, sent, asker, notes), repeats, options.strategy)
+    attempts = repeat(lambda index: _variants(replace(case, attempt=index), task, prompts, sent, asker, notes), repeats, options.strategy)
     return case_outcome(sample.id, sample.tags, attempts, repeats, common)
 
 
@@ -200,12 +200,11 @@ class Asker:
         return reply, None, cut
 
 
-def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> Attempt:
-    """One attempt: the model asked each variant of the case (usually one), the task combining their verdicts."""
+def _variants(case: Case, task: Task, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> Attempt:
+    """One attempt: the model asked each variant of the case (usually one), ``task`` (the case's) combining their verdicts."""
     if len(prompts) == 1:
-        return _attempt(case, prompts[0], sent, asker, notes)
-    task = case.task or grounding.TASK()
-    outcomes = [_attempt(replace(case, variant=v), prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
+        return _attempt(case, task, prompts[0], sent, asker, notes)
+    outcomes = [_attempt(replace(case, variant=v), task, prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
     return Attempt.from_row(
         task.combine([o.row() for o in outcomes]),
         stored=tuple(s for o in outcomes for s in o.stored),
@@ -214,14 +213,13 @@ def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, 
     )
 
 
-def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> Attempt:
+def _attempt(case: Case, task: Task, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> Attempt:
     """One model call (or its cached reply) and its verdict; the case's notes gain what the reply showed.
 
     When the task asks for a repair (:meth:`guitest.tasks.Task.repair_prompt`: a reply it
     cannot read, answered once more with a follow-up prompt), the second reply is judged and
     the first is kept as ``first_response``.
     """
-    task = case.task or grounding.TASK()
     model = asker.model
     first: Reply | None = None
     records: list[Stored] = []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import guitest.envs as envs
+from guitest import registry
 from guitest.envs import servers
 from guitest.envs.pool import EnvPool
 from guitest.live.actions import Action
@@ -52,7 +53,7 @@ def test_register_a_backend_and_open_it() -> None:
 def test_entry_point_backends(monkeypatch: pytest.MonkeyPatch) -> None:
     good = EntryPoint("from-plugin", f"{__name__}:tiny_factory", envs.ENTRY_POINT_GROUP)
     broken = EntryPoint("broken-plugin", "no_such_module_here:make", envs.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(envs, "entry_points", lambda group: [good, broken] if group == envs.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(registry, "entry_points", lambda group: [good, broken] if group == envs.ENTRY_POINT_GROUP else [])
     assert isinstance(envs.open_env("from-plugin"), TinyEnv)
     assert {"from-plugin", "broken-plugin"} <= set(envs.names())
     with pytest.raises(EnvFailure, match="broken-plugin.*cannot load entry point 'no_such_module_here:make'"):

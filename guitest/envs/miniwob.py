@@ -165,12 +165,6 @@ def html_dir(options: Mapping[str, Any]) -> str:
     return folder
 
 
-def task_names(options: Mapping[str, Any] | None = None) -> list[str]:
-    """Every MiniWoB++ task with a page under the html folder, sorted."""
-    folder = os.path.join(html_dir(options or {}), "miniwob")
-    return sorted(name[: -len(".html")] for name in os.listdir(folder) if name.endswith(".html"))
-
-
 class MiniWobEnv:
     """A MiniWoB++ page in its own browser context (see the module docstring). Not for two episodes at once."""
 

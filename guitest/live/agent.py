@@ -22,6 +22,7 @@ from ..exchange import Case, Prompt, SentImage
 from ..images import image_from_bytes
 from ..models.base import Model
 from ..sample import Sample
+from ..tasks.live import Live
 from .actions import CLICK, DONE, Action, to_screen
 from .baselines import action_line
 from .loop import Decision, StepInput
@@ -30,6 +31,8 @@ from .prompts import step_prompt
 
 #: a grounding reply that is read for :class:`GroundingPolicy`
 GROUNDING_TASK = "grounding"
+#: the task a step's case carries (a step's prompt is the convention's, not the task's)
+STEP_TASK = Live()
 
 
 def convention_and_space(model: Model) -> tuple[str, str]:
@@ -57,7 +60,7 @@ class ModelPolicy:
         obs = step.observation
         with image_from_bytes(obs.screenshot, f"{self.sample.id}, step {step.step + 1}") as image:
             sent_size = self.model.plan_size(obs.size)
-            case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=sent_size, attempt=self.attempt)
+            case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=sent_size, task=STEP_TASK, attempt=self.attempt)
             sent = self.model.preprocess(image, case)
         case = replace(case, sent_size=sent.size)
         version = "qwen3" if self.model.profile.name.startswith("qwen3") else "qwen2.5"

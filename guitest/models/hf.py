@@ -652,3 +652,10 @@ def _json_file(path: str, name: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> HFModel:
+    """``--model=hf:PATH_OR_NAME``: a local transformers model (its folder, or a name already in the Hugging Face cache)."""
+    if not arg:
+        raise ModelError("--model=hf:PATH_OR_NAME needs a local model folder (or a model name already in the Hugging Face cache)")
+    return HFModel(spec, settings, arg, profile, profile_reason)
