@@ -306,7 +306,7 @@ class GuitestHooks:
             session.exitstatus = code
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
-        for key in self.session.reports:
+        for key in sorted({*self.session.reports, *self.session.unreported}):
             write_lines(terminalreporter, self.session.summary_lines(key))
 
 

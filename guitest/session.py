@@ -90,6 +90,7 @@ class Session:
         self.results: dict[str, list[dict[str, Any]]] = {}
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
         self.reports: dict[str, dict[str, Any]] = {}
+        self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
         self.paths: dict[str, list[Path]] = {}
         self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
         self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
@@ -335,7 +336,12 @@ class Session:
         if not self.endpoint_stats:  # serial: this process asked the endpoints itself
             self.endpoint_stats.append(self.model.endpoint_stats())
         for key in sorted(set(self.selected) | set(self.results)):
-            report = self.build_report(key)
+            try:
+                report = self.build_report(key)
+            except SuiteError as exc:  # this process cannot read a suite file the workers ran: no report, never a wrong one
+                self.unreported[key] = unreadable_suite_message(key, exc)
+                incomplete = True
+                continue
             self.compare_baseline(report)
             self.reports[key] = report
             pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
@@ -356,7 +362,7 @@ class Session:
         python_suite = key.endswith(".py")
         if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
             selected = sorted(set(selected) | {r["id"] for r in results})
-        suite = None if python_suite else _load_suite_quietly(Path(config.rootdir, key))
+        suite = None if python_suite else load_suite(Path(config.rootdir, key))
         task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
         model = self.model.describe()
         merged_from = None
@@ -512,7 +518,9 @@ class Session:
         return written
 
     def summary_lines(self, key: str) -> list[summary.Line]:
-        """Suite ``key``'s part of the terminal summary (:func:`guitest.summary.suite_summary`)."""
+        """Suite ``key``'s part of the terminal summary (:func:`guitest.summary.suite_summary`), or the reason it has no report."""
+        if key in self.unreported:
+            return summary.unreported(key, self.unreported[key])
         report = self.reports[key]
         return summary.suite_summary(report, key, report_mod.text_table(report), baseline=self.baseline_text.get(key), baseline_path=self.config.baseline,
                                      paths=self.paths.get(key, []), kept=self.kept.get(key))
@@ -533,6 +541,14 @@ def suite_key(nodeid: str) -> str | None:
     """The suite file part of a guitest node id, or None for other tests."""
     path, sep, _ = nodeid.partition("::")
     return path if sep and os.path.basename(path) in SUITE_FILENAMES else None
+
+
+def unreadable_suite_message(key: str, exc: Exception) -> str:
+    """Why suite ``key`` has no report: the process that writes reports could not read its suite file."""
+    return (f"{key}: no report was written: the process writing the reports cannot read this suite file ({exc}). Under "
+            "pytest-xdist that process imports only the conftest.py files of the rootdir and of the paths given to pytest: "
+            "register a custom task or format in the rootdir's conftest.py or in an installed package (docs/adapters.md), "
+            "then run again")
 
 
 def no_model_message(n: int) -> str:

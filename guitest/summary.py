@@ -162,6 +162,11 @@ def runner_line(record: dict[str, Any]) -> str:
     return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
 
 
+def unreported(key: str, reason: str) -> list[Line]:
+    """The summary of a suite that got no report, and why."""
+    return [Line(f"guitest: {key}: NO REPORT", ("red", "bold"), sep="="), Line(printable(reason), ("red", "bold"))]
+
+
 def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baseline: str | None = None, baseline_path: str | None = None,
                   paths: Iterable[Path] = (), kept: list[str] | None = None) -> list[Line]:
     """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.report.text_table`), warnings,

@@ -154,3 +154,18 @@ def test_a_task_and_a_format_from_an_installed_package(tmp_path: Path, monkeypat
     task = load_task(suite.task, suite.settings)
     assert type(task).__module__ == "widgetchecks" and len(samples) == 4
     assert [run_case(s, load_model("oracle", Settings()), task=task)["verdict"] for s in samples] == ["hit"] * 4
+
+
+def test_a_task_registered_below_the_rootdir_is_no_report_under_xdist_never_a_grounding_one(pytester: pytest.Pytester) -> None:
+    """Under -n 2 the controller imports only the rootdir's conftest and those of the paths given: a task registered in
+    suites/widgets/conftest.py is seen by the workers alone. The controller used to read the suite as grounding and
+    write a report saying so; it writes none, says why and what to do, and the run does not pass."""
+    folder = write_widgets(pytester.path).parent
+    (folder / "conftest.py").write_text(CONFTEST)
+    (pytester.path / "replies.jsonl").write_text("".join(json.dumps({"id": k, "response": v}) + "\n" for k, v in REPLIES.items()))
+    result = pytester.runpytest_subprocess("suites", "--model=replay:replies.jsonl", "-p", "no:cacheprovider", "-n", "2")
+    assert result.ret == 11, result.stdout.str() + result.stderr.str()  # INCOMPLETE_EXIT_CODE: no report for selected cases
+    assert not (pytester.path / "reports" / "widgets.json").exists()
+    out = result.stdout.str()
+    assert "suites/widgets/suite.yaml: NO REPORT" in out
+    assert "unknown task 'yesno'" in out and "register a custom task or format in the rootdir's conftest.py" in out
