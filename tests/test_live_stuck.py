@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+import yaml
 
 from guitest import envs
 from guitest.envs import browser
@@ -188,6 +189,7 @@ def test_a_page_that_spins_costs_its_own_step_and_the_page_beside_it_goes_on(sit
 
 def test_a_browser_that_does_not_answer_is_ended_and_replaced(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(browser, "GRACE", 1.0, raising=False)
+    envs.shutdown()  # the browser started below is this process's only one (browser_pid)
     options = {"root": ".", "viewport": [300, 200], "command_timeout": 2}
     env = envs.open_env("webapp", options, str(site))
     old = env.browser.host
@@ -222,6 +224,7 @@ def test_a_browser_that_does_not_answer_is_ended_and_replaced(site: Path, monkey
 def test_chromium_killed_mid_episode_fails_that_episode_and_the_next_gets_a_new_browser(site: Path, started) -> None:
     # the bounds are far away: an in-flight call that waited for one would fail as a timeout, not as the browser's error
     options = {"root": ".", "viewport": [300, 200], "check_timeout": 100, "command_timeout": 110}
+    envs.shutdown()  # the browser started below is this process's only one (browser_pid)
     pool = EnvPool("webapp", options, str(site), size=2)
     idle = pool.acquire()
     busy = pool.acquire()
@@ -250,33 +253,20 @@ def test_chromium_killed_mid_episode_fails_that_episode_and_the_next_gets_a_new_
 
 # -- through pytest ----------------------------------------------------------------------------------------------------
 
-# the stuck tasks come early and the good ones have two seeds each, so that under -n 2 each worker that runs a stuck
-# episode has good ones after it
-TASKS = """
-- id: press-green
-  instruction: Press the green button.
-  success: window.clicked === "green"
-  seeds: [0, 1]
-  solution: [{click: "#green"}]
-- id: never-settles
-  instruction: Press the red button.
-  success: new Promise(() => {})
-  solution: [{click: "#red"}]
-- id: spins
-  instruction: Press the red button.
-  success: (() => { while (true) {} })()
-  solution: [{click: "#red"}]
-- id: press-blue
-  instruction: Press the blue button.
-  success: window.clicked === "blue"
-  seeds: [0, 1]
-  solution: [{click: "#blue"}]
-- id: write-hello
-  instruction: Write hello in the box and press Enter.
-  success: window.submitted === "hello"
-  seeds: [0, 1]
-  solution: [{click: "#box"}, {type: hello}, {key: enter}]
-"""
+STUCK = [
+    {"id": "never-settles", "instruction": "Press the red button.", "success": NEVER, "solution": [{"click": "#red"}]},
+    {"id": "spins", "instruction": "Press the red button.", "success": SPINS, "solution": [{"click": "#red"}]},
+]
+GOOD = {f"{name}-seed{seed}" for name in ("press-green", "press-blue", "write-hello") for seed in (0, 1)}
+
+
+def stuck_tasks() -> list[dict]:
+    """tests/live_app's tasks the oracle solves, two seeds each, with the stuck ones early: under -n 2 each worker that
+    runs a stuck episode has good ones after it."""
+    good = [dict(t, seeds=[0, 1]) for t in yaml.safe_load((APP / "tasks.yaml").read_text()) if t["id"] in ("press-green", "press-blue", "write-hello")]
+    return good[:1] + STUCK + good[1:]
+
+
 SUITE = """
 name: stuck
 format: webtask
@@ -288,7 +278,6 @@ max_steps: 5
 id: "{task}-seed{seed}"
 tags: [task]
 """
-GOOD = {f"{name}-seed{seed}" for name in ("press-green", "press-blue", "write-hello") for seed in (0, 1)}
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -298,7 +287,7 @@ def test_a_suite_with_stuck_checks_errs_on_those_and_hits_the_rest(pytester: pyt
     folder.mkdir(parents=True)
     shutil.copy(APP / "index.html", folder / "index.html")
     (folder / "suite.yaml").write_text(SUITE)
-    (folder / "tasks.yaml").write_text(TASKS)
+    (folder / "tasks.yaml").write_text(yaml.safe_dump(stuck_tasks()))
     # the safety net only: before, the first stuck check held the worker's browser for 120 s and every later episode too
     result = pytester.runpytest_subprocess("suites/stuck", "--model=oracle", "-p", "no:cacheprovider", *mode, timeout=300)
     assert result.ret == 1, result.stdout.str()
