@@ -365,7 +365,7 @@ class BrowserHost:
     @property
     def alive(self) -> bool:
         """Whether the browser thread serves commands (the browser itself may have gone: :meth:`connected`)."""
-        return self._abandoned is None and self._thread.is_alive()
+        return self._abandoned is None and not self._finished and self._thread.is_alive()
 
     def connected(self) -> bool:
         """Whether the browser thread serves commands, Playwright has not seen the browser go, and its process is there
