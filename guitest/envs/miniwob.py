@@ -32,7 +32,8 @@ Options (suite ``env_options``): ``zoom`` (3), ``html_dir`` (the package's ``htm
 (1 animation frame after each action; then the step waits, up to 2 s, for the timeouts of at most 1 s the
 page has pending and for any jQuery animation to end: see TIMERS_JS; a step that hit the 2 s is noted
 ``unsettled``),
-``max_wait`` (5 s: the longest ``wait`` action), ``dom_text`` (false: when true, ``Observation.text``
+``max_wait`` (5 s: the longest ``wait`` action), ``command_timeout`` (120 s: the longest one browser command may
+run before the watchdog stops its page, see :mod:`.browser`), ``dom_text`` (false: when true, ``Observation.text``
 lists the visible elements with their boxes in screenshot pixels), ``executable``, ``headless``, and
 ``success_rule`` (``binary``; a suite sets it with ``settings.success_rule`` or ``--success-rule``, which the
 plugin passes here).
@@ -240,6 +241,11 @@ class MiniWobEnv:
     def load(self) -> float:
         """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
         return self.browser.load()
+
+    def usable(self) -> bool:
+        """Whether the next episode can run here (EnvPool replaces an idle environment that is not: its page crashed or
+        its browser was ended)."""
+        return self.browser.usable()
 
     def close(self) -> None:
         """Close this environment's browser context."""
