@@ -8,13 +8,13 @@ becomes an ``error`` result with a message; nothing here raises for bad input.
 from __future__ import annotations
 
 import os
-import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Callable, ContextManager
 
 from PIL import Image
 
+from .attempts import Attempt, case_outcome, repeat
 from .cache import ResponseCache, Stored, image_digest
 from .errors import EndpointDown, GuitestError
 from .exchange import Case, Prompt, Reply, SentImage
@@ -22,7 +22,7 @@ from .images import open_image
 from .models.base import Model
 from .sample import Sample
 from .tasks import Task, grounding
-from .verdict import ERROR, HIT, PARTIAL, case_result
+from .verdict import ERROR, case_result
 
 #: the longest reply kept (parsed, cached, reported), in characters; a longer one keeps its first
 #: REPLY_HEAD_CHARS and its last MAX_REPLY_CHARS - REPLY_HEAD_CHARS characters (answers come last)
@@ -38,14 +38,14 @@ class RunOptions:
     ``strategy`` (``avg`` runs them all, ``pass`` stops at the first hit); ``thumbnail(path, image)`` makes
     the report's picture of a screenshot (None: none); ``cache``: the response cache (None: not used);
     ``slot``: held around each model call and nothing else (the semaphore of ``--concurrency``);
-    ``max_steps``: the step budget of a live episode."""
+    ``max_steps``: the step budget of a live episode (None: the task's, else the suite's)."""
 
     repeats: int = 1
     strategy: str = "avg"
     thumbnail: Callable[[str, Image.Image], str] | None = None
     cache: ResponseCache | None = None
     slot: ContextManager[Any] | None = None
-    max_steps: int = 15
+    max_steps: int | None = 15
 
 
 DEFAULT_OPTIONS = RunOptions()
@@ -106,10 +106,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
         decided = task.decide(case)
         if decided is not None:  # settled by a rule of the benchmark: the model is not asked
             verdict, prediction = decided
-            if repeats <= 1:
-                return case_result(sample.id, verdict, sample.tags, prediction=prediction, **common)
-            attempts = [{"verdict": verdict, "prediction": prediction, "response": None} for _ in range(repeats)]
-            return case_result(sample.id, verdict, sample.tags, prediction=prediction, attempts=attempts, **common)
+            return case_outcome(sample.id, sample.tags, [Attempt(verdict, prediction)] * repeats, repeats, common)
         prompt, sent = task.inputs(model, case, image, prompt_template)
         # a task that asks several variants of one question (circular evaluation) gets one prompt per variant
         prompts = [prompt] + [model.build_prompt(replace(case, variant=v), prompt_template) for v in range(1, task.variants(case))]
@@ -128,38 +125,8 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
     cache = options.cache
     use_cache = cache is not None and cache.mode != "off" and model.cacheable
     asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, options.slot or nullcontext())
-    attempts = []
-    for index in range(repeats):
-        attempt = _variants(replace(case, attempt=index), prompts, sent, asker, notes)
-        attempts.append(attempt)
-        if options.strategy == "pass" and attempt["verdict"] == HIT:
-            break
-    common.update(cache_fields(attempts, repeats))
-    down = next((a.pop("unreachable") for a in attempts if "unreachable" in a), None)
-    if down is not None:
-        common["unreachable"] = down
-    if repeats <= 1:
-        return case_result(sample.id, attempts[0].pop("verdict"), sample.tags, **attempts[0], **common)
-    return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
-
-
-def cache_fields(attempts: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
-    """What a case's result says of the cache: ``cached`` (True when the cache answered an attempt),
-    ``cached_attempts`` (with --repeats), ``cached_recorded`` (the oldest reply's time) and ``cached_runs``
-    (the runs that recorded them); the attempts lose their own markers."""
-    stored = [s for a in attempts for s in a.pop("stored", ())]
-    if not stored:
-        return {}
-    out: dict[str, Any] = {"cached": True, "cached_recorded": _iso(min(s.created for s in stored)), "cached_runs": sorted({s.run or "" for s in stored})}
-    if repeats > 1:
-        out["cached_attempts"] = sum(bool(a.pop("cached", False)) for a in attempts)
-    for a in attempts:
-        a.pop("cached", None)
-    return out
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
+    attempts = repeat(lambda index: _variants(replace(case, attempt=index), task, prompts, sent, asker, notes), repeats, options.strategy)
+    return case_outcome(sample.id, sample.tags, attempts, repeats, common)
 
 
 def _shown(truth: Any) -> Any:
@@ -233,34 +200,26 @@ class Asker:
         return reply, None, cut
 
 
-def _variants(case: Case, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
-    """One attempt: the model asked each variant of the case (usually one), the task combining their verdicts."""
+def _variants(case: Case, task: Task, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> Attempt:
+    """One attempt: the model asked each variant of the case (usually one), ``task`` (the case's) combining their verdicts."""
     if len(prompts) == 1:
-        return _attempt(case, prompts[0], sent, asker, notes)
-    task = case.task or grounding.TASK()
-    outcomes = [_attempt(replace(case, variant=v), prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
-    cached = all([o.pop("cached", False) for o in outcomes])  # a list: every outcome loses the key
-    stored = [s for o in outcomes for s in o.pop("stored", ())]
-    down = next((o.pop("unreachable") for o in outcomes if "unreachable" in o), None)
-    out = task.combine(outcomes)
-    if cached:
-        out["cached"] = True
-    if stored:
-        out["stored"] = stored
-    if down is not None:
-        out["unreachable"] = down
-    return out
+        return _attempt(case, task, prompts[0], sent, asker, notes)
+    outcomes = [_attempt(replace(case, variant=v), task, prompt, sent, asker, notes) for v, prompt in enumerate(prompts)]
+    return Attempt.from_row(
+        task.combine([o.row() for o in outcomes]),
+        stored=tuple(s for o in outcomes for s in o.stored),
+        cached=all(o.cached for o in outcomes),
+        unreachable=next((o.unreachable for o in outcomes if o.unreachable is not None), None),
+    )
 
 
-def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> dict[str, Any]:
-    """One model call (or its cached reply) and its verdict: ``{verdict, prediction, response, finish_reason[, error]
-    [, cached, stored][, unreachable]}``.
+def _attempt(case: Case, task: Task, prompt: Prompt, sent: SentImage, asker: Asker, notes: list[str]) -> Attempt:
+    """One model call (or its cached reply) and its verdict; the case's notes gain what the reply showed.
 
     When the task asks for a repair (:meth:`guitest.tasks.Task.repair_prompt`: a reply it
     cannot read, answered once more with a follow-up prompt), the second reply is judged and
     the first is kept as ``first_response``.
     """
-    task = case.task or grounding.TASK()
     model = asker.model
     first: Reply | None = None
     records: list[Stored] = []
@@ -276,17 +235,17 @@ def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: l
             stored, cut = stored if again else None, cut + more
             text = model.parse_response(model.postprocess(reply, case), case)
     except EndpointDown as exc:
-        return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": str(exc), "unreachable": exc.describe()}
+        return Attempt.failed(str(exc), first.text if first else None, unreachable=exc.describe())
     except GuitestError as exc:
-        return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": str(exc)}
+        return Attempt.failed(str(exc), first.text if first else None)
     except Exception as exc:  # an adapter's bug must not stop the other cases
-        return {"verdict": ERROR, "prediction": None, "response": first.text if first else None, "error": f"{type(exc).__name__}: {exc}"}
+        return Attempt.failed(f"{type(exc).__name__}: {exc}", first.text if first else None)
     if cut:
         notes.append("reply_cut")
     try:
         verdict, prediction = task.judge(text, reply.finish_reason, case, model.profile, sent.size)
     except Exception as exc:  # a judge must never raise; if it does, the case says so instead of the run dying
-        return {"verdict": ERROR, "prediction": None, "response": reply.text, "error": f"guitest bug: the {task.name} judge raised {type(exc).__name__}: {exc}"}
+        return Attempt.failed(f"guitest bug: the {task.name} judge raised {type(exc).__name__}: {exc}", reply.text)
     if prediction and prediction.get("space_guessed"):
         notes.append(f"auto_space={prediction['space']}")
     if prediction and prediction.get("outside_image"):
@@ -295,30 +254,7 @@ def _attempt(case: Case, prompt: Prompt, sent: SentImage, asker: Asker, notes: l
         notes.append("coordinates_look_normalized")  # a profile/model mismatch would score ~0 silently: say so
     for note in (prediction or {}).pop("notes", ()):
         notes.append(note)
-    out: dict[str, Any] = {"verdict": verdict, "prediction": prediction, "response": reply.text, "finish_reason": reply.finish_reason}
+    shown: dict[str, Any] = {"finish_reason": reply.finish_reason}
     if first is not None:
-        out["first_response"] = first.text
-    if stored is not None:
-        out["cached"] = True
-    if records:
-        out["stored"] = records
-    return out
-
-
-def case_verdict(attempts: list[dict[str, Any]]) -> str:
-    """The verdict of a repeated case: error if any attempt errored (so --lf re-runs it), the attempts'
-    common verdict when they agree, ``partial`` when some hit and some did not, else the commonest miss-like one."""
-    verdicts = [a["verdict"] for a in attempts]
-    if ERROR in verdicts:
-        return ERROR
-    if len(set(verdicts)) == 1:
-        return verdicts[0]
-    if HIT in verdicts:
-        return PARTIAL
-    return max(sorted(set(verdicts)), key=verdicts.count)
-
-
-def representative(attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The prediction, response and error shown for a repeated case: its first error, else its first hit, else its last attempt."""
-    chosen = next((a for a in attempts if a["verdict"] == ERROR), None) or next((a for a in attempts if a["verdict"] == HIT), attempts[-1])
-    return {k: v for k, v in chosen.items() if k != "verdict"}
+        shown["first_response"] = first.text
+    return Attempt(verdict, prediction, reply.text, shown=shown, stored=tuple(records), cached=stored is not None)

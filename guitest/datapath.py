@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .registry import GENERATORS
+
 ENV_VAR = "GUITEST_DATA"
 # MMBench-GUI's (and VLMEvalKit's) own data root; its tooling keeps ``MMBench-GUI/`` there
 LMU_ENV_VAR = "LMUData"
@@ -38,9 +40,6 @@ def inside(base: str, relative: str) -> str | None:
     if candidate.startswith(base.rstrip(os.sep) + os.sep) and candidate != base:
         return candidate
     return None
-
-
-GENERATORS = {"demo": "guitest.demo"}
 
 
 def data_folder(suite_folder: str, data: dict, root: str) -> str:
@@ -77,9 +76,7 @@ def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_pat
     folder = data_folder(suite_folder, data, root)
     generator = data.get("generator")
     if generator:
-        import importlib
-
-        importlib.import_module(GENERATORS[generator]).ensure(folder)
+        GENERATORS.get(generator)(folder)
     if not os.path.isdir(folder):
         howto = data.get("howto") or "download the data set in its published layout"
         where_root = f"data root {root} (from {root_source})" if data.get("base") != "suite" else f"suite folder {suite_folder}"

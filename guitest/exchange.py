@@ -1,5 +1,6 @@
 """The data of one exchange with a model: what a case may know (Case), what is said (Prompt),
-the image as sent (SentImage) and the raw reply (Reply).
+the image as sent (SentImage) and the raw reply (Reply), and what a model may ask of the case's
+task (CaseTask).
 
 Models, tasks and the live loop all use these; this module imports none of them, so none
 of them needs another to name these types.
@@ -8,14 +9,29 @@ of them needs another to name these types.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PIL import Image
 
 from .sample import Sample
 
 if TYPE_CHECKING:
-    from .tasks import Task
+    from .profiles import Profile
+
+
+class CaseTask(Protocol):
+    """What a model adapter may ask of its case's task. :class:`guitest.tasks.Task` is the one
+    implementation; naming it here by what it offers keeps this module free of the tasks."""
+
+    name: str
+
+    def build_prompt(self, profile: "Profile", case: "Case", template: str | None) -> "Prompt":
+        """The task's prompt of ``case`` for a model of ``profile`` (``template``: the suite's prompt, if any)."""
+        ...
+
+    def oracle_text(self, case: "Case", profile: "Profile") -> str | None:
+        """A reply in the profile's syntax that answers ``case`` right, or None when the task has none to give."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -72,15 +88,15 @@ class Reply:
 @dataclass(frozen=True)
 class Case:
     """What an adapter may know of the case it answers: the sample, its original image size, the planned sent size,
-    which attempt this is (0-based; with --repeats each attempt is its own model call), which variant of the
-    question (0-based; a task asking several, as circular evaluation asks every rotation of the options), and the task
-    (:mod:`guitest.tasks`; None means grounding). ``truth`` is what the task's judge reads: a box
-    in original pixels for grounding."""
+    the task (:mod:`guitest.tasks`; a live step's case carries the live task), which attempt this is (0-based;
+    with --repeats each attempt is its own model call), and which variant of the question (0-based; a task
+    asking several, as circular evaluation asks every rotation of the options). ``truth`` is what the task's
+    judge reads: a box in original pixels for grounding."""
 
     sample: Sample
     original_size: tuple[int, int]
     truth: Any
     sent_size: tuple[int, int]
+    task: CaseTask
     attempt: int = 0
-    task: "Task | None" = None
     variant: int = 0

@@ -541,7 +541,7 @@ def _gallery(report: Mapping[str, Any], sources: Mapping[str, str], files_dir: A
 
 def _warnings(report: Mapping[str, Any]) -> str:
     """Banners for what changes how the numbers may be read: replies from the response cache, an unreachable endpoint."""
-    from .report import cache_sentence
+    from .summary import cache_sentence
 
     run = report.get("run") or {}
     notes = []

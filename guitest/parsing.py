@@ -11,7 +11,6 @@ number in the prose. Nothing here raises, whatever the string.
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -30,7 +29,6 @@ REFUSAL = re.compile(
     r"|there is no (?:such|matching)|no matching (?:element|button|icon|item))\b",
     re.IGNORECASE,
 )
-_modules = {name: importlib.import_module(f"{__package__}.answers.{name}") for name in STYLES}
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ def parse_answer(text: str, styles: Sequence[tuple[str, str]]) -> ParsedPoint | 
     markers = list(ANSWER.finditer(text))
     region = text[markers[-1].end() :] if markers else text
     for style, space in styles:
-        found: list[Found] = _modules[style].find(region)
+        found: list[Found] = STYLES.get(style)(region)
         if found:
             # After a marker the answer is what it introduces (a note may follow); without one, the last word counts.
             pick = found[0] if markers else found[-1]

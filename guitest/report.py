@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from . import __version__, schema
 from .envs.miniwob_rules import summary_line
 from .strictjson import dumps, write_text
+from .summary import cache_sentence, cache_suffix, gate_failures
 from .metrics import LEFT_OUT, aggregate, headline
 from .tasks import Task, task_named
 
@@ -225,31 +225,6 @@ def headline_line(report: dict[str, Any]) -> str:
     return f"headline: {pct(h['accuracy'])}% micro (the suite's declared headline)" + (f"; macro over {h['over']} {pct(h['macro'])}%" if h.get("over") else "")
 
 
-def cache_sentence(report: dict[str, Any]) -> str | None:
-    """One sentence saying that (and how much of) the result came from the response cache, where and when those
-    replies were recorded; None when no reply came from it."""
-    cache = report["run"].get("cache") or {}
-    attempts = cache.get("attempts_answered_from_cache", 0)
-    if not attempts:
-        return None
-    recorded = cache.get("recorded") or {}
-    when = f", recorded {recorded['first']}" + (f" to {recorded['last']}" if recorded.get("last") != recorded.get("first") else "") if recorded else ""
-    runs = cache.get("recorded_by_runs") or []
-    by = f" by run {', '.join(runs)}" if runs else ""
-    return (
-        f"{cache.get('cases_answered_from_cache', attempts)} of {report['n_results']} case(s) answered from the response cache "
-        f"({attempts} attempt(s); --cache={cache.get('mode')}; {cache.get('path')}{when}{by}), not asked of the model in this run"
-    )
-
-
-def cache_note(report: dict[str, Any]) -> str:
-    """The short form for the gate's line: how many cases the cache answered, and from when."""
-    cache = report["run"].get("cache") or {}
-    recorded = cache.get("recorded") or {}
-    since = f" recorded from {recorded['first']}" if recorded else ""
-    return f"{cache.get('cases_answered_from_cache', 0)} of {report['n_results']} cases answered from the response cache{since}"
-
-
 def md_cell(text: str) -> str:
     """Text safe in one Markdown table cell: no line break (a tag value could start a heading), ``|`` and ``\\`` escaped."""
     return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
@@ -287,7 +262,7 @@ def markdown(report: dict[str, Any]) -> str:
     gate = report["gate"]
     if gate.get("failures") or gate.get("passed") is not None:
         out += ["", "## Gate", ""]
-        out.append(("passed" if gate.get("passed") else "FAILED: " + "; ".join(gate.get("failures", []))) + (f" ({cache_note(report)})" if cached else ""))
+        out.append("passed" + cache_suffix(report) if gate.get("passed") else "FAILED: " + gate_failures(report))
     if report["notes"]:
         out += ["", "## Notes", ""] + [f"- {k}: {v}" for k, v in report["notes"].items()]
     return "\n".join(out) + "\n"

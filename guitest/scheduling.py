@@ -1,4 +1,5 @@
-"""xdist's ``load`` scheduling, keeping every worker's queue deep enough for guitest's lookahead.
+"""xdist's ``load`` scheduling, keeping every worker's queue deep enough for guitest's lookahead; and a worker's
+view of its own queue, which that lookahead starts cases from.
 
 A guitest worker starts the cases queued on it ahead of pytest (:mod:`guitest.runner`),
 so it can keep ``--concurrency`` requests in flight only while that many cases are
@@ -19,7 +20,7 @@ None and xdist's own scheduling runs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable
 
 
 def make(config: Any, log: Any, depth: int) -> Any:
@@ -64,3 +65,25 @@ def make(config: Any, log: Any, depth: int) -> Any:
                         other.shutdown()
 
     return DeepLoadScheduling(config, log)
+
+
+def queued(plugins: Callable[[], Iterable[Any]]) -> Callable[[int], list[int]]:
+    """On an xdist worker whose registered ``plugins`` include xdist's ``WorkerInteractor``: a function giving the
+    indices xdist has queued on this worker (the next one, then at most ``limit`` more); it gives none when the
+    queue cannot be read, so the worker runs without lookahead rather than fail."""
+    found: list[Any] = []
+
+    def pending(limit: int) -> list[int]:
+        if not found:
+            found.append(next((p for p in plugins() if hasattr(p, "torun") and hasattr(p, "nextitem_index")), False))
+        interactor = found[0]
+        if not interactor:
+            return []
+        try:
+            with interactor.torun.lock() as queue:
+                indices = [interactor.nextitem_index, *list(queue)[:limit]]
+        except Exception:  # xdist internals changed
+            return []
+        return [i for i in indices if isinstance(i, int)]
+
+    return pending

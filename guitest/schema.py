@@ -6,7 +6,7 @@ import functools
 import json
 import re
 from importlib import resources
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import jsonschema
 
@@ -20,10 +20,7 @@ def has_schema(name: str) -> bool:
 def validator(name: str) -> jsonschema.protocols.Validator:
     """Return the compiled validator for ``schemas/<name>.schema.json`` (compiled once per process)."""
     text = resources.files("guitest").joinpath("schemas", f"{name}.schema.json").read_text("utf-8")
-    schema = json.loads(text)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
+    return validator_of(json.loads(text))
 
 
 def field_path(error: jsonschema.ValidationError) -> str:
@@ -54,9 +51,22 @@ def short_message(error: jsonschema.ValidationError) -> str:
     return msg if instance in msg or repr(error.instance) in msg else f"{instance}: {msg}"
 
 
+def validator_of(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+    """A validator for a schema given as data (a format of a project's own); ``jsonschema.SchemaError`` when the
+    schema itself is invalid."""
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
 def iter_problems(name: str, instance: Any) -> Iterator[tuple[str, str]]:
     """Yield ``(field, message)`` for every schema violation of ``instance``, in a stable order."""
-    errors = sorted(validator(name).iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return problems(validator(name), instance)
+
+
+def problems(checker: jsonschema.protocols.Validator, instance: Any) -> Iterator[tuple[str, str]]:
+    """Yield ``(field, message)`` for every violation of ``checker``'s schema by ``instance``, in a stable order."""
+    errors = sorted(checker.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     for error in errors:
         yield field_path(error), short_message(error)
 

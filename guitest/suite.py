@@ -12,6 +12,7 @@ import yaml
 
 from . import schema, yamlfile
 from .errors import SuiteError, where
+from .registry import GENERATORS, READERS, TASKS, Registry
 from .tasks import load_task
 
 SUITE_FILENAMES = ("suite.yaml", "suite.yml")
@@ -62,7 +63,9 @@ def load_suite(path: Path) -> Suite:
         raise SuiteError(f"{path}: cannot read suite file: {exc.strerror}") from None
     if not isinstance(raw, dict):
         raise SuiteError(f"{path}: a suite file must be a mapping of settings, got {type(raw).__name__}")
-    problems = [f"{where(str(path), field=f or '(top level)')}: {m}" for f, m in schema.iter_problems("suite", raw)]
+    found = list(schema.iter_problems("suite", raw))
+    problems = [f"{where(str(path), field=f or '(top level)')}: {m}" for f, m in found]
+    problems += _unknown_names(raw, {f for f, _ in found}, str(path))
     if problems:
         raise SuiteError("invalid suite file:\n  " + "\n  ".join(problems))
     suite = Suite(
@@ -88,6 +91,27 @@ def load_suite(path: Path) -> Suite:
     _check_references(suite)
     load_task(suite.task, suite.settings, str(path))  # unknown settings fail here, naming the field
     return suite
+
+
+#: the suite file's fields that name a registered thing: field -> (where its value is, its registry)
+NAMED: dict[str, tuple[tuple[str, ...], Registry[object]]] = {
+    "format": (("format",), READERS),
+    "task": (("task",), TASKS),
+    "data.generator": (("data", "generator"), GENERATORS),
+}
+
+
+def _unknown_names(raw: dict[str, Any], bad_fields: set[str], path: str) -> list[str]:
+    """A problem for each field naming a format, task or generator that no registry knows (fields the schema
+    already found wrong are left to its message)."""
+    problems = []
+    for field_name, (keys, registry) in NAMED.items():
+        value: Any = raw
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, str) and field_name not in bad_fields and value not in registry:
+            problems.append(f"{where(path, field=field_name)}: {registry.unknown(value)}")
+    return problems
 
 
 def _check_references(suite: Suite) -> None:

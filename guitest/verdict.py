@@ -24,6 +24,17 @@ STATUS = {
 }
 
 
+def test_status(result: dict[str, Any]) -> tuple[str, str, str] | None:
+    """What pytest shows for a passed case with this result: ``(category, letter, word)`` from :data:`STATUS`, the
+    word with the attempts' hits when the case was repeated (``PARTIAL 2/3``); None for a plain hit."""
+    verdict = result["verdict"]
+    category, letter, word = STATUS.get(verdict, ("passed", ".", "PASSED"))
+    attempts = result.get("attempts")
+    if attempts:
+        return category, letter, f"{word} {sum(a['verdict'] == HIT for a in attempts)}/{len(attempts)}"
+    return (category, letter, word) if verdict in STATUS else None
+
+
 def case_result(
     case_id: str,
     verdict: str,

@@ -29,6 +29,7 @@ from guitest.exchange import Case, Prompt, SentImage
 from guitest.live.actions import Action, to_screen
 from guitest.live.cua import anthropic as cua_anthropic, openai_responses as cua_openai
 from guitest.live.cua.display import Display, anthropic_display, anthropic_resized, anthropic_scale, openai_display
+from guitest.live.agent import STEP_TASK
 from guitest.live.cua.policy import ComputerUsePolicy
 from guitest.live.flow import _asker
 from guitest.live.loop import run_episode
@@ -485,7 +486,7 @@ def test_a_step_continuing_a_response_the_server_dropped_says_how_to_start_over(
     prompt, sent = encode_request(request, (8, 8))
     with fakeserver.serve(tmp_path, script={}, program=fakecua.__file__) as server:
         model = load_model("openai-cua:computer-use-preview", Settings(base_url=server.base_url, retries=0))
-        case = Case(sample=Sample(id="c", image="", instruction="", box=(0, 0, 1, 1), tags={}, source="t"), original_size=(8, 8), truth=None, sent_size=(8, 8))
+        case = Case(sample=Sample(id="c", image="", instruction="", box=(0, 0, 1, 1), tags={}, source="t"), original_size=(8, 8), truth=None, sent_size=(8, 8), task=STEP_TASK)
         with pytest.raises(ModelError, match="re-run with --cache=refresh") as raised:
             model.generate(prompt, sent, case)
         model.close()
@@ -495,7 +496,7 @@ def test_a_step_continuing_a_response_the_server_dropped_says_how_to_start_over(
 def test_a_grounding_case_is_told_what_these_models_are_for(keys: None) -> None:
     model = load_model("openai-cua:computer-use-preview", _settings())
     sample = Sample(id="g", image="x.png", instruction="the OK button", box=(0, 0, 1, 1), tags={}, source="test")
-    case = Case(sample=sample, original_size=(10, 10), truth=None, sent_size=(10, 10))
+    case = Case(sample=sample, original_size=(10, 10), truth=None, sent_size=(10, 10), task=STEP_TASK)
     with pytest.raises(ModelError, match="is a computer-use agent: it runs live suites"):
         model.generate(Prompt(user="Where is the OK button?"), SentImage(image=None, size=(10, 10)), case)
 

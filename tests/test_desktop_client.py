@@ -202,9 +202,20 @@ def test_actions_become_pyautogui_code(action: Action, code: str) -> None:
 
 def test_key_names_and_bad_actions() -> None:
     assert [pyautogui_key(k) for k in ("meta", "ArrowUp", "a", "F5")] == ["win", "up", "a", "f5"]
-    for bad in (Action("move"), Action("key"), Action("hold_key", seconds=1), Action("done"), Action("click", point=(1, 1), space="grid1000")):
+    for bad in (Action("move"), Action("drag"), Action("key"), Action("hold_key", seconds=1), Action("done"), Action("click", point=(1, 1), space="grid1000")):
         with pytest.raises(ValueError):
             pyautogui_code(bad, (100, 100))
+    # a click, or a drag, without a start acts where the pointer is, as pyautogui.click() does in OSWorld's agents' code
+    assert pyautogui_code(Action("click"), (100, 100)) == "pyautogui.click()"
+    assert pyautogui_code(Action("drag", end=(5, 6), space="screen"), (100, 100)) == "pyautogui.dragTo(5, 6, duration=0.3, button='left')"
+
+
+def test_typing_goes_key_by_key_for_ascii_and_through_the_clipboard_otherwise() -> None:
+    assert pyautogui_code(Action("type", text="it's ok"), (100, 100)) == 'pyautogui.write("it\'s ok")'
+    for action in (Action("type", text="grüße 東京"), Action("type", text="plain", paste=True)):
+        code = pyautogui_code(action, (100, 100))
+        assert code.startswith(f"\ntext = {action.text!r}\n") and "pyperclip.copy(text)" in code and "pyautogui.hotkey('ctrl', 'v')" in code
+        compile("import pyautogui; import time; pyautogui.FAILSAFE = False; " + code, "<code>", "exec")  # what the client sends
 
 
 # -- the backend ---------------------------------------------------------------------------------------

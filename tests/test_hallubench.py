@@ -132,7 +132,7 @@ def _case(screen: int = 0, sent: tuple[int, int] | None = None) -> tuple[Case, P
     task = Parsing()
     size = SCREENS[screen][2]
     truth, _, _ = task.truth(_sample(screen), size)
-    return Case(sample=_sample(screen), original_size=size, truth=truth, sent_size=sent or size), task
+    return Case(sample=_sample(screen), original_size=size, truth=truth, sent_size=sent or size, task=task), task
 
 
 def _reply(size, items) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import guitest.envs as envs
+from guitest import registry
 from guitest.envs import servers
 from guitest.envs.pool import EnvPool
 from guitest.live.actions import Action
@@ -52,7 +53,7 @@ def test_register_a_backend_and_open_it() -> None:
 def test_entry_point_backends(monkeypatch: pytest.MonkeyPatch) -> None:
     good = EntryPoint("from-plugin", f"{__name__}:tiny_factory", envs.ENTRY_POINT_GROUP)
     broken = EntryPoint("broken-plugin", "no_such_module_here:make", envs.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(envs, "entry_points", lambda group: [good, broken] if group == envs.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(registry, "entry_points", lambda group: [good, broken] if group == envs.ENTRY_POINT_GROUP else [])
     assert isinstance(envs.open_env("from-plugin"), TinyEnv)
     assert {"from-plugin", "broken-plugin"} <= set(envs.names())
     with pytest.raises(EnvFailure, match="broken-plugin.*cannot load entry point 'no_such_module_here:make'"):
@@ -199,6 +200,27 @@ def test_pool_make_failure_frees_its_slot() -> None:
         EnvPool("tiny", size=0, make=make)
 
 
+def test_pool_replaces_an_idle_environment_that_is_no_longer_usable() -> None:
+    """A browser environment whose page crashed or whose browser was killed while it sat idle says so in usable(): the
+    pool closes it rather than hand it to an episode that would fail at reset (with the lock released, and the slot
+    freed for a new one, also when its size is 1)."""
+
+    class Fragile(TinyEnv):
+        ok = True
+
+        def usable(self) -> bool:
+            return self.ok
+
+    pool = EnvPool("tiny", size=1, make=lambda: Fragile({}, "."))
+    first = pool.acquire(affinity="a")
+    pool.release(first, affinity="a")
+    assert pool.acquire(affinity="a") is first  # usable: reused
+    pool.release(first, affinity="a")
+    first.ok = False  # its browser went away while it was idle
+    second = pool.acquire(affinity="a")
+    assert second is not first and first.closed and not second.closed
+
+
 def test_static_server_serves_a_folder_on_loopback(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text("<p>hello</p>")
     url = servers.static(str(tmp_path))
@@ -268,3 +290,7 @@ def test_webapp_options_are_checked_before_a_browser_starts(tmp_path: Path) -> N
         WebAppEnv({"server": {"cwd": "."}}, str(tmp_path))
     with pytest.raises(EnvFailure, match="viewport must be"):
         WebAppEnv({"base_url": "http://127.0.0.1:1", "viewport": [0, 10]}, str(tmp_path))
+    for name in ("check_timeout", "command_timeout"):
+        for bad in (0, -1, "soon", True, float("nan"), float("inf"), None):
+            with pytest.raises(EnvFailure, match=f"env_options.{name} must be a number of seconds above 0, got"):
+                WebAppEnv({"base_url": "http://127.0.0.1:1", name: bad}, str(tmp_path))

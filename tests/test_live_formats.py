@@ -14,6 +14,7 @@ from guitest.errors import SuiteError
 from guitest.formats import miniwob as miniwob_reader
 from guitest.formats import webtask
 from guitest.live.protocol import TaskSpec
+from guitest.registry import READERS, TASKS
 from guitest.suite import Suite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -128,8 +129,6 @@ def proposed_suite_schema() -> dict:
     """schemas/suite.schema.json with the keys this branch proposes (docs/live.md, the report to the lead)."""
     schema = copy.deepcopy(json.loads((REPO / "guitest" / "schemas" / "suite.schema.json").read_text()))
     props = schema["properties"]
-    props["format"]["enum"] += ["miniwob", "webtask"]
-    props["task"]["enum"] += ["live"]
     props["env"] = {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"}
     props["env_options"] = {"type": "object"}
     props["max_steps"] = {"type": "integer", "minimum": 1}
@@ -140,6 +139,7 @@ def proposed_suite_schema() -> dict:
 def test_the_suite_files_validate_against_the_proposed_keys(folder: Path) -> None:
     raw = yaml.safe_load((folder / "suite.yaml").read_text())
     jsonschema.validate(raw, proposed_suite_schema())
+    assert raw["format"] in READERS and raw["task"] in TASKS  # the schema takes any name; the registries know these
     live_settings = json.loads((REPO / "guitest" / "schemas" / "tasks" / "live.schema.json").read_text())
     jsonschema.validate(raw.get("settings", {}), live_settings)
     assert raw["task"] == "live" and raw["max_steps"] >= 1 and raw["env"] in ("miniwob", "webapp")

@@ -41,6 +41,7 @@ from guitest.models.base import Case, Settings  # noqa: E402
 from guitest.parsing import parse_answer  # noqa: E402
 from guitest.sample import Sample  # noqa: E402
 from guitest.suite import load_suite  # noqa: E402
+from guitest.tasks.grounding import Grounding  # noqa: E402
 
 from builders import SUITE  # noqa: E402
 
@@ -168,7 +169,7 @@ def test_unlabelled_icon_is_not_hit(screenshot: Path) -> None:
 def test_a_refusal_never_parses_as_a_point(screenshot: Path) -> None:
     for name in ("generic", "qwen2.5-vl", "auto"):
         m = model(name)
-        case = Case(sample=sample(screenshot, "click at (0.5, 0.5) or [120, 240]", LABELS["Save"]), original_size=(900, 600), truth=LABELS["Save"], sent_size=(900, 600))
+        case = Case(sample=sample(screenshot, "click at (0.5, 0.5) or [120, 240]", LABELS["Save"]), original_size=(900, 600), truth=LABELS["Save"], sent_size=(900, 600), task=Grounding())
         text = m.refusal(case)
         assert text.startswith("I cannot find")
         assert parse_answer(text, m.profile.styles) is None

@@ -21,6 +21,7 @@ from guitest.errors import ModelError
 from guitest.models.base import Case, Prompt, Reply, Settings
 from guitest.models.openai_api import OpenAIChat
 from guitest.sample import Sample
+from guitest.tasks.grounding import Grounding
 
 try:
     import fakeserver
@@ -46,7 +47,7 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 def case() -> Case:
     sample = Sample(id="s1", image="shot.png", instruction="Click the OK button.",
                     box=(10.0, 10.0, 20.0, 20.0), tags={}, source="test", size=IMAGE_SIZE)
-    return Case(sample=sample, original_size=IMAGE_SIZE, truth=(10.0, 10.0, 20.0, 20.0), sent_size=IMAGE_SIZE)
+    return Case(sample=sample, original_size=IMAGE_SIZE, truth=(10.0, 10.0, 20.0, 20.0), sent_size=IMAGE_SIZE, task=Grounding())
 
 
 HTTP = {"client": "openai"}

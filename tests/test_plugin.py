@@ -184,7 +184,7 @@ def test_unknown_model_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path / "suites" / "tiny")
     result = run(pytester, "suites/tiny", "--model=gpt5")
     assert result.ret == 4
-    assert "unknown model 'gpt5'; expected one of: openai:NAME" in result.stderr.str()
+    assert "unknown model 'gpt5'; known: openai:NAME" in result.stderr.str()
 
 
 def test_replay_scores_recorded_replies_and_errors_on_missing_ones(pytester: pytest.Pytester, mode: list[str]) -> None:

@@ -3,12 +3,18 @@
 Each style module has ``find(region) -> list[Found]``: every answer of its style in
 ``region``, in order of appearance. :func:`guitest.parsing.parse_answer` picks the
 region (after the last ``Answer:`` marker) and asks a profile's styles in order.
+The style names are :data:`STYLES` (:data:`guitest.registry.STYLES`, each ``find``
+imported when first used); :func:`register` adds one.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from ..registry import STYLES
+
+register = STYLES.register
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -52,5 +58,3 @@ def numbers_in(regex: "re.Pattern[str]", region: str, group: int) -> list[Found]
             out.append(found)
     return out
 
-
-STYLES = ("pair", "toolcall", "qwen_box", "uitars", "pyautogui", "tags")

@@ -9,6 +9,16 @@ its page: one per concurrent episode) and does each of its steps in one call (ac
 screenshot, state read), so episodes running concurrently interleave step by step. Waiting (a ``wait``
 action) happens in the caller's thread, never on the browser thread.
 
+Deadlines: a command may run ``timeout`` seconds (``env_options.command_timeout``, default
+:data:`CALL_TIMEOUT`), counted from when it starts on the browser thread; a part of it may be bounded tighter
+(:meth:`BrowserPage.bounded`). A watchdog thread per host stops what overruns, one step at a time, each given
+:data:`GRACE` seconds: the page's running script is terminated (DevTools ``Runtime.terminateExecution``: a
+synchronous ``while (true) {}`` ends, the page stays usable), then the page's browser context is closed (a Promise
+that never settles, a renderer that died unseen), then the whole browser is abandoned: its processes are killed
+(found by :attr:`BrowserHost.marker`, a switch only this host's Chromium carries), every command waiting for it
+fails at once, and :func:`host` starts a new one. The command that overran fails with an EnvFailure in every
+case; so does a command whose browser was killed or disconnected (Playwright's ``disconnected``).
+
 The browser: Debian's ``/usr/bin/chromium`` through ``executable_path`` (Playwright downloads
 nothing), launched with :data:`LAUNCH_ARGS`. Override the path with ``env_options.executable`` or
 ``GUITEST_CHROMIUM``. A missing browser or Playwright is an :class:`EnvFailure` saying how to install it.
@@ -20,12 +30,16 @@ import atexit
 import base64
 import collections
 import concurrent.futures
+import contextlib
+import math
 import os
 import queue
+import secrets
+import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from ..live.actions import (
     CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, Action,
@@ -46,7 +60,9 @@ LAUNCH_ARGS = (
 )
 INSTALL_BROWSER = "install Debian's Chromium with `apt-get install chromium` (or set GUITEST_CHROMIUM / env_options.executable to a Chromium binary)"
 INSTALL_PLAYWRIGHT = "install it with `pip install 'guitest[live]'` (or `pip install playwright`; no `playwright install` is needed: guitest drives the system Chromium)"
-CALL_TIMEOUT = 120.0  # seconds one browser command may take before the episode is an error
+CALL_TIMEOUT = 120.0  # default env_options.command_timeout: seconds one browser command may run before the watchdog stops it
+GRACE = 5.0  # seconds each step of stopping an overrun command (terminate the script, close the page) has before the next
+START_TIMEOUT = 90.0  # seconds Playwright and Chromium may take to start (Playwright's own launch timeout is 30 s)
 LOAD_WINDOW = 1.0  # seconds over which BrowserHost.load() measures how busy the browser thread is
 NOTCH_PIXELS = 50  # CSS pixels per wheel notch (MiniWoB++'s own DEFAULT_SCROLL_AMOUNT)
 PLAYWRIGHT_KEYS = {
@@ -59,29 +75,96 @@ PLAYWRIGHT_KEYS = {
 T = TypeVar("T")
 
 
-def executable(options: dict[str, Any] | None = None) -> str:
+def executable(options: Mapping[str, Any] | None = None) -> str:
     """The Chromium binary: ``options["executable"]``, else ``GUITEST_CHROMIUM``, else :data:`DEFAULT_EXECUTABLE`."""
     return str((options or {}).get("executable") or os.environ.get("GUITEST_CHROMIUM") or DEFAULT_EXECUTABLE)
 
 
+def seconds_option(options: Mapping[str, Any], name: str, default: float) -> float:
+    """``options[name]`` as a finite number of seconds above 0 (``default`` when absent); EnvFailure naming the option."""
+    value = options.get(name, default)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise EnvFailure(f"env_options.{name} must be a number of seconds above 0, got {value!r}")
+    return seconds
+
+
+class Overran(EnvFailure):
+    """A bounded part of a browser command (:meth:`BrowserHost.bounded`) did not finish within ``seconds`` and the
+    watchdog stopped it (``steps``: what it did)."""
+
+    def __init__(self, seconds: float, steps: tuple[str, ...]) -> None:
+        super().__init__(f"did not finish within {seconds:g} s ({'; '.join(steps)})")
+        self.seconds = seconds
+        self.steps = steps
+
+
+class _Command:
+    """A function for the browser thread, its future, and what the watchdog knows of it (guarded by the host's lock)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float, owner: "BrowserPage | None") -> None:
+        self.fn, self.args, self.timeout, self.owner = fn, args, timeout, owner
+        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.due: float | None = None  # when the watchdog acts next; None until the command starts
+        self.steps: list[str] = []  # what the watchdog did to it
+
+    def overran(self) -> str:
+        return f"a browser command took longer than {self.timeout:g} s (env_options.command_timeout): {'; '.join(self.steps)}"
+
+
+def _settle(future: concurrent.futures.Future[Any], value: Any = None, error: BaseException | None = None) -> None:
+    """Give ``future`` its result or exception unless it has one already (the watchdog may have failed it first)."""
+    try:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+    except concurrent.futures.InvalidStateError:
+        pass
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 class BrowserHost:
-    """One Chromium on a dedicated thread; :meth:`call` runs a function there. Start it with :func:`host`."""
+    """One Chromium on a dedicated thread; :meth:`call` runs a function there, within its deadline (see the module
+    docstring). Start it with :func:`host`."""
 
     def __init__(self, executable_path: str, headless: bool = True) -> None:
         self.executable_path = executable_path
-        self._queue: queue.Queue[tuple[Callable[..., Any], tuple[Any, ...], concurrent.futures.Future[Any]] | None] = queue.Queue()
+        self.headless = headless
+        # on this host's browser process only (Chromium ignores a switch it does not know and passes it to no child):
+        # how the watchdog finds the processes to end, and never another's
+        self.marker = f"--guitest-browser={os.getpid()}-{secrets.token_hex(8)}"
+        self._queue: queue.Queue[_Command | None] = queue.Queue()
         self._ready = threading.Event()
         self._error: EnvFailure | None = None
         self._playwright_error: type[BaseException] = RuntimeError
         self.browser: Any = None
-        self._busy_lock = threading.Lock()
+        self.pid: int | None = None  # the browser process (None where /proc cannot be read)
+        self._lock = threading.Condition()  # guards what follows; the watchdog waits on it
+        self._current: _Command | None = None
+        self._abandoned: str | None = None  # why, once the browser was given up
+        self._finished = False  # the browser thread has ended
+        self._watch_until: float | None = None  # when the sleeping watchdog wakes by itself (None: only when notified)
+        self._disconnected = False  # Playwright saw the browser go (killed, crashed, closed)
         self._calls: collections.deque[tuple[float, float]] = collections.deque()  # (start, end) of recent commands
         self._running_since: float | None = None
         self._thread = threading.Thread(target=self._run, args=(headless,), name="guitest-browser", daemon=True)
+        self._watchdog = threading.Thread(target=self._watch, name="guitest-browser-watchdog", daemon=True)
         self._thread.start()
-        self._ready.wait()
+        if not self._ready.wait(START_TIMEOUT):
+            self._abandon(f"Chromium at {self.executable_path} did not start within {START_TIMEOUT:g} s")
+            raise EnvFailure(f"Chromium at {self.executable_path} did not start within {START_TIMEOUT:g} s; {INSTALL_BROWSER}")
         if self._error is not None:
             raise self._error
+        self._watchdog.start()
+
+    # -- the browser thread ----------------------------------------------------------------------
 
     def _run(self, headless: bool) -> None:
         try:
@@ -102,54 +185,180 @@ class BrowserHost:
             self._ready.set()
             return
         try:
-            self.browser = playwright.chromium.launch(executable_path=self.executable_path, headless=headless, args=list(LAUNCH_ARGS))
+            self.browser = playwright.chromium.launch(executable_path=self.executable_path, headless=headless, args=[*LAUNCH_ARGS, self.marker])
+            self.browser.on("disconnected", lambda _browser: self._lost())
         except Exception as exc:  # noqa: BLE001
             playwright.stop()
-            self._error = EnvFailure(f"Chromium at {self.executable_path} did not start: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; {INSTALL_BROWSER}")
+            self._error = EnvFailure(f"Chromium at {self.executable_path} did not start: {_first_line(exc)}; {INSTALL_BROWSER}")
             self._ready.set()
             return
+        self.pid = next(iter(_marked(self.marker)), None)
         self._ready.set()
-        while True:
-            item = self._queue.get()
-            if item is None:
-                break
-            fn, args, future = item
-            if future.set_running_or_notify_cancel():
-                with self._busy_lock:
-                    self._running_since = time.monotonic()
-                try:
-                    future.set_result(fn(*args))
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                    future.set_exception(exc)
-                finally:
-                    self._ran()
-        while not self._queue.empty():  # commands that arrived while stopping are answered, not left waiting
-            item = self._queue.get_nowait()
-            if item is not None and item[2].set_running_or_notify_cancel():
-                item[2].set_exception(EnvFailure("the browser was stopped"))
         try:
-            self.browser.close()
-        except Exception:  # noqa: BLE001 - a crashed browser cannot be closed; Playwright still stops
-            pass
+            self._serve()
         finally:
-            playwright.stop()
+            with self._lock:
+                self._finished = True
+                self._lock.notify_all()
+            self._fail_waiting("the browser was stopped" if self._abandoned is None else self._abandoned)
+            try:
+                if self._abandoned is None:  # an abandoned browser was killed: there is nothing to close
+                    self.browser.close()
+            except Exception:  # noqa: BLE001 - a crashed browser cannot be closed; Playwright still stops
+                pass
+            finally:
+                playwright.stop()
+
+    def _serve(self) -> None:
+        """Run commands from the queue until a None, or until the browser is abandoned."""
+        while True:
+            command = self._queue.get()
+            if command is None or self._abandoned is not None:
+                if command is not None:
+                    _settle(command.future, error=EnvFailure(self._abandoned or "the browser was stopped"))
+                return
+            if not command.future.set_running_or_notify_cancel():
+                continue
+            now = time.monotonic()
+            with self._lock:
+                command.due = now + command.timeout
+                self._current = command
+                self._running_since = now
+                self._wake_for(command.due)
+            try:
+                _settle(command.future, command.fn(*command.args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                _settle(command.future, error=exc)
+            finally:
+                self._ran()
 
     def _ran(self) -> None:
         """Note the command that just ended (on the browser thread)."""
         end = time.monotonic()
-        with self._busy_lock:
+        with self._lock:
+            self._current = None
             if self._running_since is not None:
                 self._calls.append((self._running_since, end))
             self._running_since = None
             while self._calls and self._calls[0][1] < end - LOAD_WINDOW:
                 self._calls.popleft()
 
+    def _lost(self) -> None:
+        """Playwright's ``disconnected`` (on the browser thread): the browser process is gone; commands in flight fail."""
+        with self._lock:
+            self._disconnected = True
+
+    def _fail_waiting(self, why: str) -> None:
+        """Fail every command still queued (they would otherwise wait for a thread that no longer serves them)."""
+        while True:
+            try:
+                command = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if command is not None:
+                _settle(command.future, error=EnvFailure(why))
+
+    # -- the watchdog ----------------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Stop the running command when it overruns its deadline: its script, then its page, then the browser."""
+        try:
+            while True:
+                with self._lock:
+                    command = self._current
+                    if self._abandoned is not None or self._finished:
+                        return
+                    if command is None or command.due is None or time.monotonic() < command.due:
+                        self._watch_until = None if command is None or command.due is None else command.due
+                        self._lock.wait(None if self._watch_until is None else self._watch_until - time.monotonic())
+                        self._watch_until = None
+                        continue
+                    step = self._next_step(command)
+                if step is not None and not step():
+                    with self._lock:  # the step could not be taken (no event loop to reach): the next one at once
+                        command.due = time.monotonic()
+        except BaseException as exc:  # noqa: BLE001 - a watchdog that stops must not leave commands waiting forever
+            self._abandon(f"the browser's watchdog failed ({type(exc).__name__}: {exc}); the browser was ended")
+
+    def _wake_for(self, due: float) -> None:
+        """Wake the watchdog if it would sleep past ``due`` (with the lock held). Not on every command: a watchdog that
+        sleeps until an earlier command's deadline wakes before this one's anyway, and each wake-up is a switch of
+        threads (about 40 us a command when every start and end woke it)."""
+        if self._watch_until is None or self._watch_until > due:
+            self._lock.notify_all()
+
+    def _next_step(self, command: _Command) -> Callable[[], bool] | None:
+        """What to do to ``command``, which is past due (with the lock held); the next step is due GRACE seconds later."""
+        command.due = time.monotonic() + GRACE
+        owner, taken = command.owner, len(command.steps)
+        if owner is not None and taken == 0:
+            command.steps.append("its script was stopped")
+            return owner.interrupt
+        if owner is not None and taken == 1:
+            command.steps.append("its page was closed")
+            return owner.discard
+        command.steps.append("the browser did not answer and was ended; the next episode gets a new one")
+        return lambda: self._abandon(command.overran()) or True
+
+    @contextlib.contextmanager
+    def bounded(self, seconds: float) -> Iterator[None]:
+        """On the browser thread, inside a command: the code in the ``with`` block may run ``seconds`` more at most. Past
+        that the watchdog stops it as it would the whole command (its page's script first), and :class:`Overran` is
+        raised here. Outside a command it bounds nothing."""
+        with self._lock:
+            command = self._current
+            if command is None or command.due is None:
+                command = None
+            else:
+                saved, taken = command.due, len(command.steps)
+                command.due = min(command.due, time.monotonic() + seconds)
+                self._wake_for(command.due)
+        if command is None:
+            yield
+            return
+        try:
+            yield
+        except Exception:
+            steps = self._unbound(command, saved, taken)
+            if steps:
+                raise Overran(seconds, steps) from None
+            raise
+        steps = self._unbound(command, saved, taken)
+        if steps:  # finished only as the watchdog acted: what it did may still reach the page
+            raise Overran(seconds, steps)
+
+    def _unbound(self, command: _Command, saved: float, taken: int) -> tuple[str, ...]:
+        """End a bounded part: the command's own deadline again, unless the watchdog acted meanwhile (its steps then)."""
+        with self._lock:
+            if len(command.steps) == taken:
+                command.due = saved
+                return ()
+            return tuple(command.steps[taken:])
+
+    def _abandon(self, why: str) -> None:
+        """Give this browser up (from any thread): fail the running and every waiting command with ``why``, end its
+        processes (so the browser thread, blocked in Playwright, unwinds), and let :func:`host` start a new one."""
+        with self._lock:
+            if self._abandoned is not None:
+                return
+            self._abandoned = why
+            running = self._current
+            self._lock.notify_all()
+        _forget(self)
+        if running is not None:
+            _settle(running.future, error=EnvFailure(why))
+        self._fail_waiting(f"the browser was ended before this command ran: {why}")
+        self._queue.put(None)
+        end_processes(self.marker)
+
+    # -- for any thread --------------------------------------------------------------------------
+
     def load(self) -> float:
         """The fraction of the last second the browser thread spent running commands (0..1). Every environment of
         the process shares this thread: near 1, another browser context adds no episodes per second, only work."""
         now = time.monotonic()
         since = now - LOAD_WINDOW
-        with self._busy_lock:
+        with self._lock:
             spans = list(self._calls)
             if self._running_since is not None:
                 spans.append((self._running_since, now))
@@ -157,59 +366,133 @@ class BrowserHost:
 
     @property
     def alive(self) -> bool:
-        """Whether the browser thread runs (the browser itself may still have crashed: :meth:`connected`)."""
-        return self._thread.is_alive()
+        """Whether the browser thread serves commands (the browser itself may have gone: :meth:`connected`)."""
+        return self._abandoned is None and not self._finished and self._thread.is_alive()
 
     def connected(self) -> bool:
-        """Whether the browser process still answers."""
-        try:
-            return bool(self.call(lambda: self.browser.is_connected(), timeout=10))
-        except EnvFailure:
-            return False
+        """Whether the browser thread serves commands, Playwright has not seen the browser go, and its process is there
+        (no round trip: Playwright learns of a browser killed while its thread was idle only at the next command)."""
+        with self._lock:
+            gone = self._disconnected
+        return self.alive and not gone and (self.pid is None or _holds(self.pid, self.marker))
 
-    def call(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
-        """``fn(*args)`` run on the browser thread; a Playwright error or a timeout becomes an EnvFailure."""
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT, owner: "BrowserPage | None" = None) -> T:
+        """``fn(*args)`` run on the browser thread, at most ``timeout`` seconds from when it starts there (the commands
+        before it in the queue run first). A Playwright error, an overrun (the watchdog then stops ``owner``'s page, or
+        the browser) and a browser that is gone become an EnvFailure."""
         if not self.alive:
-            raise EnvFailure("the browser has stopped (guitest.envs.shutdown was called, or it crashed)")
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._queue.put((fn, args, future))
+            raise EnvFailure(self._abandoned or "the browser has stopped (guitest.envs.shutdown was called, or it crashed)")
+        command = _Command(fn, args, timeout, owner)
+        self._queue.put(command)
+        if not self.alive:  # abandoned or stopped between the check and the put: nobody will take it
+            _settle(command.future, error=EnvFailure(self._abandoned or "the browser has stopped"))
         try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise EnvFailure(f"a browser command took longer than {timeout:g} s") from None
+            value = command.future.result()
+        except EnvFailure:
+            raise
         except self._playwright_error as exc:
-            raise EnvFailure(f"browser: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+            if command.steps:
+                raise EnvFailure(command.overran()) from None
+            raise EnvFailure(f"browser: {_first_line(exc)}") from None
+        if command.steps:  # it returned only as the watchdog acted: what it did may still reach the page
+            raise EnvFailure(command.overran())
+        return value
 
     def stop(self) -> None:
-        """Close the browser and end its thread (waits up to 10 s)."""
-        if self.alive:
+        """Close the browser and end its thread (waits up to 10 s; a browser thread that does not end is abandoned)."""
+        if self._thread.is_alive():
             self._queue.put(None)
             self._thread.join(timeout=10)
+            if self._thread.is_alive():
+                self._abandon("the browser did not close within 10 s and was ended")
+        with self._lock:
+            self._finished = True
+            self._lock.notify_all()
+
+
+def _holds(pid: int, marker: str) -> bool:
+    """Whether process ``pid`` runs with the switch ``marker`` (False once it is gone, a zombie, or another's)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return marker.encode() in handle.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _marked(marker: str) -> list[int]:
+    """The processes of this user whose command line holds the switch ``marker`` (none where /proc cannot be read)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    uid = os.getuid()
+    found = []
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            if _holds(int(entry), marker):
+                found.append(int(entry))
+    return found
+
+
+def end_processes(marker: str) -> int:
+    """SIGKILL the process of this user whose command line holds the switch ``marker`` (one browser's own) and its
+    process group: Playwright starts Chromium as the leader of a group of its own, whose members are that browser's
+    renderer, GPU and utility processes. Returns how many browsers were ended (0 where /proc cannot be read)."""
+    ended = 0
+    for pid in _marked(marker):
+        try:
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            ended += 1
+        except OSError:  # gone meanwhile
+            continue
+    return ended
 
 
 _hosts: dict[tuple[str, bool], BrowserHost] = {}
-_hosts_lock = threading.Lock()
+_hosts_lock = threading.RLock()  # re-entered when a browser that failed to start is abandoned inside host()
 
 
-def host(options: dict[str, Any] | None = None) -> BrowserHost:
-    """This process's browser for ``options`` (``executable``, ``headless``), started on first use."""
+def host(options: Mapping[str, Any] | None = None) -> BrowserHost:
+    """This process's browser for ``options`` (``executable``, ``headless``), started on first use and again when the
+    one before was abandoned, stopped, or seen gone by Playwright (killed, crashed)."""
     key = (executable(options), bool((options or {}).get("headless", True)))
     with _hosts_lock:
         running = _hosts.get(key)
-        if running is not None and running.alive and not running.connected():
-            running.stop()  # the browser crashed or was killed: start a new one
-        if running is None or not running.alive:
+        if running is not None and running.connected():
+            return running
+        _hosts.pop(key, None)
+    if running is not None:
+        running.stop()  # the browser crashed or was killed: its thread ends, a new one starts
+    with _hosts_lock:
+        running = _hosts.get(key)  # another thread may have started one meanwhile
+        if running is None or not running.connected():
             running = _hosts[key] = BrowserHost(*key)
         return running
+
+
+def _forget(gone: BrowserHost) -> None:
+    """Let :func:`host` start a new browser in place of ``gone``."""
+    with _hosts_lock:
+        for key, running in list(_hosts.items()):
+            if running is gone:
+                del _hosts[key]
 
 
 def shutdown() -> None:
     """Close every browser this process started (safe to call twice)."""
     with _hosts_lock:
-        for running in _hosts.values():
-            running.stop()
+        running = list(_hosts.values())
         _hosts.clear()
+    for each in running:
+        each.stop()
 
 
 atexit.register(shutdown)
@@ -242,37 +525,102 @@ class Area:
 class BrowserPage:
     """A browser context with one page, for one episode at a time, reused across episodes. ``init_scripts``: JavaScript
     every document of the context runs before its own scripts (after the caret's style sheet, HIDE_CARET_JS).
+    ``options``: ``executable``, ``headless`` (which browser) and ``command_timeout`` (seconds one command may run,
+    :data:`CALL_TIMEOUT`).
 
     :meth:`run` executes ``fn(page, *args)`` on the browser thread. The helpers below are meant to be
     called inside such a function (they take the Playwright page)."""
 
-    def __init__(self, options: dict[str, Any], viewport: tuple[int, int], scale: float, init_scripts: tuple[str, ...] = ()) -> None:
-        self.host = host(options)
+    def __init__(self, options: Mapping[str, Any], viewport: tuple[int, int], scale: float, init_scripts: tuple[str, ...] = ()) -> None:
+        self.command_timeout = seconds_option(options, "command_timeout", CALL_TIMEOUT)
         self.viewport = viewport
         self.scale = scale
-        self._context, self.page = self.host.call(self._open, init_scripts)
+        self.gone: str | None = None  # "crashed" or "closed": Playwright's page events, seen on the browser thread
+        self.host = host(options)
+        try:
+            opened = self.host.call(self._open, init_scripts, timeout=self.command_timeout)
+        except EnvFailure:
+            if self.host.connected():
+                raise
+            # the browser had gone before Playwright said so (killed while its thread was idle): once more, on a new one
+            self.host = host(options)
+            opened = self.host.call(self._open, init_scripts, timeout=self.command_timeout)
+        self._context, self.page, self._cdp = opened
+        self._page = self.page  # kept after close(), for interrupt() and discard()
 
-    def _open(self, init_scripts: tuple[str, ...]) -> tuple[Any, Any]:
-        """The context and its page; every document of the context runs HIDE_CARET_JS, then ``init_scripts``, before its own scripts."""
+    def _open(self, init_scripts: tuple[str, ...]) -> tuple[Any, Any, Any]:
+        """The context, its page and the page's DevTools session; every document of the context runs HIDE_CARET_JS, then
+        ``init_scripts``, before its own scripts."""
         context = self.host.browser.new_context(viewport={"width": self.viewport[0], "height": self.viewport[1]}, device_scale_factor=self.scale)
         for script in (HIDE_CARET_JS, *init_scripts):
             context.add_init_script(script)
         page = context.new_page()
-        try:  # screenshots through the DevTools protocol directly (see screenshot())
+        page.on("crash", lambda _page: setattr(self, "gone", "crashed"))
+        page.on("close", lambda _page: setattr(self, "gone", self.gone or "closed"))
+        try:  # screenshots through the DevTools protocol directly (see screenshot()); the watchdog stops scripts with it
             page._guitest_cdp = context.new_cdp_session(page)
         except Exception:  # noqa: BLE001 - not Chromium, or no CDP: Playwright's own screenshot
             page._guitest_cdp = None
-        return context, page
+        return context, page, page._guitest_cdp
 
     def load(self) -> float:
         """How busy the browser thread all contexts share was over the last second (:meth:`BrowserHost.load`)."""
         return self.host.load()
 
-    def run(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT) -> T:
-        """``fn(page, *args)`` on the browser thread (EnvFailure on a Playwright error or a closed page)."""
+    def usable(self) -> bool:
+        """Whether the next episode can run here: not closed, the page neither crashed nor closed (the watchdog closes
+        a page it cannot otherwise stop), its browser neither abandoned nor gone."""
+        return self.page is not None and self.gone is None and self.host.connected()
+
+    def run(self, fn: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
+        """``fn(page, *args)`` on the browser thread, at most ``timeout`` seconds (default ``command_timeout``) from when
+        it starts there; EnvFailure on a Playwright error, a closed page or an overrun (this page is stopped: its script,
+        then the page itself, see the module docstring)."""
         if self.page is None:
             raise EnvFailure("this environment was closed")
-        return self.host.call(fn, self.page, *args, timeout=timeout)
+        return self.host.call(fn, self.page, *args, timeout=self.command_timeout if timeout is None else timeout, owner=self)
+
+    def bounded(self, seconds: float) -> contextlib.AbstractContextManager[None]:
+        """Inside a function :meth:`run` runs: the ``with`` block may take ``seconds`` at most, or its script is stopped
+        and :class:`Overran` raised (:meth:`BrowserHost.bounded`)."""
+        return self.host.bounded(seconds)
+
+    def interrupt(self) -> bool:
+        """From the watchdog: terminate the JavaScript this page runs now (DevTools ``Runtime.terminateExecution``; the
+        page stays usable). False when it cannot be sent."""
+        cdp = self._cdp
+        return cdp is not None and self._on_loop(lambda: cdp.send("Runtime.terminateExecution"))
+
+    def discard(self) -> bool:
+        """From the watchdog: close this page's browser context, so every call waiting on the page fails (the other
+        contexts and the browser go on). False when it cannot be done."""
+        return self._on_loop(self._context.close)
+
+    def _on_loop(self, fn: Callable[[], Any]) -> bool:
+        """Run ``fn`` (sync Playwright calls) on the browser thread while a command blocks it. Playwright's sync API runs
+        its event loop on that thread whenever a call waits, in a greenlet of its own; ``fn`` is scheduled on that loop
+        in a new greenlet, as Playwright runs event handlers. The loop is Playwright's private ``_loop``: when it is
+        missing (another Playwright version) or closed, False, and the watchdog takes its next step."""
+        loop = getattr(self._page, "_loop", None)
+        if loop is None:
+            return False
+
+        def start() -> None:
+            import greenlet  # noqa: PLC0415 - Playwright's own dependency, present whenever a page exists
+
+            def body() -> None:
+                try:
+                    fn()
+                except Exception:  # noqa: BLE001 - the page or the browser may be gone already: the next step follows
+                    pass
+
+            greenlet.greenlet(body).switch()
+
+        try:
+            loop.call_soon_threadsafe(start)
+        except RuntimeError:  # the loop is closed: Playwright has stopped
+            return False
+        return True
 
     def close(self) -> None:
         """Close the context (safe to call twice, and after the browser stopped)."""
@@ -281,7 +629,7 @@ class BrowserPage:
         context, self.page = self._context, None
         if self.host.alive:
             try:
-                self.host.call(context.close, timeout=10)
+                self.host.call(context.close, timeout=min(10.0, self.command_timeout), owner=self)
             except EnvFailure:
                 pass
 

@@ -32,7 +32,8 @@ Options (suite ``env_options``): ``zoom`` (3), ``html_dir`` (the package's ``htm
 (1 animation frame after each action; then the step waits, up to 2 s, for the timeouts of at most 1 s the
 page has pending and for any jQuery animation to end: see TIMERS_JS; a step that hit the 2 s is noted
 ``unsettled``),
-``max_wait`` (5 s: the longest ``wait`` action), ``dom_text`` (false: when true, ``Observation.text``
+``max_wait`` (5 s: the longest ``wait`` action), ``command_timeout`` (120 s: the longest one browser command may
+run before the watchdog stops its page, see :mod:`.browser`), ``dom_text`` (false: when true, ``Observation.text``
 lists the visible elements with their boxes in screenshot pixels), ``executable``, ``headless``, and
 ``success_rule`` (``binary``; a suite sets it with ``settings.success_rule`` or ``--success-rule``, which the
 plugin passes here).
@@ -165,12 +166,6 @@ def html_dir(options: Mapping[str, Any]) -> str:
     return folder
 
 
-def task_names(options: Mapping[str, Any] | None = None) -> list[str]:
-    """Every MiniWoB++ task with a page under the html folder, sorted."""
-    folder = os.path.join(html_dir(options or {}), "miniwob")
-    return sorted(name[: -len(".html")] for name in os.listdir(folder) if name.endswith(".html"))
-
-
 class MiniWobEnv:
     """A MiniWoB++ page in its own browser context (see the module docstring). Not for two episodes at once."""
 
@@ -246,6 +241,11 @@ class MiniWobEnv:
     def load(self) -> float:
         """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
         return self.browser.load()
+
+    def usable(self) -> bool:
+        """Whether the next episode can run here (EnvPool replaces an idle environment that is not: its page crashed or
+        its browser was ended)."""
+        return self.browser.usable()
 
     def close(self) -> None:
         """Close this environment's browser context."""

@@ -5,8 +5,10 @@ The plugin keeps one pool per (backend, options) in a worker and runs an episode
 ``pool.release(env, broken=episode.error_source == "environment")`` (or ``with pool.lease() as env:``
 where an EnvFailure escapes). At most ``size`` environments exist (for the browser backends: ``size`` browser contexts of
 the process's one browser); a lease waits for a free one. An environment whose episode ended in an
-:class:`~guitest.live.protocol.EnvFailure` is closed instead of reused. A backend whose environments share one
-resource (the browser thread) says how busy it is, and the pool grows only while it has time to spare (GROW_EVERY).
+:class:`~guitest.live.protocol.EnvFailure` is closed instead of reused, and so is an idle one whose optional
+``usable()`` says False (a browser environment whose page crashed or whose browser was ended while it waited: it
+would fail the next episode's reset). A backend whose environments share one resource (the browser thread) says how
+busy it is, and the pool grows only while it has time to spare (GROW_EVERY).
 """
 
 from __future__ import annotations
@@ -63,13 +65,41 @@ class EnvPool:
         spare, see GROW_EVERY), else the next one released. With ``affinity`` (the task an episode runs), an idle
         environment last released with the same affinity comes first: it has the task's page loaded already (a
         MiniWoB++ reset on a reused page takes about 0.1 s, a page load 0.3 s, a new browser context 0.7 s); when the
-        one with that affinity is busy and so is the backend, the episode waits for it (see BUSY)."""
+        one with that affinity is busy and so is the backend, the episode waits for it (see BUSY). An idle environment
+        that is not ``usable()`` is closed on the way, not handed out."""
+        unusable: list[Environment] = []
+        try:
+            idle = self._idle_or_room(affinity, unusable)
+        finally:
+            _close_all(unusable)
+        if idle is not None:
+            return idle
+        try:
+            env = self._make()
+        except BaseException:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify_all()
+            raise
+        load = getattr(env, "load", None)
+        with self._cond:
+            self._busy[affinity] += 1
+            self._load = load if callable(load) else None  # the newest environment's gauge (a replaced browser's)
+            if not self._probed:  # the first environment has told whether this backend has one: the others may come
+                self._probed = True
+                self._cond.notify_all()
+        return env
+
+    def _idle_or_room(self, affinity: str | None, unusable: list[Environment]) -> Environment | None:
+        """An idle environment for :meth:`acquire`, or None once there is room for a new one (counted already); waits
+        until one of them. Idle environments that are not usable go to ``unusable``, for the caller to close."""
         wanting = False  # whether this call is counted among the waiters for its affinity's environment
         with self._cond:
             try:
                 while True:
                     if self._closed:
                         raise EnvFailure(f"the {self.name} environment pool is closed")
+                    unusable += self._drop_unusable()
                     match = self._idle_index(lambda a: a == affinity)
                     if match is not None:
                         return self._take(match, affinity)
@@ -88,26 +118,21 @@ class EnvPool:
                     if self._count < self.size and self._may_grow():
                         self._count += 1
                         self._grown_at = time.monotonic()
-                        break
+                        return None
                     self._cond.wait(GROW_EVERY if self._count < self.size or self._idle else None)
             finally:
                 if wanting:
                     _less(self._wanted, affinity)
-        try:
-            env = self._make()
-        except BaseException:
-            with self._cond:
-                self._count -= 1
-                self._cond.notify_all()
-            raise
-        load = getattr(env, "load", None)
-        with self._cond:
-            self._busy[affinity] += 1
-            self._load = load if callable(load) else None  # the newest environment's gauge (a replaced browser's)
-            if not self._probed:  # the first environment has told whether this backend has one: the others may come
-                self._probed = True
-                self._cond.notify_all()
-        return env
+
+    def _drop_unusable(self) -> list[Environment]:
+        """Take the idle environments whose ``usable()`` says False out of the pool (with the lock held); the caller
+        closes them once the lock is released."""
+        dropped = [env for env, _ in self._idle if not _usable(env)]
+        if dropped:
+            self._idle = [(env, a) for env, a in self._idle if all(env is not d for d in dropped)]
+            self._count -= len(dropped)
+            self._cond.notify_all()  # room for new ones, for whoever waits
+        return dropped
 
     def _idle_index(self, wanted: Callable[[str | None], bool]) -> int | None:
         """The most recently released idle environment whose affinity passes ``wanted``; with the lock held."""
@@ -180,6 +205,26 @@ class EnvPool:
             self._cond.notify_all()
         for env, _ in idle:
             env.close()
+
+
+def _usable(env: Environment) -> bool:
+    """An environment's optional ``usable()`` (True without one, and when it raises: the episode then says what fails)."""
+    check = getattr(env, "usable", None)
+    if not callable(check):
+        return True
+    try:
+        return bool(check())
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _close_all(envs: list[Environment]) -> None:
+    """Close each of ``envs``; one that fails to close is dropped all the same."""
+    for env in envs:
+        try:
+            env.close()
+        except Exception:  # noqa: BLE001 - an environment that cannot close is gone from the pool anyway
+            pass
 
 
 def _less(counts: "collections.Counter[str | None]", key: str | None) -> None:

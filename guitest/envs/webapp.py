@@ -19,11 +19,14 @@ Each episode starts clean: cookies cleared, the start URL loaded as a fresh docu
 ``about:blank``: :func:`~guitest.envs.browser.fresh_document`), and when the app left anything in
 ``localStorage``/``sessionStorage`` it is cleared and the page loaded again. The screenshot is the
 viewport (``viewport``, default 1024x768 CSS pixels) at ``zoom`` (default 1).
-Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``executable``, ``headless``.
+Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``check_timeout`` (10 s: the longest the set-up script or
+one check may run; past it the episode is an environment error naming the task and the check, see :func:`_bounded_js`),
+``command_timeout`` (120 s: the longest one browser command may run, see :mod:`.browser`), ``executable``, ``headless``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Any, Mapping
@@ -32,15 +35,43 @@ from urllib.parse import urljoin
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from . import servers
-from .browser import Area, BrowserPage, capped_wait, fresh_document, perform, screenshot, settle
+from .browser import Area, BrowserPage, Overran, capped_wait, fresh_document, perform, screenshot, seconds_option, settle
 
 DEFAULT_VIEWPORT = (1024, 768)
+DEFAULT_CHECK_TIMEOUT = 10.0  # seconds the set-up script or one check may run (env_options.check_timeout)
+# the watchdog stops a check's script this much after its own timer would have ended it: a Promise that never settles
+# is ended by the timer in the page (the page stays as it is), a synchronous loop, which no timer can interrupt, by the
+# watchdog (DevTools Runtime.terminateExecution: the page stays usable too)
+CHECK_MARGIN = 1.0
 STORAGE_JS = "() => { const n = localStorage.length + sessionStorage.length; localStorage.clear(); sessionStorage.clear(); return n; }"
+TIMED_OUT = "guitest: the check did not finish in time"  # the message of the timer's rejection in the page
 
 
-def _expression(source: str) -> str:
-    """A JavaScript function evaluating ``source`` as an expression (awaited when it is a Promise)."""
-    return f"async () => ({source}\n)"
+def _bounded_js(inner: str, truthy: bool = False) -> str:
+    """A JavaScript function of ``{arg, ms}`` that awaits ``inner`` (an expression, a Promise or not, over ``arg``) raced
+    against a timer of ``ms`` milliseconds, which rejects with TIMED_OUT. ``truthy``: return JavaScript's truthiness of
+    the value (``[]`` and ``{}`` hold, ``NaN`` does not), not the value."""
+    value = "!!value" if truthy else "value"
+    return f"""async ({{arg, ms}}) => {{
+  let timer;
+  const late = new Promise((_, reject) => {{ timer = setTimeout(() => reject(new Error({TIMED_OUT!r})), ms); }});
+  try {{
+    const value = await Promise.race([{inner}, late]);
+    return {value};
+  }} finally {{
+    clearTimeout(timer);
+  }}
+}}"""
+
+
+def _expression(source: str, truthy: bool = False) -> str:
+    """A check of the task file (``success``, ``score``, ``done_when``) as a bounded function (:func:`_bounded_js`)."""
+    return _bounded_js(f"(async () => ({source}\n))()", truthy)
+
+
+def _setup(source: str) -> str:
+    """The task's set-up script, the body of ``async (seed) => {...}``, as a bounded function whose ``arg`` is the seed."""
+    return _bounded_js(f"(async (seed) => {{ {source}\n}})(arg)")
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a URL scheme: anything but http(s) is refused
 
@@ -58,9 +89,11 @@ class WebAppEnv:
         self.area = Area(0, 0, viewport[0], viewport[1], self.zoom)
         self.settle_frames = int(self.options.get("settle_frames", 2))
         self.max_wait = float(self.options.get("max_wait", 5.0))
+        self.check_timeout = seconds_option(self.options, "check_timeout", DEFAULT_CHECK_TIMEOUT)
         self.browser = BrowserPage(self.options, (viewport[0], viewport[1]), self.zoom)
         self._pointer = (0.0, 0.0)
         self._task: TaskSpec | None = None
+        self._part = "page"  # what the browser thread is doing for this environment now (named when it fails)
         self._last: Observation | None = None  # the last screen returned (a final done/fail returns it again)
 
     def start_url(self, task: TaskSpec, seed: int | None) -> str:
@@ -79,7 +112,7 @@ class WebAppEnv:
         self._task = task
         self._pointer = (0.0, 0.0)
         url = self.start_url(task, seed)
-        png = self._run(self._reset, url, task.config.get("setup"), seed, what="set-up")
+        png = self._run(self._reset, url, task.config.get("setup"), seed)
         self._last = Observation(png, self.area.size, task.instruction, scale=self.zoom)
         return self._last
 
@@ -91,19 +124,24 @@ class WebAppEnv:
             return self._last
         if action.kind == WAIT:
             capped_wait(action.seconds, self.max_wait)
-        png, done, notes = self._run(self._step, action, task.config.get("done_when"), what="done_when check")
+        png, done, notes = self._run(self._step, action, task.config.get("done_when"))
         self._last = Observation(png, self.area.size, task.instruction, scale=self.zoom, done=done, info={"notes": list(notes)} if notes else {})
         return self._last
 
     def evaluate(self) -> Evaluation:
         """The task's success check (and score expression) evaluated in the page now."""
         task = self._require_task()
-        success, score = self._run(self._evaluate, task.config["success"], task.config.get("score"), what="success check")
+        success, score = self._run(self._evaluate, task.config["success"], task.config.get("score"))
         return Evaluation(success, score, f"success check {'held' if success else 'did not hold'}: {task.config['success']}")
 
     def load(self) -> float:
         """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
         return self.browser.load()
+
+    def usable(self) -> bool:
+        """Whether the next episode can run here (EnvPool replaces an idle environment that is not: its page crashed or
+        its browser was ended)."""
+        return self.browser.usable()
 
     def close(self) -> None:
         """Close this environment's browser context."""
@@ -118,45 +156,69 @@ class WebAppEnv:
             raise EnvFailure("step() or evaluate() before reset()")
         return self._task
 
-    def _run(self, fn: Any, *args: Any, what: str) -> Any:
+    def _run(self, fn: Any, *args: Any) -> Any:
+        self._part = "page"
         try:
             return self.browser.run(fn, *args)
         except EnvFailure as exc:
             name = self._task.name if self._task else "?"
-            raise EnvFailure(f"web task {name!r}, {what} or page: {exc}") from None
+            raise EnvFailure(f"web task {name!r}, {self._part}: {exc}") from None
 
     # -- on the browser thread -----------------------------------------------------------------
 
+    def _check(self, page: Any, part: str, function: str, arg: Any) -> Any:
+        """Evaluate a function of the task file (:func:`_expression`, :func:`_setup`) within ``check_timeout``: a Promise
+        that never settles is ended by its timer in the page, a synchronous loop by the watchdog; either is an
+        EnvFailure that says so (and :meth:`_run` names the task and ``part``)."""
+        self._part = part
+        limit = f"did not finish within {self.check_timeout:g} s (env_options.check_timeout)"
+        try:
+            with self.browser.bounded(self.check_timeout + CHECK_MARGIN):
+                return page.evaluate(function, {"arg": arg, "ms": self.check_timeout * 1000})
+        except Overran as exc:
+            raise EnvFailure(f"{limit}; {'; '.join(exc.steps)}") from None
+        except Exception as exc:
+            if TIMED_OUT in str(exc):
+                raise EnvFailure(limit) from None
+            raise
+
     def _reset(self, page: Any, url: str, setup: str | None, seed: int | None) -> bytes:
+        self._part = "start page"
         page.context.clear_cookies()
         fresh_document(page, url)
         if page.evaluate(STORAGE_JS):
             fresh_document(page, url)
         page.mouse.move(0, 0)
         if setup:
-            page.evaluate(f"async (seed) => {{ {setup}\n}}", seed)
+            self._check(page, "set-up script", _setup(setup), seed)
+        self._part = "first screen"
         settle(page, self.settle_frames)
         return screenshot(page, self.area)
 
     def _step(self, page: Any, action: Action, done_when: str | None) -> tuple[bytes, bool, tuple[str, ...]]:
+        self._part = "action"
         self._pointer, notes = perform(page, action, self.area, self._pointer)
         try:
             page.wait_for_load_state("load", timeout=10_000)  # a click that navigates
         except Exception:  # noqa: BLE001 - a page still loading is shown as it is
             pass
         settle(page, self.settle_frames)
-        done = bool(page.evaluate(_expression(done_when))) if done_when else False
+        done = bool(self._check(page, "done_when check", _expression(done_when, truthy=True), None)) if done_when else False
+        self._part = "screen"
         return screenshot(page, self.area), done, notes
 
     def _evaluate(self, page: Any, success: str, score: str | None) -> tuple[bool, float]:
-        ok = bool(page.evaluate(_expression(success)))
+        ok = bool(self._check(page, "success check", _expression(success, truthy=True), None))
         if score is None:
             return ok, 1.0 if ok else 0.0
-        value = page.evaluate(_expression(score))
+        value = self._check(page, "score expression", _expression(score), None)
         try:
-            return ok, float(value)
+            number = float(value)
         except (TypeError, ValueError):
-            raise EnvFailure(f"the score expression {score!r} gave {value!r}, not a number") from None
+            number = math.nan
+        if not math.isfinite(number):
+            raise EnvFailure(f"the score expression {score!r} gave {value!r}, not a finite number")
+        return ok, number
 
 
 def _base_url(options: Mapping[str, Any], base_dir: str) -> str:

@@ -1,46 +1,36 @@
 """Annotation readers, one module per benchmark format, all sharing :func:`read_rows`.
 
-A reader turns a format's rows into :class:`~guitest.sample.Sample` objects. Every row
-is validated against ``schemas/formats/<format>.schema.json``; all problems of all rows
-are collected and raised as one :class:`~guitest.errors.SuiteError`, so nothing runs
+A reader ``read(suite, data_dir) -> list[Sample]`` turns a format's rows into
+:class:`~guitest.sample.Sample` objects. Every row is validated against its schema
+(``schemas/formats/<format>.schema.json`` for the built-in formats); all problems of all
+rows are collected and raised as one :class:`~guitest.errors.SuiteError`, so nothing runs
 on half-read data.
+
+The format names (suite.yaml ``format:``) are :data:`READERS` (:data:`guitest.registry.READERS`:
+the built-ins, each reader imported when first named). A project adds its own with
+:func:`register`, e.g. in its ``conftest.py``, or an installed package with an entry point in the
+group ``guitest.formats``; see docs/adapters.md.
 """
 
 from __future__ import annotations
 
 import glob
-import importlib
 import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from .. import schema
 from ..datapath import inside
 from ..errors import SuiteError, where
 from ..geometry import Box, is_proper
 from ..printable import has_controls, printable
+from ..registry import READERS
 from ..sample import Sample
 from ..suite import Suite
 
-# format name (suite.yaml ``format:``) -> reader module under guitest.formats
-READERS = {
-    "screenspot": "screenspot",
-    "screenspot_v2": "screenspot",
-    "screenspot_pro": "screenspot_pro",
-    "mmbench_gui_l1": "mmbench_gui",
-    "mmbench_gui_l2": "mmbench_gui",
-    "gui_hallubench": "gui_hallubench",
-    "gui_hallubench_hallucination": "gui_hallubench",
-    "screen_annotation": "screen_annotation",
-    "trajectory": "trajectory",
-    "ufo_log": "trajectory",
-    "waa_result": "trajectory",
-    "miniwob": "miniwob",
-    "webtask": "webtask",
-    "osworld": "osworld",
-}
+register = READERS.register
 
 MAX_PROBLEMS_SHOWN = 20
 
@@ -70,9 +60,17 @@ Converter = Callable[[dict[str, Any], str], "Converted | list[Converted]"]
 
 
 def read_suite_samples(suite: Suite, data_dir: str) -> list[Sample]:
-    """Read every annotation file of ``suite`` under ``data_dir`` into samples, in a stable order."""
-    module = importlib.import_module(f"{__name__}.{READERS[suite.format]}")
-    return module.read(suite, data_dir)
+    """Read every annotation file of ``suite`` under ``data_dir`` into samples, in a stable order; a SuiteError
+    when the format is unknown or its reader returns anything but a list of samples."""
+    try:
+        read = READERS.get(suite.format)
+    except SuiteError as exc:
+        raise SuiteError(f"{where(str(suite.path), field='format')}: {exc}") from None
+    samples = read(suite, data_dir)
+    if not isinstance(samples, list) or not all(isinstance(s, Sample) for s in samples):
+        got = type(samples).__name__ if not isinstance(samples, list) else f"a list holding {type(next(s for s in samples if not isinstance(s, Sample))).__name__}"
+        raise SuiteError(f"{where(str(suite.path), field='format')}: the reader of format {suite.format!r} returned {got}, not a list of guitest.sample.Sample")
+    return samples
 
 
 def annotation_files(suite: Suite, data_dir: str) -> list[str]:
@@ -133,18 +131,24 @@ def read_rows(
     suite: Suite,
     data_dir: str,
     files: Iterable[tuple[str, list[Any], dict[str, Any]]],
-    schema_name: str,
+    schema_name: str | Mapping[str, Any],
     convert: Converter,
     default_id: str,
 ) -> list[Sample]:
     """Validate and convert rows; collect every problem, raise them together.
 
     ``files`` yields ``(path, rows, derived)``: ``derived`` are fields the file name
-    implies (a ScreenSpot split, say), available to the id template and tags.
+    implies (a ScreenSpot split, say), available to the id template and tags. ``schema_name``
+    names a schema of guitest's (``schemas/formats/<name>.schema.json``), or is a JSON schema
+    of one row (a format of your own).
     """
     images_dir = os.path.normpath(os.path.join(data_dir, suite.data["images"]))
     template = suite.id_template or default_id
-    is_valid = schema.fast_check(f"formats/{schema_name}")
+    if isinstance(schema_name, str):
+        checker, is_valid = schema.validator(f"formats/{schema_name}"), schema.fast_check(f"formats/{schema_name}")
+    else:
+        checker = schema.validator_of(schema_name)
+        is_valid = checker.is_valid
     problems: list[str] = []
     samples: list[Sample] = []
     seen: dict[str, tuple[str, int]] = {}
@@ -159,7 +163,7 @@ def read_rows(
                 problems.append(f"{where(shown, index, row_id, field)}: {message}")
 
             if not is_valid(row):
-                for name, message in schema.iter_problems(f"formats/{schema_name}", row):
+                for name, message in schema.problems(checker, row):
                     problem(name or "(row)", message)
                 continue
             broken = unencodable(row)

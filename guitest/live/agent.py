@@ -21,6 +21,7 @@ from ..exchange import Case
 from ..images import decode_rgb, image_from_bytes, resized
 from ..models.base import Model
 from ..sample import Sample
+from ..tasks.live import Live
 from .actions import CLICK, DONE, Action
 from .loop import Decision, StepInput
 from .runners import Past, Runner, for_model
@@ -28,6 +29,8 @@ from .runners.base import action_line
 
 #: a grounding reply that is read for :class:`GroundingPolicy`
 GROUNDING_TASK = "grounding"
+#: the task a step's case carries (a step's prompt is the convention's, not the task's)
+STEP_TASK = Live()
 
 
 class ModelPolicy:
@@ -51,7 +54,7 @@ class ModelPolicy:
         obs = step.observation
         with image_from_bytes(obs.screenshot, f"{self.sample.id}, step {step.step + 1}") as image:
             size = self.runner.sizes(obs.size, self.model)
-            case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=size, attempt=self.attempt)
+            case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=size, task=STEP_TASK, attempt=self.attempt)
             source = resized(decode_rgb(image), size) if self.runner.resizes() and size != obs.size else image
             sent = self.model.preprocess(source, case)
         case = replace(case, sent_size=sent.size)

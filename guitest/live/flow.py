@@ -24,7 +24,8 @@ from typing import Any, Callable, Mapping
 
 from .. import strictjson
 from ..cache import Stored
-from ..case import DEFAULT_OPTIONS, Asker, RunOptions, cache_fields, case_verdict, representative
+from ..attempts import Attempt, case_outcome, repeat
+from ..case import DEFAULT_OPTIONS, Asker, RunOptions
 from ..errors import GuitestError, ModelError
 from ..exchange import Case, Prompt, Reply, SentImage
 from ..models.base import Blind, Model
@@ -116,11 +117,6 @@ def live_record(suite: Any, max_steps: int | None, model: Model | None = None, r
     return out
 
 
-def runner_line(record: dict[str, Any]) -> str:
-    """A live suite's runner in one line, from the report's record of it (:func:`live_record`'s ``runner``)."""
-    return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
-
-
 def budget(sample: Sample, setup: LiveSetup, options: RunOptions) -> int:
     """The episode's step budget: ``--max-steps`` when given, else the task row's, else the suite's, else 15."""
     return int(options.max_steps or sample.data.get("max_steps") or setup.max_steps or DEFAULT_MAX_STEPS)
@@ -181,55 +177,48 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
         return case_result(sample.id, ERROR, sample.tags, error=str(sample.data["invalid"]), **common)
     steps = budget(sample, setup, options)
     repeats = max(options.repeats, 1)
-    attempts = []
-    for index in range(repeats):
+
+    def attempt(index: int) -> Attempt:
         try:
-            attempt = _attempt(sample, model, task, setup, envs, options, index, steps, repeats)
+            return _attempt(sample, model, task, setup, envs, options, index, steps, repeats, common["notes"])
         except Exception as exc:  # a bug of an adapter, a backend or guitest must not lose the case: it errs, --lf runs it
-            attempt = {"verdict": ERROR, "prediction": None, "response": None, "error": f"{type(exc).__name__}: {exc}"}
-        attempts.append(attempt)
-        if options.strategy == "pass" and attempt["verdict"] == HIT:
-            break
-    down = next((a.pop("unreachable") for a in attempts if "unreachable" in a), None)
-    if down is not None:  # the summary says it once for every case that could not ask the endpoint
-        common["unreachable"] = down
-    common.update(cache_fields(attempts, repeats))
+            return Attempt.failed(f"{type(exc).__name__}: {exc}")
+
+    attempts = repeat(attempt, repeats, options.strategy)
     if not common["instruction"]:  # a task that makes its instruction per seed (MiniWoB++'s utterance)
-        common["instruction"] = next((a["episode"]["instruction"] for a in attempts if a.get("episode")), "")
-    for attempt in attempts:
-        common["notes"].extend(n for n in attempt.pop("notes", ()) if n not in common["notes"])
-    if repeats <= 1:
-        return case_result(sample.id, attempts[0].pop("verdict"), sample.tags, **attempts[0], **common)
-    return case_result(sample.id, case_verdict(attempts), sample.tags, **representative(attempts), attempts=attempts, **common)
+        common["instruction"] = next((a.shown["episode"]["instruction"] for a in attempts if a.shown.get("episode")), "")
+    return case_outcome(sample.id, sample.tags, attempts, repeats, common)
 
 
-def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int) -> dict[str, Any]:
-    """One episode and its verdict: ``{verdict, prediction, response, episode, success, score, steps, seconds, trajectory[, error]}``."""
+def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int,
+             notes: list[str]) -> Attempt:
+    """One episode and its verdict (the report shows its ``success``, ``score``, ``steps``, ``seconds``, ``trajectory``
+    and ``episode``); the case's ``notes`` gain the episode's."""
     folder = os.path.join(setup.episodes_dir, _safe(sample.id) + (f"/attempt-{index + 1}" if repeats > 1 else ""))
     down = model.unavailable()
     if down is not None:  # the endpoint is out: no environment is started for an episode that cannot ask it
-        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(down), "unreachable": down.describe()}
+        return Attempt.failed(str(down), unreachable=down.describe())
     stored: list[Stored] = []
     asker = _asker(model, options, stored)
     pool = envs.pool(setup)
     try:
         env = pool.acquire(affinity=task.name)
     except EnvFailure as exc:
-        return {"verdict": ERROR, "prediction": None, "response": None, "error": f"environment {setup.env} failed to start: {exc}"}
+        return Attempt.failed(f"environment {setup.env} failed to start: {exc}")
     except GuitestError as exc:
-        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
+        return Attempt.failed(str(exc))
     episode: Episode | None = None
     try:
         policy = make_policy(model, env, sample, task, asker, index, setup)
         episode = run_episode(env, task, sample.data.get("seed"), policy, steps, save_screenshot=_sink(folder, setup.report_dir))
         reset = reset_record(env)  # read before the environment goes back to the pool and another episode resets it
     except ModelError as exc:
-        return {"verdict": ERROR, "prediction": None, "response": None, "error": str(exc)}
+        return Attempt.failed(str(exc))
     finally:
         # an episode that did not end in an evaluation (an error, of either side) may hold what it leased (a
         # desktop machine, a page mid-action): the environment is closed rather than reused
         pool.release(env, broken=episode is None or episode.end == ENDED_IN_ERROR, affinity=task.name)
-    return _outcome(sample, episode, folder, setup, steps, stored, reset)
+    return _outcome(sample, episode, folder, setup, steps, stored, reset, notes)
 
 
 def reset_record(env: Any) -> dict[str, Any]:
@@ -245,7 +234,7 @@ def reset_record(env: Any) -> dict[str, Any]:
     }
 
 
-def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, steps: int, stored: list[Stored], reset: dict[str, Any]) -> dict[str, Any]:
+def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, steps: int, stored: list[Stored], reset: dict[str, Any], notes: list[str]) -> Attempt:
     record = episode.to_dict()
     trajectory = _write_trajectory(episode, sample.id, folder, setup)
     decided_by = record.get("decided_by")
@@ -269,28 +258,20 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
     if setup.success_rule:
         prediction["success_rule"] = setup.success_rule
     last = next((s.reply for s in reversed(episode.steps) if s.reply is not None), None)
-    out: dict[str, Any] = {
-        "verdict": verdict,
-        "prediction": prediction,
-        "response": last,
+    shown = {
         "success": episode.success,
         "score": episode.score,
         "steps": len(episode.steps),
         "seconds": round(max(episode.wall_seconds - reset["wait_seconds"], 0.0), 3),
         "trajectory": trajectory,
         "episode": record,
-        "notes": sorted({n for s in episode.steps for n in s.notes if n in ("unreadable_action", "reply_cut", "truncated")}) + reset["setup_notes"],
     }
-    if episode.error:
-        out["error"] = episode.error
-    if episode.unreachable is not None:
-        out["unreachable"] = episode.unreachable
-    if decided_by == "judge":
-        out["notes"].append("decided_by_judge")
-    if stored:
-        out["stored"] = stored
-        out["cached"] = all(s.cached for s in episode.steps if s.reply is not None)
-    return out
+    found = sorted({n for s in episode.steps for n in s.notes if n in ("unreadable_action", "reply_cut", "truncated")}) + reset["setup_notes"]
+    notes.extend(n for n in found + (["decided_by_judge"] if decided_by == "judge" else []) if n not in notes)
+    return Attempt(
+        verdict, prediction, last, episode.error or None, shown, stored=tuple(stored),
+        cached=bool(stored) and all(s.cached for s in episode.steps if s.reply is not None), unreachable=episode.unreachable,
+    )
 
 
 def _asker(model: Model, options: RunOptions, stored: list[Stored]) -> Callable[[Case, Prompt, SentImage], tuple[Reply, Stored | None, int]]:

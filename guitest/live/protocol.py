@@ -105,4 +105,6 @@ class Environment(Protocol):
 
     # Optional: ``release()``, called when an episode is over and the environment goes back to its pool, for a
     # backend that holds a shared resource between reset and the next reset (a desktop machine of a pool);
-    # ``run_js(expression, arg)`` for backends whose state a scripted oracle may read (the browser ones).
+    # ``run_js(expression, arg)`` for backends whose state a scripted oracle may read (the browser ones); ``usable()``, False
+    # when an idle environment can no longer run an episode (its page crashed, its browser was ended), so the pool
+    # closes it instead of handing it out.

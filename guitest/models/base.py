@@ -16,7 +16,7 @@ from PIL import Image
 
 from ..images import decode_rgb, resized, target_size
 from ..profiles import PROFILES, Profile
-from ..errors import EndpointDown
+from ..errors import EndpointDown, ModelError
 from ..secrets import redact_urls
 from ..exchange import Case, Prompt, Reply, SentImage  # noqa: F401  (re-exported: adapters import them from here)
 
@@ -88,9 +88,7 @@ class Model:
     def build_prompt(self, case: Case, template: str | None) -> Prompt:
         """The task's prompt for this model's profile (for grounding: the suite's prompt or the profile's,
         with ``{instruction}``, ``{width}``, ``{height}`` of the image sent filled in)."""
-        from ..tasks import grounding
-
-        return (case.task or grounding.TASK()).build_prompt(self.profile, case, template)
+        return case.task.build_prompt(self.profile, case, template)
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
         """The image to send, from the lazily opened original: decoded once as RGB, resized once to the planned size."""
@@ -159,6 +157,12 @@ class Blind(Model):
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
         return SentImage(image=None, size=case.sent_size)
+
+
+def takes_no_argument(spec: str, arg: str) -> None:
+    """A ModelError for ``--model=NAME:ARG`` when the model ``NAME`` takes no argument; nothing when ``arg`` is empty."""
+    if arg:
+        raise ModelError(f"--model={spec}: {spec.partition(':')[0]} takes no argument; use --model={spec.partition(':')[0]}")
 
 
 def redact_url(url: str) -> str:

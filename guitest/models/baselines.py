@@ -13,7 +13,8 @@ import random
 from ..errors import ModelError
 from ..geometry import Point
 from ..tasks import grounding
-from .base import Blind, Case, Prompt, Reply, SentImage
+from ..profiles import Profile
+from .base import Blind, Case, Prompt, Reply, SentImage, Settings, takes_no_argument
 
 
 class _Baseline(Blind):
@@ -28,9 +29,9 @@ class Oracle(_Baseline):
     """Answers right (the centre of the truth box, for grounding): the ceiling, and a check of the harness itself."""
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
-        text = (case.task or grounding.TASK()).oracle_text(case, self.profile)
+        text = case.task.oracle_text(case, self.profile)
         if text is None:
-            raise ModelError(f"the oracle has no right answer for a {case.task.name if case.task else 'grounding'} case")
+            raise ModelError(f"the oracle has no right answer for a {case.task.name} case")
         return Reply(text=text)
 
 
@@ -52,3 +53,12 @@ class Random(_Baseline):
         rng = random.Random(int.from_bytes(hashlib.sha256(seed).digest()[:8], "big"))
         w, h = case.original_size
         return self.say((rng.random() * w, rng.random() * h), case)
+
+
+BASELINES: dict[str, type[_Baseline]] = {"oracle": Oracle, "center": Center, "random": Random}
+
+
+def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> _Baseline:
+    """``--model=oracle``, ``center`` or ``random`` (they take no argument)."""
+    takes_no_argument(spec, arg)
+    return BASELINES[spec.partition(":")[0]](spec, settings, profile, profile_reason)

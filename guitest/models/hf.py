@@ -670,3 +670,10 @@ def _chat(prompt: Prompt, system_apart: bool) -> list[dict[str, Any]]:
         else:
             first["content"].append({"type": "text", "text": prompt.system})
     return messages
+
+
+def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> HFModel:
+    """``--model=hf:PATH_OR_NAME``: a local transformers model (its folder, or a name already in the Hugging Face cache)."""
+    if not arg:
+        raise ModelError("--model=hf:PATH_OR_NAME needs a local model folder (or a model name already in the Hugging Face cache)")
+    return HFModel(spec, settings, arg, profile, profile_reason)

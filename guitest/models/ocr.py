@@ -67,7 +67,8 @@ from typing import Any
 from ..errors import ModelError
 from ..geometry import from_original_pixels
 from ..parsing import parse_answer
-from .base import Case, Model, Prompt, Reply, SentImage
+from ..profiles import Profile
+from .base import Case, Model, Prompt, Reply, SentImage, Settings, takes_no_argument
 
 INSTALL_HINT = "pip install 'guitest[ocr]'  (or: pip install rapidocr-onnxruntime)"
 
@@ -326,3 +327,8 @@ class OCRModel(Model):
             return named
         return "I cannot find the target on the screen: no recognised text matches the instruction."
 
+
+def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> OCRModel:
+    """``--model=ocr`` (it takes no argument)."""
+    takes_no_argument(spec, arg)
+    return OCRModel(spec, settings, profile, profile_reason)

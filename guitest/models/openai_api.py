@@ -367,3 +367,8 @@ def _retry_after(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return value if value >= 0 else None
+
+
+def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str, backoff: float = 0.5) -> OpenAIChat:
+    """``--model=openai:NAME``: the model NAME behind the OpenAI-compatible endpoint(s) of ``--base-url``."""
+    return OpenAIChat(spec, settings, arg, profile, profile_reason, backoff=backoff)

@@ -40,3 +40,10 @@ class Replay(Blind):
         if reply is None:
             raise ModelError(f"replay file {self.path} has no reply for case id {case.sample.id!r}")
         return reply
+
+
+def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> Replay:
+    """``--model=replay:PATH``: the replies of the JSONL file at PATH."""
+    if not arg:
+        raise ModelError("--model=replay:PATH needs the path of a JSONL file of {\"id\", \"response\"} lines")
+    return Replay(spec, settings, arg, profile, profile_reason)

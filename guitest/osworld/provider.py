@@ -232,7 +232,6 @@ class ProvidedMachine:
         self.settings = settings
         self.path_to_vm = settings.path_to_vm
         self.url: str | None = None
-        self.reverts = 0
         self._manager: Any = None
         self._provider: Any = None
         self._started = False
@@ -279,7 +278,6 @@ class ProvidedMachine:
         """``DesktopEnv._revert_to_snapshot``: revert, and follow a new path (the manager told, as there)."""
         s = self.settings
         path = self._call("revert_to_snapshot", self._provider.revert_to_snapshot, self.path_to_vm, default_snapshot(s))
-        self.reverts += 1
         if path and path != self.path_to_vm:
             if self._manager is not None:
                 self._call("delete_vm", self._manager.delete_vm, self.path_to_vm, s.region)

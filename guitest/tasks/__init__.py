@@ -11,15 +11,20 @@ case (:func:`guitest.case.run_case`) asks the task for four things:
   stored as ``task_metrics`` in the report, with ``summary_lines(metrics)`` to print them.
 
 Tasks whose cases send more than one image (trajectories) override ``inputs``.
+
+The task names are :data:`TASKS` (:data:`guitest.registry.TASKS`: the built-ins, each module's ``TASK``
+imported when first named). A project adds its own with :func:`register` (a Task subclass, or a factory
+``settings -> Task``), e.g. in its ``conftest.py``, or an installed package with an entry point in the
+group ``guitest.tasks``; see docs/adapters.md.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from .. import metrics, schema
 from ..errors import SuiteError, where
+from ..registry import TASKS
 from ..verdict import ERROR, HIT
 
 if TYPE_CHECKING:
@@ -30,15 +35,7 @@ if TYPE_CHECKING:
     from ..profiles import Profile
     from ..sample import Sample
 
-# task name -> module under guitest.tasks defining ``TASK`` (a Task subclass)
-TASKS = {
-    "grounding": "grounding",
-    "choice": "choice",
-    "parsing": "parsing",
-    "hallucination": "hallucination",
-    "judge": "judge",
-    "live": "live",
-}
+register = TASKS.register
 
 
 class Task:
@@ -143,25 +140,33 @@ class Task:
 
 
 def load_task(name: str, settings: dict[str, Any] | None = None, suite_path: str = "suite.yaml") -> Task:
-    """The task called ``name`` with a suite's ``settings``; SuiteError naming the field when they are invalid."""
-    module_name = TASKS.get(name)
-    if module_name is None:
-        raise SuiteError(f"{where(suite_path, field='task')}: unknown task {name!r}; known: {', '.join(sorted(TASKS))}")
+    """The task called ``name`` with a suite's ``settings``; SuiteError naming the field when the name is unknown
+    or the settings are invalid.
+
+    A built-in task's settings are checked by its schema (``schemas/tasks/<name>.schema.json``); a task without
+    one accepts the keys of its ``defaults`` (its own constructor checks their values).
+    """
+    if name not in TASKS:
+        raise SuiteError(f"{where(suite_path, field='task')}: {TASKS.unknown(name)}")
     try:
-        module = importlib.import_module(f"{__name__}.{module_name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{module_name}":
-            raise
-        raise SuiteError(f"{where(suite_path, field='task')}: task {name!r} is not available in this guitest version") from None
+        make = TASKS.get(name)
+    except SuiteError as exc:
+        raise SuiteError(f"{where(suite_path, field='task')}: {exc}") from None
     settings = settings or {}
     if schema.has_schema(f"tasks/{name}"):
         problems = [f"{where(suite_path, field='settings.' + f if f else 'settings')}: {m}" for f, m in schema.iter_problems(f"tasks/{name}", settings)]
         if problems:
             raise SuiteError(f"invalid settings for task {name}:\n  " + "\n  ".join(problems))
     elif settings:
-        raise SuiteError(f"{where(suite_path, field='settings')}: task {name} takes no settings, got {', '.join(sorted(settings))}")
-    task = module.TASK(settings)
-    assert isinstance(task, Task)
+        known = sorted(getattr(make, "defaults", None) or {})
+        if not known:
+            raise SuiteError(f"{where(suite_path, field='settings')}: task {name} takes no settings, got {', '.join(sorted(settings))}")
+        extra = sorted(set(settings) - set(known))
+        if extra:
+            raise SuiteError(f"{where(suite_path, field='settings.' + extra[0])}: task {name} has no such setting; its settings: {', '.join(known)}")
+    task = make(settings)
+    if not isinstance(task, Task):
+        raise SuiteError(f"{where(suite_path, field='task')}: task {name!r} made a {type(task).__name__}, not a guitest.tasks.Task")
     return task
 
 

@@ -6,20 +6,8 @@
 
 Shared: the declared display and its coordinate mapping (:mod:`.display`), a reply read into tool calls
 (:mod:`.turns`), the key, endpoint, retries and errors (:mod:`.client`), and the episode's agent (:mod:`.policy`).
-Nothing here imports a provider's package until a model of that provider is made.
+Nothing here imports a provider's package until a model of that provider is made; the model registry
+(:data:`guitest.registry.MODELS`) names each adapter's ``make``.
 """
 
 from __future__ import annotations
-
-from typing import Any
-
-
-def adapter(kind: str) -> Any:
-    """The adapter class of a ``--model`` kind: ``anthropic`` or ``openai-cua``."""
-    if kind == "anthropic":
-        from .anthropic import AnthropicComputerUse
-
-        return AnthropicComputerUse
-    from .openai_responses import OpenAIComputerUse
-
-    return OpenAIComputerUse

@@ -32,6 +32,7 @@ from ...exchange import Case, Prompt, SentImage
 from ...images import encode, image_from_bytes, resized
 from ...sample import Sample
 from ..actions import DONE, FAIL, Action, from_screen, to_screen
+from ..agent import STEP_TASK
 from ..loop import Decision, StepInput, describe
 from ..protocol import Observation, TaskSpec
 from .client import REQUEST_MARKER
@@ -107,7 +108,7 @@ class ComputerUsePolicy:
         first = self.results is None
         request = self.conversation.request(step.instruction, self._image(obs) if first else None, self.results, self.display)
         prompt, sent = encode_request(request, self.display.size)
-        case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=self.display.size, attempt=self.attempt)
+        case = Case(sample=self.sample, original_size=obs.size, truth=None, sent_size=self.display.size, task=STEP_TASK, attempt=self.attempt)
         reply, stored, cut = self.asker(case, prompt, sent)
         try:
             data = json.loads(reply.text)

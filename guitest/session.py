@@ -1,0 +1,580 @@
+"""One process's part of a guitest run, without pytest: the model, the cache's ledger, the environments of live
+tasks, the cases run ahead of pytest, the results, and at the end each suite's report (built, compared with
+``--baseline``, gated, written with its history).
+
+The plugin makes one :class:`Session` per process from the run's :class:`~guitest.runconfig.RunConfig` and
+hands it what pytest collected and reported; on the xdist controller (or a serial run) the session collects the
+results and ends the run, on a worker it runs cases and sends what its endpoints did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from . import cache as cache_mod
+from . import compare as compare_mod
+from . import gate as gate_mod
+from . import history, html_report
+from . import report as report_mod
+from . import summary
+from .case import RunOptions, key_parts, run_case
+from .datapath import describe_data, locate, resolve_root
+from .envs import miniwob_rules
+from .errors import GuitestError, SuiteError
+from .formats import read_suite_samples
+from .live import runners as live_runners
+from .live.flow import Environments, LiveSetup, live_record, run_live_case, skip_reason
+from .models import SPECS, choose_profile, load_model
+from .models.base import Model, Settings
+from .osworld import provider as provider_mod
+from .profiles import Profile
+from .runconfig import ConfigError, RunConfig
+from .runner import Prefetcher
+from .sample import Sample
+from .secrets import scrub_args
+from .suite import SUITE_FILENAMES, Suite, load_suite
+from .tasks import Task, load_task
+from .thumbnails import embed, picture
+
+#: exit status of a run that ended with fewer results than cases selected
+INCOMPLETE_EXIT_CODE = 11
+# Cases run ahead of pytest in a pool of --concurrency threads plus a few spare ones, which
+# read screenshots, build requests, judge replies and write the cache while the others
+# hold the --concurrency request slots; at most LOOKAHEAD x --concurrency results are
+# started and not yet taken (docs/bench.md: fewer spare threads or a shorter lookahead
+# leave slots empty at 100 ms replies; more threads cost more in interpreter-lock hand-offs).
+SPARE_THREADS = 8
+LOOKAHEAD = 4
+
+#: a model made by a plugin (pytest's hook ``pytest_guitest_make_model``): (spec, settings, profile, reason) -> model or None
+ModelMaker = Callable[[str, Settings, Profile, str], "Model | None"]
+#: what runs one case and returns its result
+Job = Callable[[], dict[str, Any]]
+
+
+class Session:
+    """One process's run. ``worker``: what the xdist controller sent (:meth:`worker_input`), None on the controller
+    or in a serial run; ``make_model``: a plugin's model maker, asked before guitest's own; ``pending(limit)``: the
+    positions of the items this worker will run next, as xdist has queued them (for the lookahead)."""
+
+    def __init__(self, config: RunConfig, *, make_model: ModelMaker | None = None, worker: Mapping[str, Any] | None = None,
+                 pending: Callable[[int], list[int]] | None = None) -> None:
+        self.config = config
+        self.is_worker = worker is not None
+        self.data_root, self.data_root_source = resolve_root(config.data_root)
+        self.concurrency = config.in_flight  # requests in flight in this process: --concurrency per endpoint
+        self.model = self._make_model(make_model)
+        self.report_dir = config.report_folder
+        self.cache_folder = Path(config.cache_dir) if config.cache_dir else self.report_dir
+        self.run = self._open_run(worker)
+        self.started = time.time()
+        # this run's folder under runs/<suite>/ (the controller's, so workers write live episodes into the same one)
+        self.run_stamp: str = worker["guitest_stamp"] if worker is not None else history.stamp(self.started)
+        self.pending = pending or (lambda limit: [])
+        self._cache: cache_mod.ResponseCache | None = None
+        self._lock = threading.Lock()
+        self._prefetcher: Prefetcher | None = None
+        self._options: RunOptions | None = None
+        self._environments: Environments | None = None
+        self.slots = threading.BoundedSemaphore(self.concurrency)  # model calls in flight in this process
+        self.jobs: list[tuple[int, Job] | None] = []  # by position among the session's items: what runs that case
+        self._finished = False
+        # controller side
+        self.selected: dict[str, list[str]] = {}  # per suite (its file, or a Python test module): node ids selected
+        self.results: dict[str, list[dict[str, Any]]] = {}
+        self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
+        self.reports: dict[str, dict[str, Any]] = {}
+        self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
+        self.paths: dict[str, list[Path]] = {}
+        self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
+        self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
+        self.runner_lines: dict[str, None] = {}  # the runners the collected live suites drive the model with, for the header
+        self.baseline_text: dict[str, str] = {}
+        self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
+
+    # -- start ---------------------------------------------------------------------------------
+
+    def _make_model(self, make_model: ModelMaker | None) -> Model | None:
+        config = self.config
+        if not config.model:
+            return None
+        try:
+            profile, reason = choose_profile(config.model, config.model_profile)
+            settings = config.model_settings()
+            custom = make_model(config.model, settings, profile, reason) if make_model is not None else None
+            if custom is not None and not isinstance(custom, Model):
+                raise GuitestError(f"pytest_guitest_make_model returned {type(custom).__name__}, not a guitest.models.base.Model")
+            model = custom or load_model(config.model, settings, profile=config.model_profile, backoff=config.retry_backoff)
+            if config.model_config:
+                from .models.pipeline import apply_config
+
+                model = apply_config(model, config.model_config)
+        except GuitestError as exc:
+            raise ConfigError(f"--model={config.model}: {exc}") from None
+        return model
+
+    def _open_run(self, worker: Mapping[str, Any] | None) -> cache_mod.Run | None:
+        """This run in the cache's ledger (None when no cache is used): a worker takes the controller's; the
+        controller resumes the previous run of this model and settings (--lf, or after an incomplete run) or starts one."""
+        config = self.config
+        if self.model is None or not self.model.cacheable or config.cache == "off" or config.collect_only:
+            return None
+        if worker is not None:
+            given = worker.get("guitest_run")
+            return cache_mod.Run(given["id"], given.get("resumes")) if given else None
+        scope = cache_mod.ResponseCache.key({**key_parts(self.model, identity=False), "base_urls": self.model.settings.public()["base_urls"]})
+        try:
+            return cache_mod.open_run(self.cache_folder, scope, resume=config.last_failed)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"--cache-dir={self.cache_folder}: cannot open the response cache ({exc}); give a writable folder or pass --cache=off") from None
+
+    def worker_input(self) -> dict[str, Any]:
+        """What each xdist worker is given, so that it runs as part of this run (its folder, and the cache's run)."""
+        out: dict[str, Any] = {"guitest_stamp": self.run_stamp}
+        if self.run is not None:
+            out["guitest_run"] = {"id": self.run.id, "resumes": self.run.resumes}
+        return out
+
+    def header_lines(self) -> list[str]:
+        """The run header (:func:`guitest.summary.header_lines`)."""
+        return summary.header_lines(self.model, self.config, self.run, self.cache_folder)
+
+    def read_suite(self, path: Path, nodeid: str) -> tuple[Suite, list[Sample], Task, LiveSetup | None]:
+        """A suite file's suite, samples, task and (for a live suite) how its cases run here; SuiteError for a bad
+        suite or missing data. Where its data came from is kept for the header (``data_read``)."""
+        suite = load_suite(path)
+        data_dir = locate(str(suite.folder), suite.data, str(self.data_root), self.data_root_source, str(path))
+        samples = read_suite_samples(suite, data_dir)
+        task = load_task(suite.task, suite.settings, str(suite.path))
+        live = self.live_setup(suite, task) if suite.task == "live" else None
+        self.data_read[nodeid] = describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source)
+        return suite, samples, task, live
+
+    def live_setup(self, suite: Suite, task: Task) -> LiveSetup:
+        """How a live suite's cases run here: its backend and options (``--env-url`` machines and ``--env-provider`` added), its budget, and
+        the folder its episodes are written to (in this run's folder beside the report)."""
+        config = self.config
+        options = provider_mod.with_command_line(suite.env_options, config.env_provider, config.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
+        if config.env_url:
+            options["urls"] = list(config.env_url)
+        keep = config.keep_runs > 0
+        folder = history.run_folder(self.report_dir, suite.name, self.run_stamp) if keep else self.report_dir / "episodes" / suite.name
+        rule = miniwob_rules.choose(suite.env or "", task.settings, config.success_rule, str(suite.path))
+        self._say_runner(self.history_images(task))
+        return LiveSetup(
+            env=suite.env or "",
+            env_options=options,
+            base_dir=str(suite.folder),
+            max_steps=suite.max_steps,
+            episodes_dir=str(folder / "episodes" if keep else folder),
+            report_dir=str(self.report_dir),
+            history_images=self.history_images(task),
+            success_rule=rule.name if rule else None,
+            runner=config.runner,
+        )
+
+    def _say_runner(self, history_images: int | None) -> None:
+        """Remember the header line naming the runner a live suite drives the model with."""
+        if self.model is None:
+            return
+        runner, why = live_runners.for_model(self.model, self.config.runner)
+        self.runner_lines["guitest " + summary.runner_line({**runner.describe(history_images), "chosen": why})] = None
+
+    def history_images(self, task: Task) -> int | None:
+        """The earlier screenshots a live step sends: ``--history-images``, else the suite's setting, else None (the runner's own)."""
+        chosen = self.config.history_images
+        if chosen is None:
+            chosen = task.settings.get("history_images")
+        return None if chosen is None else int(chosen)
+
+    def skip_reason(self, sample: Sample, live: LiveSetup | None) -> str | None:
+        """Why this run's model cannot run a live case (the oracle without a scripted solution), or None."""
+        return skip_reason(self.model, sample) if live is not None and self.model is not None else None
+
+    def collected(self, jobs: list[tuple[int, Job] | None], cases: Iterable[str], python: Iterable[tuple[str, str]] = ()) -> None:
+        """Collection is final: ``jobs`` by item position (None: not a case to start ahead); on the controller, the
+        node ids of the suite files' ``cases`` and the ``(module, case id)`` of Python tests over samples. ConfigError
+        when cases are selected without a model, or live desktop cases without a machine."""
+        self.jobs = jobs
+        if self.is_worker:
+            return
+        for path, node in python:
+            self.selected.setdefault(path, []).append(node)
+        self._note_selected(cases)
+        n = sum(j is not None for j in jobs)
+        if n and self.model is None and not self.config.collect_only:
+            raise ConfigError(no_model_message(n))
+        self._check_machines()
+
+    def worker_collected(self, ids: Sequence[str]) -> None:
+        """xdist: a worker's collection (the controller collects nothing itself): the cases selected, checked as in :meth:`collected`."""
+        if self.selected:
+            return
+        self._note_selected(i for i in ids if suite_key(i) is not None)
+        if self.selected and self.model is None:
+            raise ConfigError(no_model_message(sum(map(len, self.selected.values()))))
+        self._check_machines()
+
+    def _note_selected(self, nodeids: Iterable[str]) -> None:
+        for nodeid in nodeids:
+            key = suite_key(nodeid)
+            if key is not None:
+                self.selected.setdefault(key, []).append(nodeid)
+
+    def _check_machines(self) -> None:
+        """Live desktop suites run on machines given by --env-url (or on a desktop guitest starts, desktop_local):
+        selecting their cases without one is a usage error that says how to get a machine; listing them is not."""
+        from .envs.desktop import NO_MACHINE
+
+        config = self.config
+        if config.collect_only or config.env_url or config.env_provider or self.model is None:
+            return
+        for key in self.selected:
+            suite = _load_suite_quietly(Path(config.rootdir, key))
+            if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop") and not suite.env_options.get("provider"):
+                raise ConfigError(f"{key}: {NO_MACHINE}")
+
+    def scheduler_depth(self) -> int | None:
+        """How many cases xdist should keep queued per worker (its lookahead), or None to leave xdist's scheduling alone."""
+        return None if self.model is None else LOOKAHEAD * self.concurrency + 1
+
+    # -- running -------------------------------------------------------------------------------
+
+    @property
+    def options(self) -> RunOptions:
+        """How every case of this session runs (made once, on first use)."""
+        if self._options is None:
+            self._options = RunOptions(
+                repeats=self.config.repeats,
+                strategy=self.config.attempt_strategy,
+                thumbnail=self.thumbnail if self.model is not None else None,  # a picture never decodes on the request path
+                cache=self.cache,
+                slot=self.slots,
+                max_steps=self.config.max_steps,
+            )
+        return self._options
+
+    @property
+    def cache(self) -> cache_mod.ResponseCache | None:
+        """This process's response cache (opened on first use), or None when it is off or the model costs nothing."""
+        if self.config.cache == "off" or self.model is None or not self.model.cacheable:
+            return None
+        with self._lock:
+            if self._cache is None:
+                self._cache = cache_mod.ResponseCache(self.cache_folder, self.config.cache, self.run.id if self.run else "")
+            return self._cache
+
+    @property
+    def environments(self) -> Environments:
+        """This process's environments of live tasks (one per concurrent episode, made on first use)."""
+        with self._lock:
+            if self._environments is None:
+                self._environments = Environments(self.concurrency)
+            return self._environments
+
+    def thumbnail(self, path: str, image: Any) -> str:
+        """The report's picture of a screenshot: its path, or a thumbnail when --report-images=embed and the pixels are decoded already."""
+        return picture(path, image, self.config.report_images)
+
+    def run_case(self, sample: Sample, task: Task | None, prompt: str | None, live: LiveSetup | None) -> dict[str, Any]:
+        """Run one case with this session's model and options: an episode when ``live`` is given, else one screenshot."""
+        assert self.model is not None
+        if live is not None:
+            return run_live_case(sample, self.model, live, self.environments, self.options)
+        return run_case(sample, self.model, task, prompt, self.options)
+
+    def result(self, position: int | None, job: Job, name: str = "") -> dict[str, Any]:
+        """The result of the case at ``position`` among the session's items (started now unless it runs already),
+        after starting the next few ahead; a case at no position (``name`` names it) runs without lookahead."""
+        if self._prefetcher is None:
+            c = self.concurrency
+            self._prefetcher = Prefetcher(c + min(c, SPARE_THREADS), window=LOOKAHEAD * c)
+        if position is None:
+            return self._prefetcher.result(("item", name), job)
+        return self._prefetcher.result(position, job, self._upcoming(position, self._prefetcher.window))
+
+    def _upcoming(self, position: int, window: int) -> list[tuple[int, Job]]:
+        """``(position, job)`` of the next ``window`` cases this process will run, as far as it knows."""
+        jobs = self.jobs
+        if self.is_worker:
+            return [jobs[i] for i in self.pending(window) if 0 <= i < len(jobs) and jobs[i] is not None]  # type: ignore[misc]
+        return [j for j in jobs[position + 1 : position + 1 + window] if j is not None]
+
+    def record(self, nodeid: str, result: dict[str, Any]) -> None:
+        """A case's result as the controller received it (a suite file's case, or a Python test's)."""
+        key = suite_key(nodeid) or nodeid.partition("::")[0]
+        self.results.setdefault(key, []).append(result)
+
+    def record_skip(self, nodeid: str) -> None:
+        """A suite file's case was skipped (a baseline cannot run it): reported as skipped, never as missing."""
+        if suite_key(nodeid):
+            self.skipped.add(nodeid)
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def finish_work(self) -> None:
+        """Let running cases end, close the environments and commit the cache (once)."""
+        if self._finished:
+            return
+        self._finished = True
+        self.close(model=False)
+
+    def finish(self, interrupted: bool = False) -> int:
+        """End this process's part: on the controller, build, compare and write every suite's report and close this
+        run in the cache's ledger. The exit status the run should end with when pytest's own is 0: 0, the gate's
+        exit code, or :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected."""
+        self.finish_work()
+        if self.is_worker or self.model is None or self.config.collect_only:
+            return 0
+        incomplete = gate_failed = False
+        if not self.endpoint_stats:  # serial: this process asked the endpoints itself
+            self.endpoint_stats.append(self.model.endpoint_stats())
+        for key in sorted(set(self.selected) | set(self.results)):
+            try:
+                report = self.build_report(key)
+            except SuiteError as exc:  # this process cannot read a suite file the workers ran: no report, never a wrong one
+                self.unreported[key] = unreadable_suite_message(key, exc)
+                incomplete = True
+                continue
+            self.compare_baseline(report)
+            self.reports[key] = report
+            pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
+            self.paths[key] = self.write(report, pictures)
+            incomplete |= not report["complete"]
+            gate_failed |= bool(report["gate"]["failures"])
+        if self.run is not None:
+            cache_mod.close_run(self.cache_folder, self.run.id, complete=not incomplete and not interrupted and bool(self.reports))
+        return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
+
+    def build_report(self, key: str) -> dict[str, Any]:
+        """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
+        merged into the previous report of the same suite, model and success rule."""
+        assert self.model is not None
+        config = self.config
+        results = self.results.get(key, [])
+        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, []) if nodeid not in self.skipped]
+        python_suite = key.endswith(".py")
+        if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
+            selected = sorted(set(selected) | {r["id"] for r in results})
+        suite = None if python_suite else load_suite(Path(config.rootdir, key))
+        task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
+        model = self.model.describe()
+        merged_from = None
+        rule = miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, config.success_rule)
+        if config.last_failed:
+            previous = _previous_report(self.report_paths(suite.name if suite else Path(key).parent.name)[0][0])
+            same_rule = previous is not None and previous.get("run", {}).get("success_rule") == rule.get("success_rule")  # never a report of two rules
+            if previous and previous.get("model") == model and previous.get("suite", {}).get("path") == key and same_rule:
+                results, selected = report_mod.merge_previous(previous, results, selected)
+                merged_from = previous.get("run", {}).get("started")
+        got = {r["id"] for r in results}
+        missing = sorted(i for i in selected if i not in got)
+        limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
+        report = report_mod.build(
+            suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding", "settings": task.settings,
+                   **(live_record(suite, config.max_steps, self.model, config.runner, self.history_images(task)) if suite else {})},
+            model=model,
+            results=results,
+            n_selected=len(selected),
+            missing=missing,
+            tags=list(suite.tables) if suite else sorted({t for r in results for t in r.get("tags", {})}),
+            cross=[list(c) for c in suite.cross] if suite else [],
+            average=suite.average if suite else "micro",
+            macro_over=suite.macro_over if suite else None,
+            gate={},
+            task=task,
+            run={
+                "data_root": str(self.data_root),
+                "data_root_source": self.data_root_source,
+                "data": describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source) if suite else None,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+                "seconds": round(time.time() - self.started, 3),
+                "workers": config.workers,
+                "pytest_args": scrub_args(config.pytest_args),
+                "merged_into_report_of": merged_from,
+                "cache": self.cache_record(results),
+                **self.endpoint_record(results),
+                **rule,
+            },
+        )
+        failures, notes = gate_mod.check(limits, report, config.allow_unknown_state)
+        report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
+        return report
+
+    def cache_record(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the report says of the cache: the mode, the file, this run (and the one it resumes), and how many
+        attempts and cases were answered from it, recorded when and by which runs."""
+        assert self.model is not None
+        if not self.model.cacheable:
+            return {"mode": "not used (this model costs nothing)", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
+        cached = [r for r in results if r.get("cached")]
+        record: dict[str, Any] = {
+            "mode": self.config.cache,
+            "path": str(self.cache_folder / cache_mod.FILENAME) if self.config.cache != "off" else None,
+            "run": self.run.id if self.run else None,
+            "resumes": self.run.resumes if self.run else None,
+            "attempts_answered_from_cache": sum(r.get("cached_attempts", 1) for r in cached),
+            "cases_answered_from_cache": len(cached),
+        }
+        if cached:
+            times = sorted(r["cached_recorded"] for r in cached if r.get("cached_recorded"))
+            record["recorded"] = {"first": times[0], "last": times[-1]} if times else None
+            record["recorded_by_runs"] = sorted({run for r in cached for run in r.get("cached_runs", ()) if run})
+        return record
+
+    def endpoint_record(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+        """Per endpoint, the replies and failures every process saw, and the one that was unreachable (if any)."""
+        assert self.model is not None
+        merged: dict[str, dict[str, Any]] = {}
+        for stats in self.endpoint_stats:
+            for e in stats:
+                row = merged.setdefault(e["url"], {"url": e["url"], "replies": 0, "failures": 0, "down": None})
+                row["replies"] += e["replies"]
+                row["failures"] += e["failures"]
+                row["down"] = row["down"] or e["down"]
+        out: dict[str, Any] = {}
+        if merged:
+            out["endpoints"] = [merged[url] for url in sorted(merged)]
+        not_asked = [r["unreachable"] for r in results if r.get("unreachable")]
+        if not_asked:
+            out["unreachable"] = {**not_asked[0], "cases_not_asked": len(not_asked)}
+        if self.run is not None and self.model.identity():
+            out["served_model"] = self.model.identity()
+        return out
+
+    def compare_baseline(self, report: dict[str, Any]) -> None:
+        """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
+        path = self.config.baseline
+        if not path:
+            return
+        try:
+            old = compare_mod.load_report(path)
+        except compare_mod.ReportError as exc:
+            report["gate"]["failures"].append(f"--baseline: {exc}")
+            return
+        result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop)
+        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"]}
+        self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
+        for row in result["regressions"]:
+            report["gate"]["failures"].append(f"regression against {path}: {row}")
+        if result["regressions"]:
+            report["gate"]["passed"] = False
+
+    def report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:
+        """Where the JSON, Markdown and HTML reports of suite ``name`` go: the report folder, then the exact paths asked for."""
+        config = self.config
+        json_paths = [self.report_dir / f"{name}.json"]
+        md_paths = [self.report_dir / f"{name}.md"]
+        html_paths = [self.report_dir / f"{name}.html"]
+        several = len(set(self.selected) | set(self.results)) > 1
+        for option, paths in ((config.report_json, json_paths), (config.report_md, md_paths), (config.report_html, html_paths)):
+            if option:
+                paths.append(Path(_per_suite(option, name, several)))
+        return json_paths, md_paths, html_paths
+
+    def write(self, report: dict[str, Any], pictures: dict[str, str]) -> list[Path]:
+        """Write the report as JSON, Markdown and HTML where :meth:`report_paths` says, and keep this run's copies
+        (:func:`guitest.history.keep`); the paths written."""
+        config = self.config
+        json_paths, md_paths, html_paths = self.report_paths(report["suite"]["name"])
+        problems = report_mod.validate(report)
+        if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
+            report["schema_problems"] = problems
+        written = []
+        for path in json_paths:
+            report_mod.write_json(report, path)
+            written.append(path)
+        text = report_mod.markdown(report)
+        for path in md_paths:
+            report_mod.write_text(path, text)
+            written.append(path)
+        if config.report_images == "embed":
+            pictures = embed(pictures)
+        files_dir = self.report_dir.resolve()  # the episodes' screenshots are named relative to the report folder
+
+        def page(folder: Path) -> str:
+            return html_report.render(report, pictures, folder, files_dir)
+
+        pages: dict[Path, str] = {}  # one page per folder: linked screenshots are relative to it
+        for path in html_paths:
+            folder = path.parent.resolve()
+            if folder not in pages:
+                pages[folder] = page(folder)
+            report_mod.write_text(path, pages[folder])
+            written.append(path)
+        good = history.passed(report)
+        kept = history.keep(
+            [json_paths[0], md_paths[0], html_paths[0]], self.report_dir, report["suite"]["name"], self.run_stamp, good,
+            config.keep_runs, page=page, keep_episodes=config.keep_episodes,
+        )
+        folders = sorted({str(p.parent) for p in kept if p.parent != self.report_dir})
+        self.kept[report["suite"]["path"]] = folders + ([f"{self.report_dir / report['suite']['name']}.passed.*"] if good else [])
+        return written
+
+    def summary_lines(self, key: str) -> list[summary.Line]:
+        """Suite ``key``'s part of the terminal summary (:func:`guitest.summary.suite_summary`), or the reason it has no report."""
+        if key in self.unreported:
+            return summary.unreported(key, self.unreported[key])
+        report = self.reports[key]
+        return summary.suite_summary(report, key, report_mod.text_table(report), baseline=self.baseline_text.get(key), baseline_path=self.config.baseline,
+                                     paths=self.paths.get(key, []), kept=self.kept.get(key))
+
+    def close(self, model: bool = True) -> None:
+        """Close what this process opened: the case threads, the environments, the cache (each closes again safely) and the model."""
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+        if self._environments is not None:
+            self._environments.close()
+        if self._cache is not None:
+            self._cache.close()  # a second close only closes this thread's connection
+        if model and self.model is not None:
+            self.model.close()
+
+
+def suite_key(nodeid: str) -> str | None:
+    """The suite file part of a guitest node id, or None for other tests."""
+    path, sep, _ = nodeid.partition("::")
+    return path if sep and os.path.basename(path) in SUITE_FILENAMES else None
+
+
+def unreadable_suite_message(key: str, exc: Exception) -> str:
+    """Why suite ``key`` has no report: the process that writes reports could not read its suite file."""
+    return (f"{key}: no report was written: the process writing the reports cannot read this suite file ({exc}). Under "
+            "pytest-xdist that process imports only the conftest.py files of the rootdir and of the paths given to pytest: "
+            "register a custom task or format in the rootdir's conftest.py or in an installed package (docs/adapters.md), "
+            "then run again")
+
+
+def no_model_message(n: int) -> str:
+    """The usage error of a run that selects ``n`` guitest cases without ``--model``."""
+    return f"{n} guitest case(s) selected but no model given: pass --model=SPEC ({SPECS})"
+
+
+def _load_suite_quietly(path: Path) -> Suite | None:
+    try:
+        return load_suite(path)
+    except SuiteError:
+        return None
+
+
+def _previous_report(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _per_suite(template: str, name: str, several: bool) -> str:
+    if "{suite}" in template:
+        return template.replace("{suite}", name)
+    if several:
+        root, ext = os.path.splitext(template)
+        return f"{root}-{name}{ext}"
+    return template

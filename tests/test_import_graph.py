@@ -1,0 +1,182 @@
+"""guitest's modules import each other without a circle (DESIGN.md: data types both sides use live in a
+module that imports neither).
+
+The graph is read from the source with ``ast``, not from a running interpreter, so an import that only
+a type checker or a rarely-called function makes still counts. Every ``import`` and ``from ... import``
+statement is an edge: at module level, under ``if TYPE_CHECKING:`` (a type-only circle is still a circle
+to a reader, and to the type checker), and inside functions and methods (a function-level import that
+closes a circle only defers it: the modules still cannot be read or tested apart). Importing ``a.b.c``
+also runs ``a/__init__.py`` and ``a/b/__init__.py``, so it adds edges to those packages too (except to
+the importer's own packages, which are already running). Names that are not imports do not count: a
+registry's ``"module:attribute"`` built-ins (guitest/registry.py) and ``importlib.import_module`` calls
+are resolved only when asked for, after every module has loaded.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "guitest"
+
+
+def modules(package: Path) -> dict[str, tuple[Path, bool]]:
+    """Every module of the package under ``package``: dotted name -> (file, whether it is a package's __init__)."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        is_init = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if is_init else parts)] = (path, is_init)
+    return out
+
+
+def _targets(node: ast.Import | ast.ImportFrom, name: str, is_init: bool, known: dict[str, tuple[Path, bool]]) -> list[str]:
+    """The modules of the package that one import statement in module ``name`` imports."""
+    if isinstance(node, ast.Import):
+        wanted = [alias.name for alias in node.names]
+    else:
+        base = name if is_init else name.rpartition(".")[0]
+        for _ in range(max(node.level - 1, 0)):
+            base = base.rpartition(".")[0]
+        source = (f"{base}.{node.module}" if node.module else base) if node.level else (node.module or "")
+        wanted = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source for alias in node.names]
+    out = []
+    for target in wanted:
+        while target and target not in known:  # `import guitest.x.y` of a name inside a module: the module
+            target = target.rpartition(".")[0]
+        if target:
+            out.append(target)
+    return out
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (see the module docstring for what counts)."""
+    known = modules(package)
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_init) in known.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for target in _targets(node, name, is_init, known):
+                edges.add(target)
+                parent = target.rpartition(".")[0]
+                while parent in known and not name.startswith(parent + "."):
+                    edges.add(parent)
+                    parent = parent.rpartition(".")[0]
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def knots(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every set of two or more modules that import one another in circles (a strongly connected component),
+    each sorted, sorted by their first module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm; the graph is small, recursion is fine
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def circle(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    """The shortest path from a knot's first module back to itself (one circle of the knot, for the message)."""
+    start, members = component[0], set(component)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(graph[v] & members):
+            if w == start:
+                return paths[v] + [start]
+            if w not in paths:
+                paths[w] = paths[v] + [w]
+                queue.append(w)
+    return component
+
+
+@pytest.fixture(scope="module")
+def guitest_graph() -> dict[str, set[str]]:
+    return import_graph(PACKAGE)
+
+
+def describe(graph: dict[str, set[str]], knot: list[str]) -> str:
+    """One knot as a message line: a circle through it, and every module in it."""
+    return f"{' -> '.join(circle(graph, knot))} (the knot: {', '.join(knot)})"
+
+
+def test_guitest_has_no_import_cycle(guitest_graph: dict[str, set[str]]) -> None:
+    found = knots(guitest_graph)
+    assert not found, "import circles:\n  " + "\n  ".join(describe(guitest_graph, k) for k in found)
+
+
+def test_the_graph_sees_the_package(guitest_graph: dict[str, set[str]]) -> None:
+    graph = guitest_graph
+    assert len(graph) > 50 and "guitest.plugin" in graph and "guitest.registry" in graph
+    assert "guitest.tasks" in graph["guitest.suite"]  # a module-level import
+    assert "guitest.exchange" in graph["guitest.tasks"]  # an import under TYPE_CHECKING
+    assert "guitest.formats" in graph["guitest.fetch"]  # only inside a function
+    assert "guitest.models" in graph["guitest.tasks.judge"]  # `from ..models.base import ...` runs models/__init__ first
+
+
+@pytest.mark.parametrize(
+    ("where", "importer"),
+    [
+        ("module level", "from .b import B\n"),
+        ("TYPE_CHECKING", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"),
+        ("a function", "def f():\n    from . import b\n    return b\n"),
+        ("a method, absolute", "class A:\n    def f(self):\n        import pkg.b\n"),
+        ("the package of a submodule", "def f():\n    from .sub.c import C\n"),
+    ],
+)
+def test_a_circle_is_found_wherever_its_import_is(tmp_path: Path, where: str, importer: str) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text(importer)
+    (package / "b.py").write_text("from .a import A\n")
+    (package / "sub" / "__init__.py").write_text("from ..a import A\n")
+    (package / "sub" / "c.py").write_text("C = 1\n")
+    graph = import_graph(package)
+    found = knots(graph)
+    expected = ["pkg.a", "pkg.sub"] if "submodule" in where else ["pkg.a", "pkg.b"]
+    assert found == [expected]
+    assert circle(graph, found[0]) == [*expected, "pkg.a"]
+
+
+def test_no_circle_in_a_package_without_one(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\nimport json\n")
+    (package / "b.py").write_text("from .c import C\n")
+    (package / "c.py").write_text("C = 'pkg.a:A'  # a name, not an import\n")
+    assert knots(import_graph(package)) == []
