@@ -41,8 +41,6 @@ from .. import keys as keynames
 from ..actions import (
     CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, WAIT, Action,
 )
-from ...models.base import Settings
-from ...profiles import Profile
 from .client import ComputerUseModel, ToolLoop
 from .display import Display, anthropic_display
 from .turns import CURSOR, ZOOM, Call, Op, Turn, look
@@ -110,11 +108,6 @@ def high_resolution(name: str) -> bool:
     a name guitest cannot read gets the smaller limits, which every model takes."""
     version = model_version(name)
     return version is not None and (version[1] >= (5, 0) or (version[0] == "opus" and version[1] >= (4, 7)))
-
-
-def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str, backoff: float = 0.5) -> "AnthropicComputerUse":
-    """``--model=anthropic:MODEL``: Claude as a computer-use agent (see the module docstring)."""
-    return AnthropicComputerUse(spec, settings, arg, profile, profile_reason, backoff=backoff)
 
 
 class AnthropicComputerUse(ComputerUseModel):
@@ -189,6 +182,10 @@ class AnthropicComputerUse(ComputerUseModel):
         info["computer_tool"] = {"type": self.tool, "beta": BETAS[self.tool], "zoom": self.tool == V20251124,
                                  "image_limits": "2576 px long edge, 4784 visual tokens" if self.high_resolution else "1568 px long edge, 1.15 megapixels"}
         return info
+
+
+#: the model registry's factory of ``anthropic:MODEL`` (guitest.registry.MODELS)
+make = AnthropicComputerUse.make
 
 
 class Conversation:

@@ -119,6 +119,11 @@ class ComputerUseModel(Model):
         self.pool = EndpointPool([Endpoint(index=0, base_url=self.base_url, auth=auth, auth_kind=kind, client=None)], settings.retries + 1)
         self._client_lock = threading.Lock()
 
+    @classmethod
+    def make(cls, spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str, backoff: float = 0.5) -> "ComputerUseModel":
+        """The model registry's factory: ``--model=<provider>:MODEL`` with ``arg`` the model's name."""
+        return cls(spec, settings, arg, profile, profile_reason, backoff=backoff)
+
     # -- what a subclass implements ---------------------------------------------------------------------------
 
     def client_class(self) -> Any:

@@ -36,8 +36,6 @@ from ...exchange import SentImage
 from ...images import data_uri
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
-from ...models.base import Settings
-from ...profiles import Profile
 from .client import ComputerUseModel, ToolLoop
 from .display import Display, openai_display
 from .turns import Call, Op, Turn, look
@@ -59,11 +57,6 @@ TIPS = (
 def preview(model: str) -> bool:
     """Whether ``model`` takes the preview tool (``computer_use_preview``), as the Agents SDK decides it."""
     return model.startswith(PREVIEW_PREFIX)
-
-
-def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str, backoff: float = 0.5) -> "OpenAIComputerUse":
-    """``--model=openai-cua:MODEL``: OpenAI's computer-use tool as an agent (see the module docstring)."""
-    return OpenAIComputerUse(spec, settings, arg, profile, profile_reason, backoff=backoff)
 
 
 class OpenAIComputerUse(ComputerUseModel):
@@ -137,6 +130,10 @@ class OpenAIComputerUse(ComputerUseModel):
         info = super().describe()
         info["computer_tool"] = {"type": self.tool, "safety_checks": self.settings.safety_checks}
         return info
+
+
+#: the model registry's factory of ``openai-cua:MODEL`` (guitest.registry.MODELS)
+make = OpenAIComputerUse.make
 
 
 class Conversation:
