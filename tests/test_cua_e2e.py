@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -53,34 +55,45 @@ def _require() -> None:
             missing(f"{module} is not installed (pip install 'guitest[live]')")
 
 
+#: solves each task's seed-0 episode with the oracle at a zoom, in a process of its own: a worker that has run Playwright
+#: on guitest's browser thread and shut it down can hang in a later test's sync_playwright() in its main thread
+#: (test_html_report's browser fixture did, twice, after this module in the same xdist worker)
+SOLVE = """
+import json, sys
+from guitest import envs
+from guitest.live.baselines import OraclePolicy
+from guitest.live.loop import run_episode
+from guitest.live.protocol import TaskSpec
+zoom, seed, tasks = json.loads(sys.argv[1])
+env = envs.open_env("miniwob", {"zoom": zoom})
+out = {}
+try:
+    for name in tasks:
+        episode = run_episode(env, TaskSpec("miniwob", name), seed, OraclePolicy(env), 15)
+        assert episode.success, name
+        out[name] = {"instruction": episode.instruction, "size": episode.screen_size, "actions": [a for s in episode.steps for a in s.actions]}
+finally:
+    env.close()
+    envs.shutdown()
+print(json.dumps(out))
+"""
+
+
 @pytest.fixture(scope="module")
 def oracle() -> Any:
     """``solutions(zoom)``: the oracle's solution of each task's seed-0 episode at that zoom: its instruction, screen
     size and actions (screen pixels); each zoom solved once for the module."""
     _require()
-    from guitest import envs
-    from guitest.live.baselines import OraclePolicy
-    from guitest.live.loop import run_episode
-    from guitest.live.protocol import TaskSpec
-
     solved: dict[int, dict[str, dict[str, Any]]] = {}
 
     def solutions(zoom: int) -> dict[str, dict[str, Any]]:
         if zoom not in solved:
-            env = envs.open_env("miniwob", {"zoom": zoom})
-            out = {}
-            try:
-                for name in TASKS:
-                    episode = run_episode(env, TaskSpec("miniwob", name), SEED, OraclePolicy(env), 15)
-                    assert episode.success, name
-                    out[name] = {"instruction": episode.instruction, "size": episode.screen_size, "actions": [a for s in episode.steps for a in s.actions]}
-            finally:
-                env.close()
-            solved[zoom] = out
+            run = subprocess.run([sys.executable, "-c", SOLVE, json.dumps([zoom, SEED, list(TASKS)])], capture_output=True, text=True, timeout=300)
+            assert run.returncode == 0, run.stderr[-3000:]
+            solved[zoom] = json.loads(run.stdout.strip().splitlines()[-1])
         return solved[zoom]
 
-    yield solutions
-    envs.shutdown()
+    return solutions
 
 
 def _frac(action: dict[str, Any], size: tuple[int, int]) -> list[float]:
