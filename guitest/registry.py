@@ -232,6 +232,8 @@ MODELS: Registry[Any] = Registry(
     "guitest.models",
     {
         "openai:NAME": "guitest.models.openai_api:make",
+        "anthropic:MODEL": "guitest.live.cua.anthropic:make [anthropic]",
+        "openai-cua:MODEL": "guitest.live.cua.openai_responses:make",
         "hf:PATH": "guitest.models.hf:make [hf]",
         "replay:PATH": "guitest.models.replay:make",
         "ocr": "guitest.models.ocr:make",

@@ -383,6 +383,21 @@ def summarize(body: Any) -> dict[str, Any]:
     }
 
 
+def write_reply(handler: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+    """Send a JSON reply (status, headers, body) on ``handler``'s connection."""
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+        handler.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):
+        handler.close_connection = True  # the client gave up (e.g. timed out) meanwhile
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # the head and the body of a reply are written apart: with Nagle's algorithm on, the body of
@@ -400,17 +415,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self._answered()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client gave up (e.g. timed out) meanwhile
+        write_reply(self, status, data, headers)
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         kind, code = ERROR_TYPES.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
@@ -585,11 +590,15 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.script, encoding="utf-8") as fh:
             actions = json.load(fh)
     server = FakeServer(Script(actions), args.latency, args.log, args.port, json.loads(args.models) if args.models else None)
-    port = server.server_address[1]
-    tmp = f"{args.port_file}.tmp-{os.getpid()}"
+    return publish_and_serve(server, args.port_file)
+
+
+def publish_and_serve(server: ThreadingHTTPServer, port_file: str) -> int:
+    """Write the server's port to ``port_file`` (atomically: temp file + rename), then serve until killed."""
+    tmp = f"{port_file}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(f"{port}\n")
-    os.replace(tmp, args.port_file)
+        fh.write(f"{server.server_address[1]}\n")
+    os.replace(tmp, port_file)
     try:
         server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:
@@ -643,16 +652,18 @@ def serve(
     startup_timeout: float = 15.0,
     port: int = 0,
     models: dict[str, str | None] | None = None,
+    program: str | None = None,
 ) -> Iterator[Server]:
     """Start the fake server as a subprocess; yield a :class:`Server`; kill it on exit.
 
     ``script`` is a fault script as a dict (written to a file) or the path of a JSON file; ``port`` a port to
-    listen on (a second server on the port of a first one that ended); ``models`` what GET /v1/models lists.
+    listen on (a second server on the port of a first one that ended); ``models`` what GET /v1/models lists;
+    ``program``: another server script taking the same options (tests/fakecua.py), instead of this one.
     """
     directory = Path(tempfile.mkdtemp(prefix="fakeserver-", dir=str(tmp_path)))
     port_file = directory / "port"
     log_path = directory / "requests.jsonl"
-    command = [sys.executable, os.path.abspath(__file__), "--port-file", str(port_file),
+    command = [sys.executable, program or os.path.abspath(__file__), "--port-file", str(port_file),
                "--log", str(log_path), "--latency", str(latency), "--max-seconds", str(max_seconds), "--port", str(port)]
     if models is not None:
         command += ["--models", json.dumps(models)]

@@ -185,6 +185,15 @@ def test_a_pool_needs_a_machine() -> None:
     (Action("type", text="it's \"done\"\n"), "pyautogui.write('it\\'s \"done\"\\n')"),
     (Action("key", keys=("Enter",)), "pyautogui.press('enter')"),
     (Action("key", keys=("ctrl", "shift", "Escape")), "pyautogui.hotkey('ctrl', 'shift', 'esc')"),
+    # the computer-use APIs' actions: where the pointer is, the other buttons, modifiers held, a key held
+    (Action("click"), "pyautogui.click()"),
+    (Action("triple_click", point=(10, 10)), "pyautogui.tripleClick(5, 5)"),
+    (Action("middle_click"), "pyautogui.middleClick()"),
+    (Action("mouse_down", point=(10, 10)), "pyautogui.mouseDown(5, 5)"),
+    (Action("mouse_up"), "pyautogui.mouseUp()"),
+    (Action("click", point=(10, 10), keys=("ctrl", "shift")), "pyautogui.keyDown('ctrl'); pyautogui.keyDown('shift'); pyautogui.click(5, 5); pyautogui.keyUp('shift'); pyautogui.keyUp('ctrl')"),
+    (Action("scroll", scroll=(0, 2), keys=("meta",)), "pyautogui.keyDown('win'); pyautogui.scroll(-2); pyautogui.keyUp('win')"),
+    (Action("hold_key", keys=("shift", "a"), seconds=1.5), "pyautogui.keyDown('shift'); pyautogui.keyDown('a'); time.sleep(1.5); pyautogui.keyUp('a'); pyautogui.keyUp('shift')"),
 ])
 def test_actions_become_pyautogui_code(action: Action, code: str) -> None:
     # screenshot at twice the screen's size (HiDPI): points are halved, and clamped onto the 1280x720 screen
@@ -193,7 +202,7 @@ def test_actions_become_pyautogui_code(action: Action, code: str) -> None:
 
 def test_key_names_and_bad_actions() -> None:
     assert [pyautogui_key(k) for k in ("meta", "ArrowUp", "a", "F5")] == ["win", "up", "a", "f5"]
-    for bad in (Action("move"), Action("drag"), Action("key"), Action("done"), Action("click", point=(1, 1), space="grid1000")):
+    for bad in (Action("move"), Action("drag"), Action("key"), Action("hold_key", seconds=1), Action("done"), Action("click", point=(1, 1), space="grid1000")):
         with pytest.raises(ValueError):
             pyautogui_code(bad, (100, 100))
     # a click, or a drag, without a start acts where the pointer is, as pyautogui.click() does in OSWorld's agents' code

@@ -128,10 +128,10 @@ def test_the_suite_schema_lists_the_built_in_names_as_examples() -> None:
 
 
 def test_the_model_specs_and_the_miss_message() -> None:
-    assert SPECS == "openai:NAME, hf:PATH, replay:PATH, ocr, oracle, center, random, py:MODULE:FACTORY, or an installed guitest.models entry point"
+    assert SPECS == "openai:NAME, anthropic:MODEL, openai-cua:MODEL, hf:PATH, replay:PATH, ocr, oracle, center, random, py:MODULE:FACTORY, or an installed guitest.models entry point"
     with pytest.raises(ModelError) as info:
         load_model("gpt5:x", Settings())
-    assert str(info.value).startswith("unknown model 'gpt5:x'; known: openai:NAME, hf:PATH, replay:PATH, ocr, oracle, center, random, py:MODULE:FACTORY")
+    assert str(info.value).startswith("unknown model 'gpt5:x'; known: openai:NAME, anthropic:MODEL, openai-cua:MODEL, hf:PATH, replay:PATH, ocr, oracle, center, random, py:MODULE:FACTORY")
     assert "guitest.models.register(name, factory)" in str(info.value) and "'guitest.models'" in str(info.value)
     with pytest.raises(ModelError, match=r"--model=oracle:x: oracle takes no argument; use --model=oracle"):
         load_model("oracle:x", Settings())

@@ -41,7 +41,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
-from ..live.actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, Action
+from ..live.actions import (
+    CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, Action,
+)
 from ..live.keys import NAMED
 from ..live.protocol import EnvFailure
 
@@ -671,20 +673,50 @@ def perform(page: Any, action: Action, area: Area, pointer: tuple[float, float])
     """Execute ``action`` (points in screenshot pixels of ``area``) on the page (on the browser thread).
 
     Returns the pointer's new position (CSS pixels) and notes: ``outside_screen`` (a point outside the
-    screenshot: nothing is done, an agent cannot see there), ``unknown_key``. ``wait``, ``done`` and
-    ``fail`` do nothing here."""
+    screenshot: nothing is done, an agent cannot see there), ``unknown_key``, ``hold_key_pressed_at_once`` (a
+    ``hold_key`` is pressed and released: the browser thread serves every page of the worker, so it never sleeps
+    with a key down). A pointer action's ``keys`` are held down around it. ``wait``, ``done`` and ``fail`` do
+    nothing here."""
     point = area.to_css(action.point) if action.point is not None else pointer
     end = area.to_css(action.end) if action.end is not None else None
     if point is None or (action.end is not None and end is None):
         return pointer, ("outside_screen",)
+    keyboard = page.keyboard
+    held = [PLAYWRIGHT_KEYS.get(k, k) for k in action.keys] if action.kind in MODIFIABLE else []
+    pressed = 0
+    try:
+        for key in held:
+            if key not in PLAYWRIGHT_KEYS.values() and len(key) != 1:
+                return pointer, ("unknown_key",)
+            keyboard.down(key)
+            pressed += 1
+        return _perform(page, action, point, end, pointer)
+    finally:
+        for key in reversed(held[:pressed]):
+            keyboard.up(key)
+
+
+def _perform(page: Any, action: Action, point: tuple[float, float], end: tuple[float, float] | None, pointer: tuple[float, float]) -> tuple[tuple[float, float], tuple[str, ...]]:
+    """:func:`perform` once the held keys are down."""
     mouse, keyboard = page.mouse, page.keyboard
     kind = action.kind
+    notes: tuple[str, ...] = ()
     if kind == CLICK:
         mouse.click(*point)
     elif kind == DOUBLE_CLICK:
         mouse.dblclick(*point)
     elif kind == RIGHT_CLICK:
         mouse.click(*point, button="right")
+    elif kind == TRIPLE_CLICK:
+        mouse.click(*point, click_count=3)
+    elif kind == MIDDLE_CLICK:
+        mouse.click(*point, button="middle")
+    elif kind == MOUSE_DOWN:
+        mouse.move(*point)
+        mouse.down()
+    elif kind == MOUSE_UP:
+        mouse.move(*point)
+        mouse.up()
     elif kind == MOVE:
         mouse.move(*point)
     elif kind == DRAG and end is not None:
@@ -698,16 +730,17 @@ def perform(page: Any, action: Action, area: Area, pointer: tuple[float, float])
         mouse.wheel(action.scroll[0] * NOTCH_PIXELS, action.scroll[1] * NOTCH_PIXELS)
     elif kind == TYPE:  # any text arrives, non-ASCII too; a paste as one input event, without key events
         keyboard.insert_text(action.text) if action.paste else keyboard.type(action.text)
-    elif kind == KEY:
+    elif kind in (KEY, HOLD_KEY):
         names = [PLAYWRIGHT_KEYS.get(k, k) for k in action.keys]
         if not names or any(k not in NAMED and len(k) != 1 for k in action.keys):
             return pointer, ("unknown_key",)
         keyboard.press("+".join(names))
+        notes = ("hold_key_pressed_at_once",) if kind == HOLD_KEY else ()
     # the pointer moved again where it is: what the action changed under it (a cover shown, a menu closed) updates the
     # hover state now, with this input event, not at a later frame the step may or may not have waited for (a menu's
     # mouseleave timer then started before or after the settle looked, by the machine's speed)
     mouse.move(*point)
-    return point, ()
+    return point, notes
 
 
 def fresh_document(page: Any, url: str, wait_until: str = "load") -> None:

@@ -35,7 +35,10 @@ import threading
 import time
 from typing import Any, Sequence
 
-from ..live.actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
+from ..live.actions import (
+    CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK,
+    TYPE, WAIT, Action,
+)
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from ..printable import printable
 from ..osworld.client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
@@ -103,13 +106,34 @@ def pyautogui_code(action: Action, screen: tuple[int, int], scale: float = 1.0) 
 
     if action.space not in (None, "screen"):
         raise ValueError(f"action points must be in screenshot pixels (space 'screen'), not {action.space!r}; map them with guitest.live.actions.to_screen")
+    code = _pointer_code(action, at)
+    held = [pyautogui_key(k) for k in action.keys if k.strip()] if action.kind in MODIFIABLE else []
+    if held:  # modifier keys held around a pointer action (a ctrl+click), as the computer-use references do it
+        down = "; ".join(f"pyautogui.keyDown({k!r})" for k in held)
+        up = "; ".join(f"pyautogui.keyUp({k!r})" for k in reversed(held))
+        return f"{down}; {code}; {up}"
+    return code
+
+
+def _pointer_code(action: Action, at: Any) -> str:
+    """The pyautogui code of ``action`` without held modifiers (``at`` maps a point onto the screen)."""
     kind = action.kind
-    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE):
-        call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MOVE: "moveTo"}[kind]
-        if action.point is None and kind != MOVE:  # where the pointer is, as pyautogui.click() clicks
-            return f"pyautogui.{call}()"
+    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP) and action.point is None:
+        call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", TRIPLE_CLICK: "tripleClick", MIDDLE_CLICK: "middleClick",
+                MOUSE_DOWN: "mouseDown", MOUSE_UP: "mouseUp"}[kind]
+        return f"pyautogui.{call}()"  # where the pointer is
+    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, TRIPLE_CLICK, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP):
         x, y = at(action.point, "point")
+        call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MOVE: "moveTo", TRIPLE_CLICK: "tripleClick",
+                MIDDLE_CLICK: "middleClick", MOUSE_DOWN: "mouseDown", MOUSE_UP: "mouseUp"}[kind]
         return f"pyautogui.{call}({x}, {y})"
+    if kind == HOLD_KEY:
+        keys = [pyautogui_key(k) for k in action.keys if k.strip()]
+        if not keys:
+            raise ValueError("a hold_key action needs at least one key")
+        down = "; ".join(f"pyautogui.keyDown({k!r})" for k in keys)
+        up = "; ".join(f"pyautogui.keyUp({k!r})" for k in reversed(keys))
+        return f"{down}; time.sleep({min(max(action.seconds, 0.0), MAX_WAIT):g}); {up}"
     if kind == DRAG:
         x2, y2 = at(action.end, "end point")
         if action.point is None:  # from where the pointer is

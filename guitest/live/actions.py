@@ -15,11 +15,16 @@ from ..geometry import Point, from_original_pixels, to_original_pixels
 CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG, SCROLL, TYPE, KEY, WAIT, DONE, FAIL = (
     "click", "double_click", "right_click", "move", "drag", "scroll", "type", "key", "wait", "done", "fail",
 )
-KINDS = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG, SCROLL, TYPE, KEY, WAIT, DONE, FAIL)
+# the rest of the computer-use APIs' actions (Anthropic's computer tool): a triple or middle click, the left button
+# pressed or released where the pointer is (or at a point), a key combination held for ``seconds``
+TRIPLE_CLICK, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP, HOLD_KEY = "triple_click", "middle_click", "mouse_down", "mouse_up", "hold_key"
+KINDS = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG, SCROLL, TYPE, KEY, WAIT, DONE, FAIL, TRIPLE_CLICK, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP, HOLD_KEY)
+#: pointer actions that may hold modifier keys (``keys``) while they run: a ctrl+click, a shift+scroll
+MODIFIABLE = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOVE, DRAG, SCROLL)
 #: actions that end the episode (the agent says it is finished, or that the task cannot be done)
 FINAL = (DONE, FAIL)
 #: actions that need a point (``drag`` also needs ``end``; ``scroll`` may have one)
-POINTED = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG)
+POINTED = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOVE, DRAG)
 
 
 @dataclass(frozen=True)
@@ -32,8 +37,9 @@ class Action:
     ``pixel_sent``, ``pixel_original``); ``screen`` once mapped by :func:`to_screen` (pixels of the
     screenshot shown, what an environment takes).
     ``text``: what ``type`` types, or the message of ``done``/``fail``. ``keys``: a key or combination
-    for ``key``, lower-case names (``ctrl``, ``shift``, ``alt``, ``meta``, ``enter``, ``tab``, ``a``).
-    ``scroll``: (dx, dy) in wheel notches, positive dy scrolls down. ``seconds``: for ``wait``.
+    for ``key`` and ``hold_key``, lower-case names (``ctrl``, ``shift``, ``alt``, ``meta``, ``enter``, ``tab``, ``a``);
+    on a pointer action (:data:`MODIFIABLE`), the modifier keys held while it runs.
+    ``scroll``: (dx, dy) in wheel notches, positive dy scrolls down. ``seconds``: for ``wait`` and ``hold_key``.
     ``paste``: ``type`` puts its text in at once, as a paste through the clipboard does (OSWorld's UI-TARS runner
     types so), rather than key by key; either way any text, non-ASCII included, arrives.
     """

@@ -156,6 +156,12 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
         return GroundingPolicy(model, sample, ask)
     if isinstance(model, Blind):
         raise not_an_agent(model)
+    from .cua.client import ComputerUseModel
+
+    if isinstance(model, ComputerUseModel):  # a computer-use API speaks its own tool loop (guitest.live.cua)
+        from .cua.policy import ComputerUsePolicy
+
+        return ComputerUsePolicy(model, sample, ask, attempt, task)
     return ModelPolicy(model, sample, ask, attempt, runner, setup.history_images)
 
 

@@ -42,6 +42,8 @@ class Settings:
     batch_size: int = 1
     http_client: str = "stdlib"
     resize: str = "auto"
+    safety_checks: str = "acknowledge"  # computer-use agents: what a pending safety check does (guitest.live.cua)
+    computer_tool: str = "auto"  # anthropic: the computer tool's version (auto: by the model's name)
 
     def public(self) -> dict[str, Any]:
         """The settings as plain builtins, safe to print and store (credentials in the URL removed)."""

@@ -141,3 +141,13 @@ class EndpointPool:
         """Per endpoint: ``url``, ``replies``, ``failures``, ``answered``, ``down`` (the reason, or None)."""
         with self._lock:
             return [{"url": e.base_url, "replies": e.replies, "failures": e.failures, "answered": e.answered, "down": e.down} for e in self.endpoints]
+
+
+def status_hint(status: int, key: str, served: str) -> str:
+    """What to check after an HTTP error that a retry does not cure: ``key`` names the credentials (401, 403), ``served``
+    what the endpoint must serve (404)."""
+    return {
+        401: f"check {key}",
+        403: f"check {key} and its permissions",
+        404: f"check --base-url and that {served}",
+    }.get(status, "the endpoint rejected the request")

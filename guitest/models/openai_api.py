@@ -35,7 +35,7 @@ from ..profiles import Profile
 from ..printable import printable
 from ..secrets import Scrubber
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
-from .endpoints import Endpoint, EndpointPool, Retryable, credentials
+from .endpoints import Endpoint, EndpointPool, Retryable, credentials, status_hint
 from .transport import HTTPFailure, JSONPoster
 
 RETRYABLE_STATUS = {408, 409, 429}
@@ -310,11 +310,7 @@ class OpenAIChat(Model):
         if status in RETRYABLE_STATUS or status >= 500:
             return Retryable(f"HTTP {status}: {body}", _retry_after(headers), server_error=status >= 500)
         where = "the user and password in --base-url" if endpoint.auth_kind == "basic" else f"the API key in ${self.settings.api_key_env} (--api-key-env)"
-        hint = {
-            401: f"check {where}",
-            403: f"check {where} and its permissions",
-            404: f"check --base-url and that the endpoint serves model {self.model!r}",
-        }.get(status, "the endpoint rejected the request")
+        hint = status_hint(status, where, f"the endpoint serves model {self.model!r}")
         return ModelError(f"{self.model}: HTTP {status} from {endpoint.base_url}: {body} ({hint})")
 
     def _no_choices(self, error: Any) -> Retryable:

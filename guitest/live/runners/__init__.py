@@ -49,7 +49,11 @@ def get(name: str) -> Runner:
 
 
 def for_model(model: Any, name: str | None = None) -> tuple[Runner, str]:
-    """The runner for ``model`` and why: ``name`` when given (``--runner``), else its profile's, else ``guitest``."""
+    """The runner for ``model`` and why: ``name`` when given (``--runner``), else its profile's, else ``guitest``; a
+    computer-use API's own tool loop (``model.tool_loop``, :mod:`guitest.live.cua`) always, no prompt runner applying."""
+    own = getattr(model, "tool_loop", None)
+    if own is not None:
+        return own, "the API's own tool loop" + (" (--runner does not apply)" if name else "")
     if name:
         return get(name), "--runner"
     profile = getattr(getattr(model, "profile", None), "name", "")
