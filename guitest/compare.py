@@ -180,10 +180,10 @@ def _row(category: str, value: str, old_row: dict[str, Any] | None, new_row: dic
 
 
 def _describe(report: dict[str, Any]) -> dict[str, Any]:
-    suite = report.get("suite") if isinstance(report.get("suite"), dict) else {}
-    model = report.get("model") if isinstance(report.get("model"), dict) else {}
+    suite = given if isinstance(given := report.get("suite"), dict) else {}
+    model = given if isinstance(given := report.get("model"), dict) else {}
     profile = model.get("profile")
-    headline = report.get("headline") if isinstance(report.get("headline"), dict) else {}
+    headline = given if isinstance(given := report.get("headline"), dict) else {}
     return {
         "suite": suite.get("name"),
         "model": model.get("spec"),

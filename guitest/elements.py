@@ -174,7 +174,7 @@ def match_many(samples: Sequence[tuple[Sequence[Sequence[float]], Sequence[Seque
         il, jl, vl = i[order].tolist(), j[order].tolist(), values[order].tolist()
         for n, (p, t) in enumerate(part):
             a, b = bounds[n], bounds[n + 1]
-            out.append(Match(tuple(zip(il[a:b], jl[a:b], vl[a:b])), len(p), len(t)))
+            out.append(Match(tuple(zip(il[a:b], jl[a:b], vl[a:b], strict=True)), len(p), len(t)))
     return out
 
 

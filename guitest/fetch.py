@@ -289,7 +289,7 @@ def unpack(archive: Path, into: Path) -> int:
             tops = {n.split("/", 1)[0] for n in names}
             strip = len(tops) == 1 and all("/" in n for n in names)
             base = os.path.normpath(str(into))
-            for member, name in zip(members, names):
+            for member, name in zip(members, names, strict=True):
                 relative = name.split("/", 1)[1] if strip else name
                 target = inside(base, relative)
                 if target is None:

@@ -206,7 +206,7 @@ def _count_cells(row: Mapping[str, Any], live: bool = False) -> str:
     else:
         cells = [row.get("n"), row.get("hit"), _pct(row.get("accuracy")), _ci(row), row.get("unparsed"), row.get("refused"), row.get("truncated"), row.get("error")]
         columns = COUNT_COLUMNS
-    return "".join(f"<td class=\"num\" data-col=\"{c}\">{_e('–' if v is None else v)}</td>" for c, v in zip(columns, cells))
+    return "".join(f"<td class=\"num\" data-col=\"{c}\">{_e('–' if v is None else v)}</td>" for c, v in zip(columns, cells, strict=True))
 
 
 def _tables(report: Mapping[str, Any]) -> str:
@@ -220,7 +220,7 @@ def _tables(report: Mapping[str, Any]) -> str:
     width = 9 if live else 10
     rows = [f"<tr class=\"overall\" data-category=\"overall\" data-value=\"\"><th scope=\"row\">overall</th><td></td>{_count_cells(report.get('overall') or {}, live)}</tr>"]
     breakdown = report.get("breakdown") or {}
-    macro = report.get("macro") if isinstance(report.get("macro"), Mapping) else {}
+    macro = given if isinstance(given := report.get("macro"), Mapping) else {}
     for name, values in breakdown.items():
         if not isinstance(values, Mapping):
             continue
@@ -271,8 +271,7 @@ def _chart(name: str, values: Mapping[str, Any]) -> str:
 
 def _budget_chart(by_budget: Mapping[str, Any]) -> str:
     """The success rate had the budget been 1, 2, ... steps: one column per budget."""
-    points = [(int(b), _num(v)) for b, v in by_budget.items() if str(b).isdigit()]
-    points = [(b, v) for b, v in sorted(points) if v is not None]
+    points = sorted((int(b), v) for b, raw in by_budget.items() if str(b).isdigit() and (v := _num(raw)) is not None)
     if not points:
         return ""
     left, plot_w, plot_h, top, bottom = 40, 440, 150, 12, 28
@@ -312,17 +311,17 @@ def _charts(report: Mapping[str, Any]) -> str:
 
 def _box(value: Any) -> list[float] | None:
     if isinstance(value, (list, tuple)) and len(value) == 4:
-        nums = [_num(v) for v in value]
-        if all(n is not None for n in nums):
-            return nums  # type: ignore[return-value]
+        nums = [n for v in value if (n := _num(v)) is not None]
+        if len(nums) == 4:
+            return nums
     return None
 
 
-def _point(value: Any) -> list[float] | None:
+def _point(value: Any) -> tuple[float, float] | None:
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        nums = [_num(v) for v in value]
-        if all(n is not None for n in nums):
-            return nums  # type: ignore[return-value]
+        x, y = _num(value[0]), _num(value[1])
+        if x is not None and y is not None:
+            return x, y
     return None
 
 
@@ -369,7 +368,7 @@ def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
     for step in steps:
         src = _episode_src(step.get("screenshot"), files_dir, page_dir)
         actions = _step_actions(step)
-        executed = step.get("executed") if isinstance(step.get("executed"), int) else len(actions)
+        executed = given if isinstance(given := step.get("executed"), int) else len(actions)
         shot = ""
         if src:
             dims = f" width=\"{size[0]:g}\" height=\"{size[1]:g}\"" if size else ""
@@ -436,7 +435,7 @@ def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, pag
     case shows its episode instead (:func:`_strip`)."""
     cid = str(case.get("id", ""))
     verdict = str(case.get("verdict", ""))
-    tags = case.get("tags") if isinstance(case.get("tags"), Mapping) else {}
+    tags = given if isinstance(given := case.get("tags"), Mapping) else {}
     tags = {str(k): str(v) for k, v in tags.items()}
     instruction = case.get("instruction")
     search = " ".join([cid, str(instruction or "")]).lower()

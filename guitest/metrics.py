@@ -99,7 +99,7 @@ def repeat_stats(per_case: Sequence[Sequence[str]], left_out: frozenset[str] = L
     # (a Wilson interval at the avg@k rate with n = cases; it never shrinks with more repeats).
     ci = wilson(float(avg) * n, n) if avg is not None else [0.0, 0.0]
     if complete and k:
-        passes = {f"pass@{m}": round(float(sum((pass_at(k, sum(v == HIT for v in c), m) for c in cases), Fraction(0)) / n), 6) for m in range(1, k + 1)}
+        passes: dict[str, float | None] = {f"pass@{m}": round(float(sum((pass_at(k, sum(v == HIT for v in c), m) for c in cases), Fraction(0)) / n), 6) for m in range(1, k + 1)}
         runs = [Fraction(sum(c[j] == HIT for c in cases), n) for j in range(k)]
         mean_run = sum(runs, Fraction(0)) / k
         std = math.sqrt(sum(((r - mean_run) ** 2 for r in runs), Fraction(0)) / (k - 1)) if k >= 2 else None
@@ -145,19 +145,19 @@ def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequenc
     for combo in [(t,) for t in tags] + [tuple(c) for c in cross]:
         name = "/".join(combo)
         columns = [values.setdefault(t, [m.get(t) for m in tag_maps]) for t in combo]
-        keys = columns[0] if len(combo) == 1 else list(zip(*columns))
+        keys = columns[0] if len(combo) == 1 else list(zip(*columns, strict=True))
         names = {k: _combo_name(k) for k in set(keys)}  # a few distinct keys: name each once
         if repeated or scored:
             groups: dict[str, list[dict[str, Any]]] = {}
-            for key, result in zip(keys, ordered):
-                if names[key] is not None:
-                    groups.setdefault(names[key], []).append(result)
+            for key, result in zip(keys, ordered, strict=True):
+                if (label := names[key]) is not None:
+                    groups.setdefault(label, []).append(result)
             breakdown[name] = {value: counts(groups[value], left_out) for value in sorted(groups)}
         else:
             tallies: dict[str, Counter[str]] = {}
-            for (key, verdict), n in Counter(zip(keys, verdicts)).items():
-                if names[key] is not None:
-                    tallies.setdefault(names[key], Counter())[verdict] += n
+            for (key, verdict), n in Counter(zip(keys, verdicts, strict=True)).items():
+                if (label := names[key]) is not None:
+                    tallies.setdefault(label, Counter())[verdict] += n
             breakdown[name] = {value: _counts_of(tallies[value], left_out) for value in sorted(tallies)}
         accs = [row["accuracy"] for row in breakdown[name].values() if row["accuracy"] is not None]
         macro[name] = round(math.fsum(accs) / len(accs), 6) if accs else None

@@ -17,7 +17,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from PIL import Image
 
@@ -42,7 +42,7 @@ _SPLIT = re.compile(r"screenspot_([a-z]+?)(?:_v2)?\.json$")
 
 def make_placeholders(
     fmt: str,
-    annotations: list[str | Path],
+    annotations: Sequence[str | Path],
     images_dir: Path,
     *,
     overwrite: bool = False,

@@ -45,7 +45,9 @@ class Region:
 
 
 def region(sample: Sample) -> Region:
-    """The sample's truth box as a :class:`Region`."""
+    """The sample's truth box as a :class:`Region`; a ValueError for a sample without one (a choice, say)."""
+    if sample.box is None:
+        raise ValueError(f"sample {sample.id!r} has no truth box (its task is not grounding)")
     return Region(*sample.box)
 
 

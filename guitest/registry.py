@@ -144,7 +144,7 @@ class Registry(Generic[T]):
             if extra is None:
                 raise
             raise self.error(f"{self.kind} {name!r} needs packages that are not installed: pip install 'guitest[{extra}]' ({exc})") from None
-        return getattr(loaded, attr)  # type: ignore[no-any-return]
+        return getattr(loaded, attr)
 
     def _entry_point(self, name: str) -> EntryPoint | None:
         for ep in entry_points(group=self.group):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from . import __version__, schema
 from .envs.miniwob_rules import summary_line
@@ -159,12 +159,12 @@ def reading_note(report: dict[str, Any]) -> str:
     return "Accuracy = hit / (n - error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart."
 
 
-def align_table(cells: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) -> list[str]:
+def align_table(cells: Sequence[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) -> list[str]:
     """Plain-text lines of a table whose first row is the header: columns in ``left`` left-aligned, the rest right-aligned."""
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     lines = []
     for i, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if j in left else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))).rstrip())
+        lines.append("  ".join(c.ljust(w) if j in left else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     return lines

@@ -32,7 +32,7 @@ def make(config: Any, log: Any, depth: int) -> Any:
     if not all(hasattr(LoadScheduling, name) for name in ("_send_tests", "check_schedule", "schedule")):
         return None
 
-    class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc, valid-type]
+    class DeepLoadScheduling(LoadScheduling):
         """xdist's load scheduling; every worker kept at ``depth`` queued cases or more while cases remain."""
 
         def schedule(self) -> None:

@@ -157,8 +157,8 @@ class _Generator:
                 allowed = self.constant([(a, type(a)) for a in value])
                 out.append(f"if not any(v == a and type(v) is t for a, t in {allowed}): return False")
             elif key == "required":
-                names = self.constant(tuple(value))
-                out.append(f"if isinstance(v, dict) and not all(n in v for n in {names}): return False")
+                required = self.constant(tuple(value))
+                out.append(f"if isinstance(v, dict) and not all(n in v for n in {required}): return False")
             elif key == "properties":
                 lines = [f"x = v.get({k!r}, MISSING)\nif x is not MISSING and not {self.node(sub)}(x): return False" for k, sub in value.items()]
                 if lines:

@@ -143,9 +143,9 @@ def _check_references(suite: Suite) -> None:
             f"{where(str(suite.path), field='macro_over')}: average: macro needs macro_over naming one of the breakdowns {breakdowns}"
             + (f", not '{suite.macro_over}'" if suite.macro_over else "")
         )
-    for field, limit in [("gate.accuracy", suite.gate.get("accuracy")), *((f"gate.by.{k}", v) for k, v in suite.gate.get("by", {}).items())]:
+    for key, limit in [("gate.accuracy", suite.gate.get("accuracy")), *((f"gate.by.{k}", v) for k, v in suite.gate.get("by", {}).items())]:
         if limit is not None and not math.isfinite(limit):  # the schema's 0..1 bounds let nan through: it would pass at 0%
-            raise SuiteError(f"{where(str(suite.path), field=field)}: {limit} is not a threshold; give a number between 0 and 1")
+            raise SuiteError(f"{where(str(suite.path), field=key)}: {limit} is not a threshold; give a number between 0 and 1")
     if suite.prompt != "default":
         prompt_path = suite.folder / suite.prompt
         folder = suite.folder.resolve()

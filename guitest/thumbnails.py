@@ -80,7 +80,7 @@ def embed(pictures: Mapping[str, str], threads: int | None = None) -> dict[str, 
     A case whose file cannot be read is left out (its card shows no picture).
     """
     paths = sorted({p for p in pictures.values() if not is_embedded(p)})
-    made = dict(zip(paths, _map(thumbnail_of_file, paths, threads)))
+    made = dict(zip(paths, _map(thumbnail_of_file, paths, threads), strict=True))
     out = {}
     for case_id, value in pictures.items():
         uri = value if is_embedded(value) else made.get(value)

@@ -18,7 +18,7 @@ import binascii
 import io
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from PIL import Image
 
@@ -147,6 +147,7 @@ def open_screenshot(ref: str) -> tuple[Image.Image | None, str | None]:
     """
     if not ref:
         return None, "missing"
+    image: Image.Image
     try:
         if is_inline(ref):
             header, _, payload = ref.partition(",")
@@ -172,6 +173,7 @@ def placeholder_reason(image: Image.Image) -> str | None:
     if image.size == (1, 1):
         return "1x1"
     rgb = image if image.mode == "RGB" else image.convert("RGB")
-    if all(high == 0 for _, high in rgb.getextrema()):
+    bands = cast("tuple[tuple[int, int], ...]", rgb.getextrema())  # an RGB image has one (low, high) per band
+    if all(high == 0 for _, high in bands):
         return "black"
     return None

@@ -22,7 +22,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(None, None, f"key '{key}' appears twice", key_node.start_mark)
             seen.add(key)
@@ -67,4 +67,4 @@ def load(text: str, unique_keys: bool = True) -> Any:
                                  "write the values out or use fewer nested aliases")
         return None if node is None else loader.construct_document(node)
     finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+        loader.dispose()

@@ -31,9 +31,10 @@ def _is_echo(region: str, match: re.Match[str], found: Found) -> bool:
 def _found(groups: tuple[str | None, ...]) -> Found | None:
     values, percents = [], []
     for i in range(0, len(groups), 2):
-        if groups[i] is None:
+        number = groups[i]
+        if number is None:
             break
-        values.append(float(groups[i]))
+        values.append(float(number))
         percents.append(bool(groups[i + 1]))
     if any(percents):
         if not all(percents):

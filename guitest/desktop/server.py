@@ -352,9 +352,10 @@ class Handler(BaseHTTPRequestHandler):
             out: dict[str, Any] = {}
             for part in message.iter_parts():
                 name = part.get_param("name", header="content-disposition")
-                if not name:
+                if not isinstance(name, str) or not name:  # absent, or an RFC 2231 (charset, language, value) triple
                     continue
-                data = part.get_payload(decode=True) or b""
+                data = part.get_payload(decode=True)
+                data = data if isinstance(data, bytes) else b""
                 filename = part.get_filename()
                 out[name] = (filename, data) if filename is not None else data.decode("utf-8", "replace")
             return out

@@ -40,7 +40,7 @@ def names() -> list[str]:
 def factory(name: str) -> Factory:
     """The factory of backend ``name``; EnvFailure naming the known ones, or saying why a plug-in cannot load."""
     try:
-        return ENVS.get(name)  # type: ignore[no-any-return]
+        return ENVS.get(name)
     except GuitestError as exc:
         raise EnvFailure(str(exc)) from None
 

@@ -298,7 +298,13 @@ class BrowserHost:
             command.steps.append("its page was closed")
             return owner.discard
         command.steps.append("the browser did not answer and was ended; the next episode gets a new one")
-        return lambda: self._abandon(command.overran()) or True
+        why = command.overran()
+
+        def abandon() -> bool:
+            self._abandon(why)
+            return True
+
+        return abandon
 
     @contextlib.contextmanager
     def bounded(self, seconds: float) -> Iterator[None]:

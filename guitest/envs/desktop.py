@@ -267,7 +267,8 @@ class DesktopEnv:
         """Lease a machine, run the task's ``config`` steps and return the first screen. ``seed`` is not
         used: these tasks are the same every time (their set-up files and steps are fixed)."""
         self._end_episode()
-        self.reset_info = info = {"reset": None, "wait_seconds": 0.0, "setup_notes": []}
+        info: dict[str, Any] = {"reset": None, "wait_seconds": 0.0, "setup_notes": []}
+        self.reset_info = info
         evaluator = task.config.get("evaluator")
         if not isinstance(evaluator, dict):
             raise EnvFailure(f"desktop task {task.name}: its config has no evaluator (an OSWorld task's config and evaluator go in TaskSpec.config)")

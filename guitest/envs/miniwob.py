@@ -289,7 +289,7 @@ class MiniWobEnv:
     def _settled_state(self, page: Any) -> dict[str, Any]:
         """The task's state once the page has painted (``settle_frames`` animation frames) and settled: no short
         timeout pending and no jQuery animation running (TIMERS_JS; up to SETTLE_LIMIT_MS, then ``settled`` is False)."""
-        return page.evaluate(STATE_JS, {"frames": self.settle_frames, "limit": SETTLE_LIMIT_MS})  # type: ignore[no-any-return]
+        return page.evaluate(STATE_JS, {"frames": self.settle_frames, "limit": SETTLE_LIMIT_MS})
 
     def _dom(self, page: Any) -> list[Any] | None:
         return page.evaluate(DOM_JS) if self.dom_text else None

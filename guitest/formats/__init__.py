@@ -159,8 +159,8 @@ def read_rows(
         for index, row in enumerate(rows):
             row_id = row.get("id") if isinstance(row, dict) and isinstance(row.get("id"), str) else None
 
-            def problem(field: str | None, message: str) -> None:
-                problems.append(f"{where(shown, index, row_id, field)}: {message}")
+            def problem(field: str | None, message: str) -> None:  # called only within this row's iteration
+                problems.append(f"{where(shown, index, row_id, field)}: {message}")  # noqa: B023
 
             if not is_valid(row):
                 for name, message in schema.problems(checker, row):
@@ -175,8 +175,9 @@ def read_rows(
                 if conv.box is not None and not is_proper(conv.box):
                     problem(conv.box_field, f"{list(row[conv.box_field]) if conv.box_field in row else None} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
                     continue
-                image = resolved.get(conv.image, False)
-                if image is False:  # "": a sample without a screenshot of its own (its task opens what it needs)
+                if conv.image in resolved:
+                    image = resolved[conv.image]
+                else:  # "": a sample without a screenshot of its own (its task opens what it needs)
                     image = resolved[conv.image] = inside(images_dir, conv.image) if conv.image else ""
                 if image is None:
                     problem(conv.image_field, f"{conv.image!r} resolves outside the image folder {images_dir}; refusing it")

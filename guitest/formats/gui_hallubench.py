@@ -67,7 +67,7 @@ def _convert_elements(row: dict[str, Any], images_dir: str) -> Converted:
         instruction="",
         box=None,
         fields=fields,
-        size=size,  # type: ignore[arg-type]
+        size=size,
         notes=("element_corners_swapped",) if swapped else (),
         data={"elements": elements, "space": "pixel"},
         image_field="image_path",
@@ -92,7 +92,7 @@ def _convert_hallucination(row: dict[str, Any], images_dir: str) -> Converted:
         instruction=row["instruction"],
         box=tuple(target) if target is not None else None,  # type: ignore[arg-type]
         fields=_common(row),
-        size=tuple(row["img_size"]) if "img_size" in row else None,  # type: ignore[arg-type]
+        size=tuple(row["img_size"]) if "img_size" in row else None,
         notes=tuple(notes),
         data={"kind": row["kind"], **boxes},
         image_field="image_path",

@@ -67,7 +67,7 @@ def _convert_l1(row: dict[str, Any], images_dir: str) -> list[Converted]:
 
 def _convert_l2(row: dict[str, Any], images_dir: str) -> Converted:
     w, h = row["image_size"]
-    notes = ()
+    notes: tuple[str, ...] = ()
     bbox = list(row["bbox"])
     if -1 in bbox:  # MMBench-GUI's own scorer reads -1 as 0 ("make_safe"); the run clips it and counts it
         notes = ("bbox_minus_one",)

@@ -220,6 +220,7 @@ def _ufo_steps(lines: list[tuple[int, Row]], folder: str, shown: str, problems: 
         if action in (None, "", [], {}):
             function, args = _field(line, "Function", "function"), _field(line, "Args", "arguments")
             action = f"{function}({_text(args) if args else ''})" if function else ""
+        shown_app = _text(_field(line, "Application"))
         record = {
             "number": step,
             "subtask": _text(_field(line, "Subtask", "current_subtask", "CurrentSubtask")),
@@ -228,11 +229,11 @@ def _ufo_steps(lines: list[tuple[int, Row]], folder: str, shown: str, problems: 
             "plan": _text(_field(line, "Plan")),
             "action": _text(action),
             "status": _text(_field(line, "Status")),
-            "application": _text(_field(line, "Application")),
+            "application": shown_app,
             "comment": _text(_field(line, "Comment")),
             "screenshot": os.path.join(folder, f"action_step{step}.png"),
         }
-        application = application or record["application"]
+        application = application or shown_app
         steps.append({k: v for k, v in record.items() if v != ""})
     return steps, os.path.join(folder, UFO_FINAL), {"application": application}
 

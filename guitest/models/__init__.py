@@ -70,7 +70,7 @@ def _from_module(target: str) -> Factory:
     factory = getattr(module, name, None)
     if not callable(factory):
         raise ModelError(f"--model=py:{target}: module {module_name!r} has no callable {name!r}")
-    return factory  # type: ignore[no-any-return]
+    return factory
 
 
 def _takes(factory: Any, parameter: str) -> bool:

@@ -223,6 +223,7 @@ class HFModel(Model):
         kwargs: dict[str, Any] = {"dtype" if TRANSFORMERS_MAJOR >= 5 else "torch_dtype": DTYPES.get(self.dtype_name, "auto")}
         if self.device != "cpu" and importlib.util.find_spec("accelerate") is not None:
             kwargs["device_map"] = self.device  # straight onto the accelerator, without a full copy in CPU memory first
+        model: Any  # an image-text-to-text model of whichever class the checkpoint names
         try:
             try:
                 model = transformers.AutoModelForImageTextToText.from_pretrained(self.path, config=config, **kwargs)
@@ -335,7 +336,7 @@ class HFModel(Model):
         grid = inputs.get("image_grid_thw") if self._factor is not None else None
         if grid is not None:
             patch = self._factor // int(processor.image_processor.merge_size)  # type: ignore[operator]
-            for request, (_, gh, gw) in zip(requests, grid.tolist()):
+            for request, (_, gh, gw) in zip(requests, grid.tolist(), strict=True):
                 seen = (int(gw) * patch, int(gh) * patch)
                 if seen != tuple(request.size):
                     raise ModelError(f"--model={self.name}: the processor resized the {request.size[0]}x{request.size[1]} image to {seen[0]}x{seen[1]}; the recorded sent size would be wrong")
@@ -482,7 +483,7 @@ class Batcher:
                 batch, self._queue = self._queue[: self.size], self._queue[self.size :]
             try:
                 replies = self.run(batch)
-                for request, reply in zip(batch, replies):
+                for request, reply in zip(batch, replies, strict=True):  # a reply short is every request's error
                     request.reply = reply
             except BaseException as exc:  # handed to the callers; the loop keeps serving
                 for request in batch:
@@ -500,11 +501,11 @@ class Batcher:
 def image_only(base: type) -> type:
     """A subclass of processor class ``base`` with only an image processor and a tokenizer (no video processor, hence no torchvision)."""
 
-    class ImageOnly(base):  # type: ignore[misc, valid-type]
+    class ImageOnly(base):
         attributes = ["image_processor", "tokenizer"]  # transformers 4.x reads this; 5.x reads __init__'s signature
 
         def __init__(self, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None, **kwargs: Any) -> None:
-            base.__init__(self, image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template, **kwargs)
+            super().__init__(image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template, **kwargs)
 
     ImageOnly.__name__ = ImageOnly.__qualname__ = f"ImageOnly{base.__name__}"
     return ImageOnly
@@ -625,6 +626,7 @@ def _architecture(path: str) -> str | None:
 
 
 def _text_file(path: str, name: str) -> str | None:
+    file: str | None
     if os.path.isdir(path):
         file = os.path.join(path, name)
     else:
@@ -657,7 +659,7 @@ def _chat(prompt: Prompt, system_apart: bool) -> list[dict[str, Any]]:
     """The chat messages of ``prompt`` for a processor's template (its screenshot as an image placeholder): the system
     message apart, or (``system_apart`` False, for templates that refuse a system role) said first in the first user turn."""
     turns = list(prompt.turns) or [("user", (0, prompt.user))]
-    messages = [{"role": role, "content": [{"type": "image"} if isinstance(p, int) else {"type": "text", "text": p} for p in parts]} for role, parts in turns]
+    messages: list[dict[str, Any]] = [{"role": role, "content": [{"type": "image"} if isinstance(p, int) else {"type": "text", "text": p} for p in parts]} for role, parts in turns]
     if prompt.system and system_apart:
         return [{"role": "system", "content": [{"type": "text", "text": prompt.system}]}, *messages]
     if prompt.system:

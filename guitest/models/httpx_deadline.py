@@ -11,29 +11,30 @@ read to the time left and ends exactly at the deadline.
 
 from __future__ import annotations
 
+import importlib
 import time
 import urllib.parse
-from types import ModuleType
 from typing import Any, Iterator
 
 from .transport import proxy_for
 
 
-def _http_module() -> ModuleType:
+def _http_module() -> Any:
     """The HTTP library the installed ``openai`` client is built on: ``httpx2`` (openai 3) or ``httpx`` (openai 1)."""
     from openai import _base_client
 
     module = getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx", None)
     if module is None:  # pragma: no cover - an openai release on yet another library
-        import httpx as module  # noqa: PLC0415
+        module = importlib.import_module("httpx")
     return module
 
 
-httpx = _http_module()
+#: typed Any: which module it is depends on the installed openai (the two share the transport API used here)
+httpx: Any = _http_module()
 
 
-class _DeadlineStream(httpx.SyncByteStream):  # type: ignore[name-defined,misc]
-    def __init__(self, inner: Any, deadline: float, request: httpx.Request) -> None:
+class _DeadlineStream(httpx.SyncByteStream):
+    def __init__(self, inner: Any, deadline: float, request: Any) -> None:
         self.inner = inner
         self.deadline = deadline
         self.request = request
@@ -48,7 +49,7 @@ class _DeadlineStream(httpx.SyncByteStream):  # type: ignore[name-defined,misc]
         self.inner.close()
 
 
-class DeadlineTransport(httpx.BaseTransport):  # type: ignore[name-defined,misc]
+class DeadlineTransport(httpx.BaseTransport):
     """An httpx transport whose every request ends by ``timeout`` seconds after it starts (see the module docstring)."""
 
     def __init__(self, timeout: float, base_url: str | None = None, **options: Any) -> None:
@@ -60,7 +61,7 @@ class DeadlineTransport(httpx.BaseTransport):  # type: ignore[name-defined,misc]
                 options["proxy"] = f"http://{proxy[0]}:{proxy[1]}"
         self.inner = httpx.HTTPTransport(**options)
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request: Any) -> Any:
         deadline = time.monotonic() + self.timeout
         response = self.inner.handle_request(request)
         if time.monotonic() > deadline:

@@ -62,7 +62,7 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import AbstractSet as Set, Any
 
 from ..errors import ModelError
 from ..geometry import from_original_pixels
@@ -185,7 +185,7 @@ def named(instruction: str) -> set[str]:
     return {w.lower() for w in words[1:] if w[0].isupper()}
 
 
-def weight(token: str, names: set[str] = frozenset()) -> float:
+def weight(token: str, names: Set[str] = frozenset()) -> float:
     """A word's weight in the instruction: fillers 0, element-type words 0.3, numbers 1.5, others 1; a capitalised word 1 at least."""
     if any(ch.isdigit() for ch in token):
         return NUMBER_WEIGHT
@@ -253,7 +253,7 @@ def score(instruction: str, text: str) -> float:
         return 1.0
     if b_compact in hints(instruction):
         return HINT_MATCH
-    recall = sum(w * _token_match(t, b_all, b_compact) for t, w in zip(q_content, weights)) / sum(weights)
+    recall = sum(w * _token_match(t, b_all, b_compact) for t, w in zip(q_content, weights, strict=True)) / sum(weights)
     if recall == 0 and _CJK.search(q_compact) and len(b_compact) >= 2 and b_compact in q_compact:
         recall = len(b_compact) / len(q_compact)  # unspaced scripts: one "token" per clause, so count characters
     if recall == 0:

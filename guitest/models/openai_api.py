@@ -249,7 +249,7 @@ class OpenAIChat(Model):
         try:
             completion = endpoint.client.chat.completions.create(
                 model=self.model,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 temperature=self.settings.temperature,
                 max_tokens=self.settings.max_tokens,
                 **extra,

@@ -102,7 +102,7 @@ def read_response(sock: socket.socket, deadline: float | None = None) -> Respons
 
 
 def _chunked(reader: "_Reader") -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while True:
         line = reader.until(b"\r\n", MAX_HEAD).split(b";", 1)[0].strip()
         try:

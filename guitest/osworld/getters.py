@@ -81,7 +81,7 @@ def get_vm_file(ctx: GetterContext, config: dict[str, Any]) -> Any:
     ``multi``: ``path`` and ``dest`` are lists; ``gives``: which of them the metric gets (default [0])."""
     paths, dests, gives = _targets(config)
     out: list[Any] = []
-    for i, (path, dest) in enumerate(zip(paths, dests)):
+    for i, (path, dest) in enumerate(zip(paths, dests, strict=False)):  # as desktop_env's getters/file.py: extra paths or dests are ignored
         data = ctx.machine.get_file(path)
         local = _local(ctx, dest)
         if data is not None:
@@ -97,7 +97,7 @@ def get_cloud_file(ctx: GetterContext, config: dict[str, Any]) -> Any:
     absolute); ``multi`` and ``gives`` as for ``vm_file``. EnvFailure when it cannot be downloaded."""
     paths, dests, gives = _targets(config)
     out: list[Any] = []
-    for i, (path, dest) in enumerate(zip(paths, dests)):
+    for i, (path, dest) in enumerate(zip(paths, dests, strict=False)):  # as desktop_env's getters/file.py: extra paths or dests are ignored
         local = fetch(str(path), ctx.cache, str(dest))
         if i in gives:
             out.append(local)

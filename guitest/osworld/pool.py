@@ -83,7 +83,7 @@ class MachinePool:
                     fd = self._try_lock(url)
                     if fd is not False:
                         self._held.add(url)
-                        return Lease(self, url, fd)  # type: ignore[arg-type]
+                        return Lease(self, url, fd)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise EnvFailure(
@@ -130,7 +130,7 @@ class MachinePool:
             self._held.discard(lease.url)
             if lease._fd is not None:
                 try:
-                    fcntl.flock(lease._fd, fcntl.LOCK_UN)  # type: ignore[union-attr]
+                    fcntl.flock(lease._fd, fcntl.LOCK_UN)
                 finally:
                     os.close(lease._fd)
             self._cond.notify_all()

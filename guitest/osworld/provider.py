@@ -191,7 +191,7 @@ def create(settings: ProviderSettings) -> tuple[Any, Any]:
         ) from None
     except Exception as exc:  # noqa: BLE001 - a provider checks its own setup when made (AWS_REGION unset, no Docker daemon)
         raise EnvFailure(f"--env-provider={name}: desktop-env's {name} provider cannot start: {type(exc).__name__}: {exc}") from None
-    return made  # type: ignore[no-any-return]
+    return made
 
 
 def _made(name: str, make: Callable[[], Any]) -> Any:

@@ -169,7 +169,7 @@ def option_weighted(cases: list[dict[str, Any]]) -> dict[str, Any]:
         members = [c for c in cases if _cell(c) == key]
         weights = [Fraction(c["truth"]["n_options"] - 1, c["truth"]["n_options"]) for c in members]
         total = sum(weights, Fraction(0))
-        scores[key] = sum((w * _hit_share(c) for w, c in zip(weights, members)), Fraction(0)) / total if total else Fraction(0)
+        scores[key] = sum((w * _hit_share(c) for w, c in zip(weights, members, strict=True)), Fraction(0)) / total if total else Fraction(0)
         sizes[key] = len(members)
 
     def mean_of(keys: list[str]) -> Fraction | None:

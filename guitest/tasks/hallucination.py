@@ -45,7 +45,7 @@ class Hallucination(Task):
             raw = sample.data.get(name)
             if raw is None:
                 continue
-            box, clipped = clip(tuple(raw), size)  # type: ignore[arg-type]
+            box, clipped = clip(tuple(raw), size)
             if not is_proper(box):
                 if name == "target":
                     return None, [], f"target box {list(raw)} lies outside the {size[0]}x{size[1]} image"
@@ -64,21 +64,21 @@ class Hallucination(Task):
     def judge(self, text: str, finish_reason: str | None, case: Case, profile: Profile, sent_size: tuple[int, int]) -> tuple[str, dict[str, Any] | None]:
         truth = case.truth
         fabrication = truth["kind"] == FABRICATION
-        target: Box = tuple(truth["target"]) if truth["target"] else (0.0, 0.0, 0.0, 0.0)  # type: ignore[assignment]
+        target: Box = tuple(truth["target"]) if truth["target"] else (0.0, 0.0, 0.0, 0.0)
         verdict, prediction = grounding.judge(text, finish_reason, target, profile, sent_size, case.original_size, fabrication)
         if verdict == UNPARSED and is_refusal(text):
             verdict = HIT if fabrication else REFUSED
         if prediction is not None:
             pixel = tuple(prediction["pixel"])
             prediction["kind"] = truth["kind"]
-            prediction["in_target"] = bool(truth["target"]) and contains(tuple(truth["target"]), pixel)  # type: ignore[arg-type]
-            prediction["in_distractor"] = bool(truth["distractor"]) and contains(tuple(truth["distractor"]), pixel)  # type: ignore[arg-type]
+            prediction["in_target"] = bool(truth["target"]) and contains(tuple(truth["target"]), pixel)
+            prediction["in_distractor"] = bool(truth["distractor"]) and contains(tuple(truth["distractor"]), pixel)
         return verdict, prediction
 
     def oracle_text(self, case: Case, profile: Profile) -> str | None:
         if case.truth["kind"] == FABRICATION:
             return ORACLE_REFUSAL
-        return grounding.point_text(center(tuple(case.truth["target"])), case, profile)  # type: ignore[arg-type]
+        return grounding.point_text(center(tuple(case.truth["target"])), case, profile)
 
     def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
         return summarize_hallucination(cases)
@@ -112,7 +112,7 @@ def _kinds(cases: list[dict[str, Any]]) -> dict[str, Any]:
 def summarize_hallucination(cases: list[dict[str, Any]]) -> dict[str, Any]:
     """Localization Accuracy (confusion hits), distractor hits, Rejection Rate (fabrication hits), overall and per language."""
     scored = [c for c in sorted(cases, key=lambda c: c["id"]) if c.get("verdict") != ERROR and isinstance(c.get("truth"), dict)]
-    languages = sorted({(c.get("tags") or {}).get("language") for c in scored} - {None})
+    languages = sorted({str(lang) for c in scored if (lang := (c.get("tags") or {}).get("language")) is not None})
     return {
         "overall": _kinds(scored),
         "by_language": {lang: _kinds([c for c in scored if (c.get("tags") or {}).get("language") == lang]) for lang in languages},

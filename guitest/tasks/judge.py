@@ -284,7 +284,7 @@ def _agent_stats(t: Counter[str]) -> dict[str, Any]:
 def _judge_stats(pairs: list[tuple[str, str | None]]) -> dict[str, Any]:
     n = len(pairs)
     decided = [(label, judged) for label, judged in pairs if judged in ("yes", "no")]
-    confusion = binary_confusion(decided)  # type: ignore[arg-type]
+    confusion = binary_confusion(decided)
     return {
         "n": n,
         "agree": sum(label == judged for label, judged in pairs),
@@ -295,7 +295,7 @@ def _judge_stats(pairs: list[tuple[str, str | None]]) -> dict[str, Any]:
         **confusion,
         "precision": precision(confusion),
         "recall": recall(confusion),
-        "kappa": cohen_kappa(decided),  # type: ignore[arg-type]
+        "kappa": cohen_kappa(decided),
         "kappa_n": len(decided),
     }
 
@@ -487,7 +487,7 @@ def _ranges(numbers: list[int]) -> str:
     """``1-3, 7, 9-10`` for [1, 2, 3, 7, 9, 10]."""
     out: list[str] = []
     start = prev = numbers[0]
-    for n in numbers[1:] + [None]:  # type: ignore[list-item]
+    for n in numbers[1:] + [None]:
         if n is not None and n == prev + 1:
             prev = n
             continue

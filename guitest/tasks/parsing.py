@@ -203,7 +203,7 @@ def _counts(case: dict[str, Any]) -> tuple[int, int, int, float, float | None, d
 
 def _group(rows: list[tuple[int, int, int, float, float | None, dict[str, list[int]]]]) -> dict[str, Any]:
     """Micro P/R/F1 and mean similarity of a group of cases' counts; with no case scored, nothing was measured (None, n/a)."""
-    tp, fp, fn = (sum(r[k] for r in rows) for k in range(3))
+    tp, fp, fn = sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows)
     precision, recall, f1 = el.prf(tp, fp, fn) if rows else (None, None, None)
     sim = math.fsum(r[3] for r in rows)
     out: dict[str, Any] = {"samples": len(rows), "tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1, "similarity": sim / tp if tp else None}

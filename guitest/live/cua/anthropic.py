@@ -253,7 +253,8 @@ class Conversation:
 def read_call(block: dict[str, Any], display: Display, version: str) -> Call:
     """A ``tool_use`` block of the ``computer`` tool as one :class:`Op`, its points in pixels of the declared display;
     what the demo's ``ComputerTool20250124`` refuses (a ``ToolError``) is an :class:`Op` with the error it states."""
-    raw = block.get("input") if isinstance(block.get("input"), dict) else {}
+    given = block.get("input")
+    raw: dict[str, Any] = given if isinstance(given, dict) else {}
     call_id = str(block.get("id") or "")
     if block.get("name") != "computer":
         return Call(call_id, (Op(error=f"Unknown tool {block.get('name')!r}: only the computer tool is available"),), {"name": block.get("name"), "input": raw})

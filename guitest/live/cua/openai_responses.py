@@ -211,7 +211,8 @@ class Conversation:
 def read_call(item: dict[str, Any], display: Display) -> Call:
     """A ``computer_call`` (one ``action``, or a batch in ``actions``) as a :class:`Call` of operations in pixels of
     the display; an action guitest cannot run is an :class:`Op` with its error (the call's other actions still run)."""
-    batch = item.get("actions") if isinstance(item.get("actions"), list) and item.get("actions") else [item.get("action")]
+    actions = item.get("actions")
+    batch: list[Any] = actions if isinstance(actions, list) and actions else [item.get("action")]
     checks = tuple(c for c in item.get("pending_safety_checks") or [] if isinstance(c, dict))
     ops = tuple(_op(a, display) for a in batch)
     return Call(str(item.get("call_id") or ""), ops, batch if len(batch) > 1 else batch[0], checks)

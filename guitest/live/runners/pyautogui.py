@@ -319,11 +319,11 @@ def pyautogui_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         return [], "no_text"
     if name == "press":
         value = args[0] if args else kwargs.get("keys")
-        keys = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
+        pressed = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
         presses = number(args[1] if len(args) > 1 else kwargs.get("presses", 1))
-        if not keys or not all(isinstance(k, str) and k for k in keys) or presses is None:
+        if not pressed or not all(isinstance(k, str) and k for k in pressed) or presses is None:
             return [], "no_key"
-        return [Action(KEY, keys=(normalize(k),)) for _ in range(max(int(presses), 0)) for k in keys], ""
+        return [Action(KEY, keys=(normalize(k),)) for _ in range(max(int(presses), 0)) for k in pressed], ""
     if name == "hotkey":
         flat = [k for a in args for k in (a if isinstance(a, (list, tuple)) else [a])]
         keys = tuple(normalize(k) for k in flat if isinstance(k, str) and k)

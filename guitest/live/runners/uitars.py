@@ -306,14 +306,14 @@ def _action(name: str, kwargs: dict[str, Any]) -> tuple[list[Action] | None, str
             return None, end, False
         return [Action(DRAG, point=start, end=end)], "", True
     if name == "scroll":
-        point = _point(args["start_box"]) if args.get("start_box") else None
-        if isinstance(point, str):
-            return None, point, False
+        at = _point(args["start_box"]) if args.get("start_box") else None
+        if isinstance(at, str):
+            return None, at, False
         direction = args.get("direction", "").lower()
         if "up" in direction:
-            return [Action(SCROLL, point=point, scroll=(0.0, -NOTCHES))], "", True
+            return [Action(SCROLL, point=at, scroll=(0.0, -NOTCHES))], "", True
         if "down" in direction:
-            return [Action(SCROLL, point=point, scroll=(0.0, NOTCHES))], "", True
+            return [Action(SCROLL, point=at, scroll=(0.0, NOTCHES))], "", True
         return None, "scroll_sideways_does_nothing", True  # the reference writes no code for left or right
     if name in ("hotkey", "press"):
         value = args.get("key", args.get(name, ""))
