@@ -15,7 +15,7 @@ import argparse
 import statistics
 import time
 
-from guitest import parsing
+from guitest.answers import region as parsing
 from guitest.live import runners
 from guitest.profiles import PROFILES
 

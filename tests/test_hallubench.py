@@ -25,7 +25,7 @@ from guitest.report import validate as validate_report
 from guitest.sample import Sample
 from guitest.suite import load_suite
 from guitest.tasks import load_task
-from guitest.parsing import is_refusal
+from guitest.answers.region import is_refusal
 from guitest.tasks.parsing import Parsing
 from hallubench_data import PROBES, REPO, SCREENS, copy_suites, norm_box, require_embedding, write_hallubench
 

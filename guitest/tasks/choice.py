@@ -25,7 +25,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Iterable
 
-from ..choices import read_choice
+from ..answers.choices import read_choice
 from ..metrics import group_key
 from ..exchange import Case, Prompt
 from ..profiles import Profile

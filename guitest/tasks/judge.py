@@ -39,7 +39,7 @@ from ..errors import SuiteError
 from ..metrics import wilson
 from ..exchange import Case, Prompt, SentImage
 from ..models.base import Blind, Model
-from ..parsing import strip_think
+from ..answers.region import strip_think
 from ..profiles import Profile
 from ..report import align_table, pct
 from ..sample import Sample

@@ -31,7 +31,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ... import pyliteral
+from ...answers import pyliteral
 from ...exchange import Prompt, SentImage, conversation
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import normalize
@@ -147,7 +147,7 @@ AGUVIS = AguvisRunner(
 
 def read(text: str) -> Read:
     """The actions of a pyautogui reply in order (see the module docstring); never raises."""
-    from ...parsing import strip_think
+    from ...answers.region import strip_think
 
     joined = "\n".join(part.strip() for part in strip_think(text[-MAX_REPLY:]).split(";") if part.strip())
     if joined.strip() in SPECIAL:

@@ -32,7 +32,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ... import pyliteral
+from ...answers import pyliteral
 from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
@@ -189,7 +189,7 @@ def add_box_token(reply: str) -> str:
 def read(text: str) -> Read:
     """The actions of a UI-TARS reply in order (see the module docstring), points in the reply's numbers; the whole
     reply unreadable when one of its parts is. Never raises."""
-    from ...parsing import strip_think
+    from ...answers.region import strip_think
 
     text = strip_think(text[-MAX_REPLY:]).strip()
     if "Action:" not in text:

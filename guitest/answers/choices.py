@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from .parsing import MAX_REPLY, strip_think
+from .region import MAX_REPLY, strip_think
 
 # A letter token: optional brackets/bold/quotes around one letter, not glued to a word ("e.g." is not E).
 _TOKEN = re.compile(r"""[\s*_"'`]*(?P<open>[(\[{]?)\s*(?P<letter>[A-Fa-f])\s*[)\]}]?[*_"'`]*(?!\w|\.\w)""")

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .answers import STYLES, Found
-from .profiles import PROFILES
+from . import STYLES, Found
+from ..profiles import PROFILES
 
 ANSWER = re.compile(r"\b(?:final\s+)?answer\b\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 THINK = re.compile(r"<think>.*?(?:</think>|$)", re.IGNORECASE | re.DOTALL)
