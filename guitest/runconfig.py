@@ -17,11 +17,11 @@ from typing import Any, Callable, Mapping
 from .cache import DEFAULT_MODE, FILENAME, MODES
 from .envs import miniwob_rules
 from .errors import GuitestError
-from .gate import DEFAULT_EXIT_CODE
+from .reporting.gate import DEFAULT_EXIT_CODE
 from .models import SPECS
 from .models.base import Settings
 from .osworld.provider import parse_pairs
-from .thumbnails import MODES as PICTURE_MODES
+from .reporting.thumbnails import MODES as PICTURE_MODES
 
 #: a check: the option's flag and its value -> what is wrong with the value, or None
 Check = Callable[[str, Any], "str | None"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fakemachine import FakeMachine
-from guitest import gate
+from guitest.reporting import gate
 from guitest.envs import desktop
 from guitest.envs.desktop import DesktopEnv
 from guitest.formats.osworld import read

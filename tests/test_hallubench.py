@@ -21,7 +21,7 @@ from guitest.formats import read_suite_samples
 from guitest.models.base import Case, Settings
 from guitest.models.baselines import Oracle
 from guitest.profiles import PROFILES
-from guitest.report import validate as validate_report
+from guitest.reporting.report import validate as validate_report
 from guitest.sample import Sample
 from guitest.suite import load_suite
 from guitest.tasks import load_task

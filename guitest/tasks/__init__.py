@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import metrics, schema
+from .. import schema
+from ..reporting import tallies as metrics
 from ..errors import SuiteError, where
 from ..registry import TASKS
 from ..verdict import ERROR, HIT

@@ -34,14 +34,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
-from ..agreement import binary_confusion, cohen_kappa, precision, rate, recall
+from ..reporting.agreement import binary_confusion, cohen_kappa, precision, rate, recall
 from ..errors import SuiteError
-from ..metrics import wilson
+from ..reporting.tallies import wilson
 from ..exchange import Case, Prompt, SentImage
 from ..models.base import Blind, Model
 from ..answers.region import strip_think
 from ..profiles import Profile
-from ..report import align_table, pct
+from ..reporting.report import align_table, pct
 from ..sample import Sample
 from ..trajectory import Labels, Step, Trajectory, open_screenshot
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED, UNSURE

@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from . import __version__
-from .cache import FILENAME
-from .envs import miniwob_rules
+from .. import __version__
+from ..cache import FILENAME
+from ..envs import miniwob_rules
 from .gate import unknown_state_line
-from .printable import printable
+from ..printable import printable
 
 if TYPE_CHECKING:
-    from .cache import Run
-    from .models.base import Model
-    from .runconfig import RunConfig
+    from ..cache import Run
+    from ..models.base import Model
+    from ..runconfig import RunConfig
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def header_lines(model: "Model | None", config: "RunConfig", run: "Run | None", 
         if cache_line:
             lines.append(cache_line)
         if (config.env_url or config.env_provider) and not config.collect_only:
-            from .envs.desktop import machines_header  # asks the machines: only when there are some
+            from ..envs.desktop import machines_header  # asks the machines: only when there are some
 
             lines.append(machines_header(config.env_url, config.env_provider))
     if config.success_rule:
@@ -169,7 +169,7 @@ def unreported(key: str, reason: str) -> list[Line]:
 
 def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baseline: str | None = None, baseline_path: str | None = None,
                   paths: Iterable[Path] = (), kept: list[str] | None = None) -> list[Line]:
-    """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.report.text_table`), warnings,
+    """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.reporting.report.text_table`), warnings,
     the gate, the comparison with ``--baseline`` (its text) and where the reports went."""
     out = [Line(f"guitest: {report['suite']['name']} ({key})", sep="="), Line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")]
     run = report["run"]

@@ -5,7 +5,7 @@ Content-Security-Policy allows no script but the page's own (by its hash) and no
 the screenshots. Those are either linked (the default: the ``<img>`` names the screenshot
 file by a relative path, and the policy allows same-origin and ``file:`` images) or
 embedded as JPEG thumbnails (data URIs: then the page allows ``data:`` images only and is
-one self-contained file); see :mod:`guitest.thumbnails`. Every string that comes from the
+one self-contained file); see :mod:`guitest.reporting.thumbnails`. Every string that comes from the
 report (model replies, instructions, tag values, errors, settings) is HTML-escaped, so a
 reply like ``<script>...</script>`` shows as text and never runs.
 """
@@ -115,7 +115,7 @@ def _settings(report: Mapping[str, Any]) -> str:
     if _is_live(report):
         rule = run.get("success_rule")
         if isinstance(rule, Mapping):
-            from .envs.miniwob_rules import summary_line
+            from ..envs.miniwob_rules import summary_line
 
             rows.append(("success rule", summary_line(dict(rule)).removeprefix("success rule: ")))
         rows.append(("environment", f"{_g(suite, 'env') or '–'}" + (f" ({_fmt(suite['env_options'])})" if _g(suite, "env_options") else "")))
@@ -703,7 +703,7 @@ def _csp(linked: bool) -> str:
 def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
     """One HTML page for a report: settings, headline, tables, charts and a filterable case gallery.
 
-    ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.thumbnails`):
+    ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.reporting.thumbnails`):
     a ``data:image/...;base64,`` URI is embedded; an absolute file path is linked, relative
     to ``page_dir`` (the folder the page is written to; None: a ``file:`` URI). A case
     without one gets no picture, and anything else (a URL, a relative path) is ignored. The

@@ -29,7 +29,7 @@ import statistics
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
-from ..metrics import wilson
+from .tallies import wilson
 
 EQA_POINTS = 101
 
@@ -147,5 +147,5 @@ def summarize(results: Iterable[dict[str, Any]], max_steps: int, by: Sequence[st
         "success_by_budget": {str(b): v for b, v in success_by_budget(rows, max_steps).items()},
         "errors": sum(1 for r in rows if r.get("error")),
         "unsure": sum(1 for r in rows if r.get("unsure") and not r.get("error")),
-        "unknown_state": sum(1 for r in scored(rows) if r.get("reset") == "none"),  # as the gate counts them (guitest.gate.unknown_state)
+        "unknown_state": sum(1 for r in scored(rows) if r.get("reset") == "none"),  # as the gate counts them (guitest.reporting.gate.unknown_state)
     }

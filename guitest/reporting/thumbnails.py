@@ -27,7 +27,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from .images import thumbnail
+from ..images import thumbnail
 
 MODES = ("link", "embed")
 DEFAULT_MODE = "link"

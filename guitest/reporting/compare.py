@@ -23,9 +23,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from . import strictjson
-from .errors import GuitestError
-from .metrics import group_key
+from .. import strictjson
+from ..errors import GuitestError
+from .tallies import group_key
 from .report import align_table
 
 HIT, ERROR = "hit", "error"

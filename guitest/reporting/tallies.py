@@ -11,7 +11,7 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
-from .verdict import ERROR, HIT, VERDICTS
+from ..verdict import ERROR, HIT, VERDICTS
 
 Z95 = 1.959963984540054
 #: the verdicts left out of accuracy by default: errors (a task may leave out more: live tasks, unsure episodes)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import __version__, schema
-from .envs.miniwob_rules import summary_line
-from .strictjson import dumps, write_text
+from .. import __version__, schema
+from ..envs.miniwob_rules import summary_line
+from ..strictjson import dumps, write_text
 from .summary import cache_sentence, cache_suffix, gate_failures
-from .metrics import LEFT_OUT, aggregate, headline
-from .tasks import Task, task_named
+from .tallies import LEFT_OUT, aggregate, headline
+from ..tasks import Task, task_named
 
 REPORT_FIELDS = (
     "id", "verdict", "tags", "instruction", "prediction", "response", "first_response", "error", "finish_reason",
