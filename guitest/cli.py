@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_arguments(f)
     f.set_defaults(func=fetch.run)
-    from .desktop import cli as desktop_cli
+    from .localdesktop import commands as desktop_cli
 
     dk = sub.add_parser(
         "desktop",

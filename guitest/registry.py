@@ -190,7 +190,7 @@ READERS: Registry[Any] = Registry(
         "waa_result": "guitest.formats.trajectory:read",
         "miniwob": "guitest.formats.miniwob:read",
         "webtask": "guitest.formats.webtask:read",
-        "osworld": "guitest.formats.osworld:read",
+        "osworld": "guitest.desktopenv.reader:read",
     },
     error=SuiteError,
     how="guitest.formats.register(name, read) in a conftest.py",
@@ -220,7 +220,7 @@ ENVS: Registry[Any] = Registry(
     {
         "miniwob": "guitest.envs.miniwob:make",
         "webapp": "guitest.envs.webapp:make",
-        "desktop": "guitest.envs.desktop:make",
+        "desktop": "guitest.envs.machine:make",
     },
     error=GuitestError,
     how="guitest.envs.register(name, factory)",

@@ -20,7 +20,7 @@ from .errors import GuitestError
 from .reporting.gate import DEFAULT_EXIT_CODE
 from .models import SPECS
 from .models.base import Settings
-from .osworld.provider import parse_pairs
+from .desktopenv.provider import parse_pairs
 from .reporting.thumbnails import MODES as PICTURE_MODES
 
 #: a check: the option's flag and its value -> what is wrong with the value, or None

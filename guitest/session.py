@@ -32,7 +32,7 @@ from .live import runners as live_runners
 from .live.flow import Environments, LiveSetup, live_record, run_live_case, skip_reason
 from .models import SPECS, choose_profile, load_model
 from .models.base import Model, Settings
-from .osworld import provider as provider_mod
+from .desktopenv import provider as provider_mod
 from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
 from .runner import Prefetcher
@@ -230,7 +230,7 @@ class Session:
     def _check_machines(self) -> None:
         """Live desktop suites run on machines given by --env-url (or on a desktop guitest starts, desktop_local):
         selecting their cases without one is a usage error that says how to get a machine; listing them is not."""
-        from .envs.desktop import NO_MACHINE
+        from .envs.machine import NO_MACHINE
 
         config = self.config
         if config.collect_only or config.env_url or config.env_provider or self.model is None:

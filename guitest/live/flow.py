@@ -140,7 +140,7 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
     ``setup.history_images`` earlier screenshots or the runner's own); ModelError for a model that cannot act."""
     from ..models.baselines import Oracle, Random
     from ..models.ocr import OCRModel
-    from ..osworld.task import oracle_actions
+    from ..desktopenv.task import oracle_actions
 
     runner, _ = runners.for_model(model, setup.runner)
     if isinstance(model, Oracle):

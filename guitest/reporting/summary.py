@@ -68,7 +68,7 @@ def header_lines(model: "Model | None", config: "RunConfig", run: "Run | None", 
         if cache_line:
             lines.append(cache_line)
         if (config.env_url or config.env_provider) and not config.collect_only:
-            from ..envs.desktop import machines_header  # asks the machines: only when there are some
+            from ..envs.machine import machines_header  # asks the machines: only when there are some
 
             lines.append(machines_header(config.env_url, config.env_provider))
     if config.success_rule:

@@ -1,6 +1,6 @@
 """Ends a desktop's processes when the process that started it dies without stopping it (killed, crashed).
 
-``python -m guitest.desktop.reaper MARKER ROOT STATE_FILE`` waits until its standard input closes
+``python -m guitest.localdesktop.reaper MARKER ROOT STATE_FILE`` waits until its standard input closes
 (the starting process holds the only write end, so that happens when it exits, one way or another),
 then sends SIGTERM, and a second later SIGKILL, to every process carrying the desktop's marker, and
 removes the desktop's folder and state file. A desktop stopped the normal way has nothing left by

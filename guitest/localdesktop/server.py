@@ -734,8 +734,8 @@ def serve(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m guitest.desktop.server --display :99 [--port P] --home DIR --token-file FILE``."""
-    parser = argparse.ArgumentParser(prog="python -m guitest.desktop.server", description="guitest's desktop protocol server (127.0.0.1 only)")
+    """``python -m guitest.localdesktop.server --display :99 [--port P] --home DIR --token-file FILE``."""
+    parser = argparse.ArgumentParser(prog="python -m guitest.localdesktop.server", description="guitest's desktop protocol server (127.0.0.1 only)")
     parser.add_argument("--display", required=True, help="the X display, e.g. :99")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free one)")
     parser.add_argument("--home", required=True, help="the desktop's home folder")

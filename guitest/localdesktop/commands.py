@@ -1,6 +1,6 @@
 """``guitest desktop up | down | status``: a local Linux desktop for live desktop tasks, from the command line.
 
-``up`` starts a desktop (:func:`guitest.desktop.xvfb.start_desktop`) that keeps running after the
+``up`` starts a desktop (:func:`guitest.localdesktop.xvfb.start_desktop`) that keeps running after the
 command returns and prints the URL to pass as ``--env-url``, where its secret is (the path of its token
 file, never the secret itself) and its X authority file; ``down`` stops one (or all) by the state file
 ``up`` wrote, once :mod:`.state`'s checks passed; ``status`` lists them and whether their server answers.
@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from ..osworld.client import MachineClient
+from ..desktopenv.client import MachineClient
 from .state import TOKEN_VAR
 from .xvfb import DesktopError, LocalDesktop, load_state, scan_desktops, start_desktop
 

@@ -2,22 +2,22 @@
 
 :class:`DesktopEnv` implements :class:`~guitest.live.protocol.Environment` against one or more
 machines given by URL (``--env-url=http://HOST:5000``, repeated for a pool). Per episode it leases
-a free machine (:mod:`guitest.osworld.pool`: one episode per machine at a time, across ``-n``
-workers), runs the task's ``config`` steps (:mod:`guitest.osworld.setup`), and then per step:
+a free machine (:mod:`guitest.desktopenv.machine_pool`: one episode per machine at a time, across ``-n``
+workers), runs the task's ``config`` steps (:mod:`guitest.desktopenv.setup`), and then per step:
 
 - the screen through ``GET /screenshot`` (its scale against ``POST /screen_size`` maps points back);
 - an action as pyautogui code through ``POST /execute``, as OSWorld's and WAA's ``PythonController``
   send it: ``["python", "-c", "import pyautogui; import time; pyautogui.FAILSAFE = False; <code>"]``;
 - WAIT sleeps, DONE and FAIL end the episode without touching the machine (OSWorld's action space).
 
-:meth:`DesktopEnv.evaluate` runs the task's evaluator (:mod:`guitest.osworld.evaluate`). A machine
+:meth:`DesktopEnv.evaluate` runs the task's evaluator (:mod:`guitest.desktopenv.evaluate`). A machine
 that stops answering is taken out of the pool and the episode raises
 :class:`~guitest.live.protocol.EnvFailure`, so ``--lf`` runs it again on another machine.
 
 Machines in a known state. Before each episode the backend brings the machine into a known state where it
 can, and the episode records how (``reset_info["reset"]``, and the reset observation's ``info["reset"]``):
 
-- ``reverted``: a provider of desktop-env (``--env-provider``, :mod:`guitest.osworld.provider`) reverted the
+- ``reverted``: a provider of desktop-env (``--env-provider``, :mod:`guitest.desktopenv.provider`) reverted the
   VM to its snapshot (or started it fresh), as OSWorld's ``DesktopEnv.reset`` does;
 - ``reset``: a guitest desktop server reset itself (``POST /guitest/reset``: closes what earlier episodes
   opened, empties its home folder);
@@ -41,12 +41,12 @@ from ..live.actions import (
 )
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from ..printable import printable
-from ..osworld.client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
-from ..osworld.evaluate import evaluate as run_evaluator
-from ..osworld.getters import GetterContext
-from ..osworld.pool import Lease, MachinePool
-from ..osworld.provider import ProvidedMachine, ProviderSettings, settings_from
-from ..osworld.setup import run_steps
+from ..desktopenv.client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
+from ..desktopenv.evaluate import evaluate as run_evaluator
+from ..desktopenv.getters import GetterContext
+from ..desktopenv.machine_pool import Lease, MachinePool
+from ..desktopenv.provider import ProvidedMachine, ProviderSettings, settings_from
+from ..desktopenv.setup import run_steps
 
 #: Action key names (lower case) -> pyautogui's names, where they differ
 KEY_ALIASES = {
@@ -483,7 +483,7 @@ def provided_machine(settings: ProviderSettings) -> ProvidedMachine:
 
 def _local_desktop() -> str:
     """The URL of this process's local desktop, started on first use (stopped by :func:`shutdown`)."""
-    from ..desktop.xvfb import DesktopError, start_desktop
+    from ..localdesktop.xvfb import DesktopError, start_desktop
 
     with _local_lock:
         if not _local:

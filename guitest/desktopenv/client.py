@@ -26,9 +26,9 @@ Every text from the machine that goes into a message (error bodies, content type
 is shown through :func:`guitest.printable.printable`: control characters escaped, so a body holding
 ``ESC ] 0; ... BEL`` or ``ESC [ 2J`` cannot retitle or clear the user's terminal.
 
-A guitest desktop (``guitest desktop up``, :mod:`guitest.desktop`) takes requests only with its secret. The client
+A guitest desktop (``guitest desktop up``, :mod:`guitest.localdesktop`) takes requests only with its secret. The client
 sends ``Authorization: Bearer <token>`` when it has one: given as ``token``; else the token file of this user's own
-desktop serving that loopback port (found through its state file, :func:`guitest.desktop.state.token_for`); else
+desktop serving that loopback port (found through its state file, :func:`guitest.localdesktop.state.token_for`); else
 ``$GUITEST_DESKTOP_TOKEN`` for a loopback URL. OSWorld's and WAA's servers take no token and get none (their
 URLs are no desktop's of this user, and not loopback).
 """
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 from urllib.parse import urlencode, urlsplit
 
-from ..desktop.state import LOOPBACK, TOKEN_VAR, token_for
+from ..localdesktop.state import LOOPBACK, TOKEN_VAR, token_for
 from ..live.protocol import EnvFailure
 from ..models.transport import HTTPFailure, read_response
 from ..printable import printable
@@ -58,7 +58,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 UNREACHABLE, DROPPED, TIMEOUT, COMMAND_TIMEOUT, SERVER_ERROR, BAD_REPLY = (
     "unreachable", "dropped", "timeout", "command_timeout", "server_error", "bad_reply",
 )
-#: guitest's own endpoints (guitest/desktop/server.py): the reset between episodes, and what the server offers
+#: guitest's own endpoints (guitest/localdesktop/server.py): the reset between episodes, and what the server offers
 RESET_PATH, INFO_PATH = "/guitest/reset", "/guitest/info"
 #: failures after which the machine is considered gone
 TAKEN_OUT = (UNREACHABLE, DROPPED, TIMEOUT)

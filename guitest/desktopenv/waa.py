@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from . import schema
-from .errors import SuiteError, where
-from .formats import load_json
+from .. import schema
+from ..errors import SuiteError, where
+from ..formats import load_json
 
 INFEASIBLE = "infeasible"
 

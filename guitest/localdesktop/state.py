@@ -29,7 +29,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_PRIVATE = 1 << 20
 #: a desktop's processes by role: the program (the basename of its argv[0]) each must be
 PROGRAMS = {"xvfb": "Xvfb", "dbus": "dbus-daemon", "at-spi": "at-spi-bus-launcher", "openbox": "openbox"}
-SERVER_MODULE = "guitest.desktop.server"
+SERVER_MODULE = "guitest.localdesktop.server"
 
 
 class DesktopError(GuitestError):

@@ -1,6 +1,6 @@
 """An OSWorld-format task as a live case carries it: the TaskSpec in a sample's data, and its scripted oracle.
 
-The reader (:mod:`guitest.formats.osworld`) stores the task in ``Sample.data`` as plain builtins:
+The reader (:mod:`guitest.desktopenv.reader`) stores the task in ``Sample.data`` as plain builtins:
 
 - ``data["task"]``: the :class:`~guitest.live.protocol.TaskSpec` fields (``env``, ``name``,
   ``instruction``, ``config``), ``config`` holding the task file's ``config`` steps and ``evaluator``

@@ -1,7 +1,7 @@
 """One local desktop: Xvfb, openbox, a D-Bus session, the accessibility bus, and guitest's protocol server.
 
 :func:`start_desktop` starts them on a free display (from :99 up, or the one asked for) and returns a
-:class:`LocalDesktop` whose ``url`` a :class:`~guitest.envs.desktop.DesktopEnv` drives; its
+:class:`LocalDesktop` whose ``url`` a :class:`~guitest.envs.machine.DesktopEnv` drives; its
 :meth:`~LocalDesktop.stop` ends every process the desktop started, the server's applications
 included. Every process gets the desktop's marker in its environment (``GUITEST_DESKTOP_ID``), so
 stopping also finds what was re-parented away (D-Bus activated services, a browser's helpers): no
@@ -10,7 +10,7 @@ touch the real home. A state file per display in this user's state folder (:mod:
 desktop down`` stop a desktop another process started; it is trusted only after :mod:`.state`'s checks.
 
 The desktop is its owner's alone: its server takes a request only with the desktop's secret (a random token in
-the file ``token`` of its folder, mode 0600; :func:`guitest.desktop.state.token_for` finds it for this user's
+the file ``token`` of its folder, mode 0600; :func:`guitest.localdesktop.state.token_for` finds it for this user's
 clients), and Xvfb runs with an X authority file (``-auth``, a MIT-MAGIC-COOKIE-1 cookie, mode 0600) that every
 process of the desktop gets as ``XAUTHORITY``: another local user can neither send the server commands nor
 connect to the display.
@@ -287,7 +287,7 @@ def start_desktop(
                 desktop._procs.clear()  # another process stops it (by pid and marker)
             else:
                 desktop._reaper = subprocess.Popen(
-                    [python, "-m", "guitest.desktop.reaper", marker, desktop.root, desktop.state_file], stdin=subprocess.PIPE,
+                    [python, "-m", "guitest.localdesktop.reaper", marker, desktop.root, desktop.state_file], stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                 )
             return desktop
@@ -363,7 +363,7 @@ def _try_start(
         spawn("openbox", ["openbox", "--sm-disable"])
         ready_file = os.path.join(root, "server.json")
         spawn("server", [
-            python, "-m", "guitest.desktop.server", "--display", f":{number}", "--port", str(port or 0),
+            python, "-m", "guitest.localdesktop.server", "--display", f":{number}", "--port", str(port or 0),
             "--home", home, "--ready-file", ready_file, "--command-timeout", str(command_timeout), "--token-file", token_file,
             *(() if reset else ("--no-reset",)),
         ])
@@ -459,7 +459,7 @@ def load_state(display: int) -> LocalDesktop | None:
 def verified(display: int, path: str, folder: str) -> LocalDesktop | None:
     """The desktop state file ``path`` describes, once it passed the checks: a private file of this user's, its
     paths strictly inside ``folder``, its marker guitest's. Its pids are kept only while each is this user's
-    process of its role for this display with the marker (:func:`guitest.desktop.state.process_problem`); the others
+    process of its role for this display with the marker (:func:`guitest.localdesktop.state.process_problem`); the others
     are left alone and said in ``notes``. None when the file is gone; DesktopError naming what is wrong otherwise."""
     def refused(why: str) -> DesktopError:
         return DesktopError(
