@@ -188,7 +188,7 @@ READERS: Registry[Any] = Registry(
         "trajectory": "guitest.formats.trajectory:read",
         "ufo_log": "guitest.formats.trajectory:read",
         "waa_result": "guitest.formats.trajectory:read",
-        "miniwob": "guitest.formats.miniwob:read",
+        "miniwob": "guitest.miniwob.reader:read",
         "webtask": "guitest.formats.webtask:read",
         "osworld": "guitest.desktopenv.reader:read",
     },
@@ -218,7 +218,7 @@ ENVS: Registry[Any] = Registry(
     "environment backend",
     "guitest.envs",
     {
-        "miniwob": "guitest.envs.miniwob:make",
+        "miniwob": "guitest.miniwob.env:make",
         "webapp": "guitest.envs.webapp:make",
         "desktop": "guitest.envs.machine:make",
     },

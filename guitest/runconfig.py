@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .cache import DEFAULT_MODE, FILENAME, MODES
-from .envs import miniwob_rules
+from .miniwob import rules as miniwob_rules
 from .errors import GuitestError
 from .reporting.gate import DEFAULT_EXIT_CODE
 from .models import SPECS

@@ -25,7 +25,7 @@ from .reporting import report as report_mod
 from .reporting import summary
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
-from .envs import miniwob_rules
+from .miniwob import rules as miniwob_rules
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .live import runners as live_runners

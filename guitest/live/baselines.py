@@ -7,7 +7,7 @@ wherever it has a scripted solution.
 
 - :class:`OraclePolicy`: a scripted solver reading the page's DOM through the environment's
   ``run_js`` (the ``miniwob`` and ``webapp`` backends have it): MiniWoB++ tasks in
-  :data:`guitest.live.oracle_miniwob.SOLVED`, and web tasks whose task file gives ``solution`` steps
+  :data:`guitest.miniwob.oracle.SOLVED`, and web tasks whose task file gives ``solution`` steps
   (``{"click": "css selector"}``, ``{"double_click": ...}``, ``{"right_click": ...}``, ``{"type": "text"}``,
   ``{"key": "ctrl+a"}``, ``{"drag": ["from selector", "to selector"]}``), then ``done``.
   :func:`oracle_reason` says why a task has no solution, so the plugin skips it with that reason.
@@ -28,7 +28,7 @@ from ..errors import ModelError
 from .actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, RIGHT_CLICK, SCROLL, TYPE, Action
 from .keys import combo
 from .loop import Decision, StepInput
-from .oracle_miniwob import SOLVED, script
+from ..miniwob.oracle import SOLVED, script
 from .protocol import TaskSpec
 from .runners import GUITEST_RUNNER, Runner
 from .runners.base import action_line
@@ -48,7 +48,7 @@ def oracle_reason(task: TaskSpec) -> str | None:
     if task.env == "miniwob":
         if task.name in SOLVED:
             return None
-        return f"no scripted solution for MiniWoB++ task {task.name!r} (the oracle solves {len(SOLVED)} tasks: see guitest/live/oracle_miniwob.py)"
+        return f"no scripted solution for MiniWoB++ task {task.name!r} (the oracle solves {len(SOLVED)} tasks: see guitest/miniwob/oracle.py)"
     if task.env == "webapp":
         solution = task.config.get("solution")
         if isinstance(solution, list) and solution:

@@ -48,7 +48,7 @@ class LiveSetup:
     folder (``base_dir``: relative paths in the options), its step budget, where episodes are written
     (``episodes_dir``, under ``report_dir``), the model's runner (``runner``: ``--runner``; None: its profile's) and how
     many earlier screenshots a step sends (``history_images``: ``--history-images`` or the suite's setting; None: the
-    runner's own), and the success rule (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.envs.miniwob_rules`; None
+    runner's own), and the success rule (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.miniwob.rules`; None
     for other backends)."""
 
     env: str

@@ -115,7 +115,7 @@ def _settings(report: Mapping[str, Any]) -> str:
     if _is_live(report):
         rule = run.get("success_rule")
         if isinstance(rule, Mapping):
-            from ..envs.miniwob_rules import summary_line
+            from ..miniwob.rules import summary_line
 
             rows.append(("success rule", summary_line(dict(rule)).removeprefix("success rule: ")))
         rows.append(("environment", f"{_g(suite, 'env') or '–'}" + (f" ({_fmt(suite['env_options'])})" if _g(suite, "env_options") else "")))

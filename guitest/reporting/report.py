@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, schema
-from ..envs.miniwob_rules import summary_line
+from ..miniwob.rules import summary_line
 from ..strictjson import dumps, write_text
 from .summary import cache_sentence, cache_suffix, gate_failures
 from .tallies import LEFT_OUT, aggregate, headline

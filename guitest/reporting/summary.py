@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from .. import __version__
 from ..cache import FILENAME
-from ..envs import miniwob_rules
+from ..miniwob import rules as miniwob_rules
 from .gate import unknown_state_line
 from ..printable import printable
 

@@ -46,8 +46,9 @@ from typing import Any, Mapping
 
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
-from . import miniwob_rules, servers
-from .browser import Area, BrowserPage, capped_wait, fresh_document, perform, screenshot
+from ..envs import servers
+from . import rules as miniwob_rules
+from ..envs.browser import Area, BrowserPage, capped_wait, fresh_document, perform, screenshot
 
 TASK_WIDTH, TASK_HEIGHT = 160, 210
 VIEWPORT = (500, 320)  # the miniwob package's window size

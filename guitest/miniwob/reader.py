@@ -17,7 +17,7 @@ from ..errors import SuiteError, where
 from ..live.protocol import TaskSpec
 from ..sample import Sample
 from ..suite import Suite
-from . import Converted, annotation_files, load_json_rows, read_rows
+from ..formats import Converted, annotation_files, load_json_rows, read_rows
 
 DEFAULT_ID = "{task}-seed{seed}"
 FLAGS = ("nondeterministic", "select_dropdown", "unregistered")

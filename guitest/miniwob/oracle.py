@@ -9,7 +9,7 @@ browser) is exercised. Solutions never call the task's own handlers or read its 
 
 :data:`SOLVED` lists the tasks; over the suite's seeds each reaches success 1.0 under the default success
 rule (tests/test_live_browser.py checks a few, bench/bench_live.py all of them). On the five continuous
-tasks (guitest/envs/miniwob_rules.py) its answers are the best the page's whole pixels and jscolor's field
+tasks (guitest/miniwob/rules.py) its answers are the best the page's whole pixels and jscolor's field
 allow: raw 0.97-0.98 on circle-center, 0.98-1 on find-midpoint, 0.998 or more on bisect-angle over the
 suite's seeds, and 1 on use-colorwheel and use-colorwheel-2 (the colour typed into the picker's field).
 """
