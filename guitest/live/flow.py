@@ -33,7 +33,7 @@ from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, UNSURE, case_result
 from . import runners
 from .agent import GroundingPolicy, ModelPolicy, ScriptedPolicy, not_an_agent
-from .baselines import OraclePolicy, RandomPolicy, oracle_reason
+from .baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
 from .loop import ERROR as ENDED_IN_ERROR, Episode, run_episode
 from .protocol import EnvFailure, TaskSpec
 from .record import to_trajectory
@@ -156,7 +156,7 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
         return GroundingPolicy(model, sample, ask)
     if isinstance(model, Blind):
         raise not_an_agent(model)
-    from .cua.client import ComputerUseModel
+    from .cua.adapter import ComputerUseModel
 
     if isinstance(model, ComputerUseModel):  # a computer-use API speaks its own tool loop (guitest.live.cua)
         from .cua.policy import ComputerUsePolicy

@@ -1,6 +1,6 @@
 """Trajectory judging: the model under test reads an agent's trajectory and says whether the request was done.
 
-A case is one trajectory (:mod:`guitest.trajectory`, read by :mod:`guitest.formats.trajectory`).
+A case is one trajectory (:mod:`guitest.trajectory`, read by :mod:`guitest.formats.trajectory_logs`).
 The prompt (guitest's own, :data:`SYSTEM`) asks for the request's sub-goals, a yes/no/unsure
 evaluation of each, and ``complete``: yes/no/unsure, as one JSON object
 (``schemas/judge_reply.schema.json``). A reply that is not that object is asked once more,

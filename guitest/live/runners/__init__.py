@@ -1,15 +1,15 @@
 """Runners: each model family driven in live tasks the way its own reference runner drives it.
 
-A runner (:class:`~guitest.live.runners.base.Runner`) is one object per convention holding its prompt, its reader,
+A runner (:class:`~guitest.live.runners.runner.Runner`) is one object per convention holding its prompt, its reader,
 its renderer, its history layout, its image sizing, its coordinate mapping and its stop rules. :data:`RUNNERS` names
 them; a model profile names its runner (:data:`PROFILE_RUNNERS`; profiles not named there use ``guitest``);
 ``--runner=NAME`` chooses another. docs/live.md lists each runner's sources file by file and where guitest departs.
 
 - ``guitest``: guitest's own step prompt and ``Action: click(0.42, 0.31)`` format (:mod:`.guitest`).
-- ``uitars15``, ``uitars15-qwen2vl``: OSWorld's ``mm_agents/uitars15_v1.py`` for UI-TARS-1.5 and UI-TARS (:mod:`.uitars`).
+- ``uitars15``, ``uitars15-qwen2vl``: OSWorld's ``mm_agents/uitars15_v1.py`` for UI-TARS-1.5 and UI-TARS (:mod:`.uitars15`).
 - ``qwen25vl``, ``qwen3vl``: OSWorld's ``mm_agents/qwen25vl_agent.py`` and ``qwen3vl_agent.py`` (:mod:`.qwen`).
 - ``prompt-agent``: OSWorld's pyautogui ``PromptAgent`` (``mm_agents/agent.py``), for API models; ``aguvis``: guitest's
-  pyautogui prompt with normalized coordinates (:mod:`.pyautogui`).
+  pyautogui prompt with normalized coordinates (:mod:`.prompt_agent`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ModelError
-from .base import Past, Read, Runner
+from .runner import Past, Read, Runner
 from .guitest import RUNNER as GUITEST_RUNNER
-from .pyautogui import AGUVIS, PROMPT_AGENT
+from .prompt_agent import AGUVIS, PROMPT_AGENT
 from .qwen import QWEN3VL, QWEN25VL
-from .uitars import UITARS15, UITARS_V1
+from .uitars15 import UITARS15, UITARS_V1
 
 __all__ = ["RUNNERS", "PROFILE_RUNNERS", "GUITEST_RUNNER", "Past", "Read", "Runner", "get", "for_model"]
 

@@ -33,7 +33,7 @@ from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
-from .base import ASSISTANT, USER, Past, Read, Runner, merge_drags
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags
 from .calls import MAX_REPLY, fmt, number
 
 ENUM = ["key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click", "double_click", "scroll", "wait", "terminate"]

@@ -37,7 +37,7 @@ from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import normalize
-from .base import ASSISTANT, USER, Past, Read, Runner
+from .runner import ASSISTANT, USER, Past, Read, Runner
 from .calls import MAX_REPLY, fmt
 
 PROMPT = (

@@ -31,7 +31,7 @@ from .loop import Decision, StepInput
 from ..miniwob.oracle import SOLVED, script
 from .protocol import TaskSpec
 from .runners import GUITEST_RUNNER, Runner
-from .runners.base import action_line
+from .runners.runner import action_line
 
 SOLUTION_KINDS = ("click", "double_click", "right_click", "type", "key", "drag")
 RESOLVE_JS = """selector => {

@@ -35,7 +35,7 @@ from ...answers import pyliteral
 from ...exchange import Prompt, SentImage, conversation
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import normalize
-from .base import ASSISTANT, USER, Past, Read, Runner, merge_drags, recent
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, recent
 from .calls import MAX_REPLY, fmt, number, quote
 from .guitest import history_block, screenshots_then
 
