@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per task for the oracle run")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--tasks", nargs="+", default=list(SOLVED))
-    parser.add_argument("--runner", default="guitest", choices=tuple(runners.RUNNERS), help="the runner the oracle speaks through (its syntax and coordinates)")
+    parser.add_argument("--runner", default="guitest", choices=tuple(runners.RUNNERS.names()), help="the runner the oracle speaks through (its syntax and coordinates)")
     parser.add_argument("--no-overhead", action="store_true", help="skip part 1")
     parser.add_argument("--no-oracle", action="store_true", help="skip part 2")
     parser.add_argument("--pytest-seeds", type=int, default=25, help="part 3: seeds per task of tests/live_app (4 tasks); 0 skips part 3")

@@ -66,9 +66,9 @@ def _provider_pairs(flag: str, value: tuple[str, ...]) -> str | None:
 
 
 def _known_runner(flag: str, value: str) -> str | None:
-    from .live import runners
+    from .registry import RUNNERS
 
-    return None if value in runners.RUNNERS else f"{flag}={value}: unknown runner; known runners: {', '.join(runners.RUNNERS)}"
+    return None if value in RUNNERS else f"{flag}={value}: {RUNNERS.unknown(value)}"
 
 
 @dataclass(frozen=True)

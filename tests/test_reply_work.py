@@ -101,7 +101,7 @@ RUNNER_REPLIES = textwrap.dedent(
                "```python\\n" + "pyautogui.click(" * (m // 16), "<tool_call>\\n" + '{"a": ' * (m // 6), "Action: " + "click(" * (m // 6),
                ";" * m, "\\n" * m, "Action: " + "drag(" * (m // 5)]
     for reply in replies:
-        for runner in runners.RUNNERS.values():
+        for runner in map(runners.get, runners.RUNNERS.names()):
             runner.read(reply)
     print("read", len(replies))
     """
