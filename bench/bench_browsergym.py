@@ -7,7 +7,7 @@ BrowserGym runs in its own venv (it pins playwright 1.44; never install it into 
 
     python3.11 -m venv /work/venv-bg && /work/venv-bg/bin/pip install browsergym-miniwob==0.14.3
 
-Episodes: every task of the oracle (:data:`guitest.live.oracle_miniwob.SOLVED`) x ``--seeds`` seeds (0, 1, ...),
+Episodes: every task of the oracle (:data:`guitest.miniwob.oracle.SOLVED`) x ``--seeds`` seeds (0, 1, ...),
 at most ``--max-steps`` actions each. BrowserGym's task ``reset(seed=s)`` seeds the page with
 ``Math.seedrandom(numpy.random.RandomState(s).randint(0, 1000000))`` (browsergym/miniwob/base.py); guitest's side
 is given that number as its MiniWoB++ seed, so both sides get the same task instance (the table counts the episodes
@@ -15,7 +15,7 @@ whose utterance is the same on both sides). Both pages come from the same folder
 uses), both sides launch the same Chromium.
 
 The policy is the same on both sides: guitest's oracle, a JavaScript function per task that reads the page and
-returns the next action (guitest/live/oracle_miniwob.py). guitest's side runs it as ``--model=oracle`` does
+returns the next action (guitest/miniwob/oracle.py). guitest's side runs it as ``--model=oracle`` does
 (``OraclePolicy``: the reply in guitest's format, parsed, mapped to the screenshot, ``env.step``;
 bench_live.oracle_run). BrowserGym's side (bench/browsergym_driver.py, run with ``--bg-python``) evaluates it on
 BrowserGym's page and sends the action as BrowserGym's high-level action (``mouse_click(x, y)`` in its screenshot
@@ -125,8 +125,8 @@ def browsergym_side(raw: dict[str, Any]) -> dict[str, Any]:
 def run_side(side: str, settings: str, args: argparse.Namespace, jobs: list[list[Any]], tag: str) -> dict[str, Any]:
     """One timed run of one side in a fresh process: the run's figures with the load before and after."""
     from guitest.envs.browser import PLAYWRIGHT_KEYS, executable
-    from guitest.envs.miniwob import html_dir
-    from guitest.live.oracle_miniwob import script
+    from guitest.miniwob.env import html_dir
+    from guitest.miniwob.oracle import script
 
     work = Path(args.work)
     out = work / f"{tag}.json"
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(job["out"]).write_text(json.dumps(guitest_side(job)))
         return 0
 
-    from guitest.live.oracle_miniwob import SOLVED
+    from guitest.miniwob.oracle import SOLVED
 
     tasks = args.tasks or list(SOLVED)
     unknown = [t for t in tasks if t not in SOLVED]

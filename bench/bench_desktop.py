@@ -5,7 +5,7 @@
 Needs the packages of tests/setup_desktop.sh and pyautogui + python-xlib in this Python. Measures,
 each as median, minimum and maximum over its repeats:
 
-- ``start``: :func:`guitest.desktop.xvfb.start_desktop` until its server answers (Xvfb, D-Bus, the
+- ``start``: :func:`guitest.localdesktop.xvfb.start_desktop` until its server answers (Xvfb, D-Bus, the
   accessibility bus, openbox, the server), then ``stop``: everything ended.
 - ``screenshot``: ``GET /screenshot`` of the 1920x1080 screen (grab, cursor, PNG), client side: of the
   empty desktop, and of a screen full of text (an xterm listing files), which costs more to compress.
@@ -14,7 +14,7 @@ each as median, minimum and maximum over its repeats:
   on OSWorld's and WAA's servers).
 - ``action cold``: the same code as a new Python process (what a plain ``python -c`` costs; the
   server takes this path for code that does not start with ``import pyautogui``).
-- ``step``: :meth:`guitest.envs.desktop.DesktopEnv.step` of a click, i.e. the action, the backend's
+- ``step``: :meth:`guitest.envs.machine.DesktopEnv.step` of a click, i.e. the action, the backend's
   settle pause (default 0.3 s, reported separately as ``step, settle 0``) and the next screenshot.
 
 The issue's target: a step's environment overhead (screenshot plus action) under 1 s median.
@@ -28,12 +28,12 @@ import statistics
 import time
 from typing import Any, Callable
 
-from guitest.desktop.xvfb import start_desktop
-from guitest.envs.desktop import DesktopEnv
+from guitest.localdesktop.xvfb import start_desktop
+from guitest.envs.machine import DesktopEnv
 from guitest.live.actions import Action
 from guitest.live.protocol import TaskSpec
-from guitest.osworld.client import MachineClient
-from guitest.osworld.pool import MachinePool
+from guitest.desktopenv.client import MachineClient
+from guitest.desktopenv.machine_pool import MachinePool
 
 
 def timed(fn: Callable[[], Any], n: int) -> list[float]:

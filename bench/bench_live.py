@@ -26,7 +26,7 @@ Part 4, what a user types: ``pytest suites/miniwob --model=oracle -n 2``, at the
 (``--miniwob-workers``, ``--miniwob-concurrency``): episodes per second over the run phase, success (1.0 expected).
 
 Part 2, the ``oracle`` baseline over its MiniWoB++ subset (every task of
-:data:`guitest.live.oracle_miniwob.SOLVED` x ``--seeds`` seeds) speaking through ``--runner`` (render, read, map,
+:data:`guitest.miniwob.oracle.SOLVED` x ``--seeds`` seeds) speaking through ``--runner`` (render, read, map,
 act; default guitest's own format), one process per ``--processes`` value: episodes per second (wall time from
 the first reset to the last evaluation, browser start-up excluded), steps per second, and the success
 rate per task, which must be 1.0 everywhere (the check of the whole path). Runs with 2 processes
@@ -45,12 +45,12 @@ from typing import Any, Callable
 
 from guitest import envs
 from guitest.envs.browser import screenshot
-from guitest.envs.miniwob import STATE_JS
+from guitest.miniwob.env import STATE_JS
 from guitest.live import runners
 from guitest.live.actions import Action
-from guitest.live.baselines import OraclePolicy
+from guitest.live.baseline_policies import OraclePolicy
 from guitest.live.loop import run_episode
-from guitest.live.oracle_miniwob import SOLVED
+from guitest.miniwob.oracle import SOLVED
 from guitest.live.protocol import TaskSpec
 
 
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per task for the oracle run")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--tasks", nargs="+", default=list(SOLVED))
-    parser.add_argument("--runner", default="guitest", choices=tuple(runners.RUNNERS), help="the runner the oracle speaks through (its syntax and coordinates)")
+    parser.add_argument("--runner", default="guitest", choices=tuple(runners.RUNNERS.names()), help="the runner the oracle speaks through (its syntax and coordinates)")
     parser.add_argument("--no-overhead", action="store_true", help="skip part 1")
     parser.add_argument("--no-oracle", action="store_true", help="skip part 2")
     parser.add_argument("--pytest-seeds", type=int, default=25, help="part 3: seeds per task of tests/live_app (4 tasks); 0 skips part 3")

@@ -15,7 +15,7 @@ import argparse
 import statistics
 import time
 
-from guitest import parsing
+from guitest.answers import region as parsing
 from guitest.live import runners
 from guitest.profiles import PROFILES
 
@@ -41,7 +41,7 @@ def read(reply: str) -> None:
     for name in ("generic", "qwen2.5-vl", "ui-tars-1.5", "qwen3-vl"):
         parsing.parse_answer(reply, PROFILES[name].styles)
     parsing.is_refusal(reply)
-    for runner in runners.RUNNERS.values():
+    for runner in map(runners.get, runners.RUNNERS.names()):
         runner.read(reply[-N:])
 
 

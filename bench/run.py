@@ -464,7 +464,7 @@ def child_report(args: argparse.Namespace) -> dict[str, Any]:
     import inspect
     import tempfile
 
-    from guitest import report as report_mod
+    from guitest.reporting import report as report_mod
 
     results = _synthetic_results(args.n)
     times: dict[str, float] = {}
@@ -500,7 +500,7 @@ def child_report(args: argparse.Namespace) -> dict[str, Any]:
     times["markdown+table"] = time.perf_counter() - t
     html = None
     try:
-        from guitest import html_report  # present in newer trees
+        from guitest.reporting import html as html_report  # present in newer trees
 
         t = time.perf_counter()
         html_report.render(report, {})
@@ -529,7 +529,7 @@ def child_thumbs(args: argparse.Namespace) -> dict[str, Any]:
 
     from PIL import Image
 
-    from guitest import thumbnails
+    from guitest.reporting import thumbnails
     from guitest.images import thumbnail
 
     paths_by_size: dict[tuple[int, int], list[str]] = {}

@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", help=f"data root (else ${ENV_VAR}, else the default)")
     p.add_argument("--overwrite", action="store_true", help="replace images that exist")
     p.set_defaults(func=cmd_placeholders)
-    from . import compare
+    from .reporting import compare
 
     c = sub.add_parser(
         "compare",
@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_arguments(f)
     f.set_defaults(func=fetch.run)
-    from .desktop import cli as desktop_cli
+    from .localdesktop import commands as desktop_cli
 
     dk = sub.add_parser(
         "desktop",

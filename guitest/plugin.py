@@ -2,7 +2,7 @@
 
 Hooks and option declarations only, each handing over to a plain module: the options and their checks are
 :mod:`guitest.runconfig`'s, the run is a :class:`guitest.session.Session` (one per process), the words of the
-header and the summary are :mod:`guitest.summary`'s. This is the only module that imports pytest.
+header and the summary are :mod:`guitest.reporting.summary`'s. This is the only module that imports pytest.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .sample import Sample
 from .scheduling import make, queued
 from .session import Session
 from .suite import SUITE_FILENAMES, prompt_text
-from .summary import Line, endpoint_down
+from .reporting.summary import Line, endpoint_down
 from .tasks import Task
 from .verdict import ERROR, test_status
 
@@ -217,7 +217,7 @@ class GuitestItem(pytest.Item):
 
 
 def write_lines(terminalreporter: Any, lines: list[Line]) -> None:
-    """Print summary lines (:class:`guitest.summary.Line`) on pytest's terminal."""
+    """Print summary lines (:class:`guitest.reporting.summary.Line`) on pytest's terminal."""
     for line in lines:
         markup = dict.fromkeys(line.markup, True)
         if line.sep:

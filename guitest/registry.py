@@ -1,5 +1,5 @@
 """Everything guitest picks by name, in one registry type: tasks, annotation formats, answer styles,
-environment backends, models and data generators.
+environment backends, models, live-task runners and data generators.
 
 A :class:`Registry` maps the names of one kind to objects, from three sources, asked in this order:
 
@@ -17,7 +17,9 @@ with one message: ``unknown <kind> 'x'; known: a, b, c. Add one with ...``.
 
 The registries below list the built-ins, one line each. The kinds' packages offer theirs where a user
 looks (``guitest.tasks.register``, ``guitest.formats.register``, ``guitest.models.register``,
-``guitest.answers.register``, ``guitest.envs.register``). This module imports none of them, so any
+``guitest.answers.register``, ``guitest.envs.register``, ``guitest.live.runners.register``). The entry-point
+groups: ``guitest.tasks``, ``guitest.formats``, ``guitest.answers``, ``guitest.envs``, ``guitest.models``,
+``guitest.runners``, ``guitest.generators``. This module imports none of them, so any
 module (suite.py checking a suite file's names, say) may name a kind without importing its
 implementations, and the import graph stays free of circles (tests/test_import_graph.py).
 """
@@ -185,12 +187,12 @@ READERS: Registry[Any] = Registry(
         "gui_hallubench": "guitest.formats.gui_hallubench:read",
         "gui_hallubench_hallucination": "guitest.formats.gui_hallubench:read",
         "screen_annotation": "guitest.formats.screen_annotation:read",
-        "trajectory": "guitest.formats.trajectory:read",
-        "ufo_log": "guitest.formats.trajectory:read",
-        "waa_result": "guitest.formats.trajectory:read",
-        "miniwob": "guitest.formats.miniwob:read",
+        "trajectory": "guitest.formats.trajectory_logs:read",
+        "ufo_log": "guitest.formats.trajectory_logs:read",
+        "waa_result": "guitest.formats.trajectory_logs:read",
+        "miniwob": "guitest.miniwob.reader:read",
         "webtask": "guitest.formats.webtask:read",
-        "osworld": "guitest.formats.osworld:read",
+        "osworld": "guitest.desktopenv.reader:read",
     },
     error=SuiteError,
     how="guitest.formats.register(name, read) in a conftest.py",
@@ -218,9 +220,9 @@ ENVS: Registry[Any] = Registry(
     "environment backend",
     "guitest.envs",
     {
-        "miniwob": "guitest.envs.miniwob:make",
+        "miniwob": "guitest.miniwob.env:make",
         "webapp": "guitest.envs.webapp:make",
-        "desktop": "guitest.envs.desktop:make",
+        "desktop": "guitest.envs.machine:make",
     },
     error=GuitestError,
     how="guitest.envs.register(name, factory)",
@@ -244,6 +246,24 @@ MODELS: Registry[Any] = Registry(
     },
     error=ModelError,
     how="guitest.models.register(name, factory), the conftest hook pytest_guitest_make_model",
+)
+
+#: live-task runners, a :class:`guitest.live.runners.runner.Runner` each: how a model family is driven step by step
+#: (``--runner=NAME``; a model profile's runner, :data:`guitest.live.runners.PROFILE_RUNNERS`)
+RUNNERS: Registry[Any] = Registry(
+    "runner",
+    "guitest.runners",
+    {
+        "guitest": "guitest.live.runners.guitest:RUNNER",
+        "uitars15": "guitest.live.runners.uitars15:UITARS15",
+        "uitars15-qwen2vl": "guitest.live.runners.uitars15:UITARS_V1",
+        "qwen25vl": "guitest.live.runners.qwen:QWEN25VL",
+        "qwen3vl": "guitest.live.runners.qwen:QWEN3VL",
+        "prompt-agent": "guitest.live.runners.prompt_agent:PROMPT_AGENT",
+        "aguvis": "guitest.live.runners.prompt_agent:AGUVIS",
+    },
+    error=ModelError,
+    how="guitest.live.runners.register(name, runner) in a conftest.py",
 )
 
 #: data generators, ``ensure(folder)``: write a suite's data when it is missing or stale (suite.yaml ``data.generator``)

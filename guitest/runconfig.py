@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .cache import DEFAULT_MODE, FILENAME, MODES
-from .envs import miniwob_rules
+from .miniwob import rules as miniwob_rules
 from .errors import GuitestError
-from .gate import DEFAULT_EXIT_CODE
+from .reporting.gate import DEFAULT_EXIT_CODE
 from .models import SPECS
 from .models.base import Settings
-from .osworld.provider import parse_pairs
-from .thumbnails import MODES as PICTURE_MODES
+from .desktopenv.provider import parse_pairs
+from .reporting.thumbnails import MODES as PICTURE_MODES
 
 #: a check: the option's flag and its value -> what is wrong with the value, or None
 Check = Callable[[str, Any], "str | None"]
@@ -66,9 +66,9 @@ def _provider_pairs(flag: str, value: tuple[str, ...]) -> str | None:
 
 
 def _known_runner(flag: str, value: str) -> str | None:
-    from .live import runners
+    from .registry import RUNNERS
 
-    return None if value in runners.RUNNERS else f"{flag}={value}: unknown runner; known runners: {', '.join(runners.RUNNERS)}"
+    return None if value in RUNNERS else f"{flag}={value}: {RUNNERS.unknown(value)}"
 
 
 @dataclass(frozen=True)

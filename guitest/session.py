@@ -18,29 +18,29 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import cache as cache_mod
-from . import compare as compare_mod
-from . import gate as gate_mod
-from . import history, html_report
-from . import report as report_mod
-from . import summary
+from .reporting import compare as compare_mod
+from .reporting import gate as gate_mod
+from .reporting import history, html
+from .reporting import report as report_mod
+from .reporting import summary
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
-from .envs import miniwob_rules
+from .miniwob import rules as miniwob_rules
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .live import runners as live_runners
 from .live.flow import Environments, LiveSetup, live_record, run_live_case, skip_reason
 from .models import SPECS, choose_profile, load_model
 from .models.base import Model, Settings
-from .osworld import provider as provider_mod
+from .desktopenv import provider as provider_mod
 from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
-from .runner import Prefetcher
+from .prefetch import Prefetcher
 from .sample import Sample
 from .secrets import scrub_args
 from .suite import SUITE_FILENAMES, Suite, load_suite
 from .tasks import Task, load_task
-from .thumbnails import embed, picture
+from .reporting.thumbnails import embed, picture
 
 #: exit status of a run that ended with fewer results than cases selected
 INCOMPLETE_EXIT_CODE = 11
@@ -142,7 +142,7 @@ class Session:
         return out
 
     def header_lines(self) -> list[str]:
-        """The run header (:func:`guitest.summary.header_lines`)."""
+        """The run header (:func:`guitest.reporting.summary.header_lines`)."""
         return summary.header_lines(self.model, self.config, self.run, self.cache_folder)
 
     def read_suite(self, path: Path, nodeid: str) -> tuple[Suite, list[Sample], Task, LiveSetup | None]:
@@ -230,7 +230,7 @@ class Session:
     def _check_machines(self) -> None:
         """Live desktop suites run on machines given by --env-url (or on a desktop guitest starts, desktop_local):
         selecting their cases without one is a usage error that says how to get a machine; listing them is not."""
-        from .envs.desktop import NO_MACHINE
+        from .envs.machine import NO_MACHINE
 
         config = self.config
         if config.collect_only or config.env_url or config.env_provider or self.model is None:
@@ -480,7 +480,7 @@ class Session:
 
     def write(self, report: dict[str, Any], pictures: dict[str, str]) -> list[Path]:
         """Write the report as JSON, Markdown and HTML where :meth:`report_paths` says, and keep this run's copies
-        (:func:`guitest.history.keep`); the paths written."""
+        (:func:`guitest.reporting.history.keep`); the paths written."""
         config = self.config
         json_paths, md_paths, html_paths = self.report_paths(report["suite"]["name"])
         problems = report_mod.validate(report)
@@ -499,7 +499,7 @@ class Session:
         files_dir = self.report_dir.resolve()  # the episodes' screenshots are named relative to the report folder
 
         def page(folder: Path) -> str:
-            return html_report.render(report, pictures, folder, files_dir)
+            return html.render(report, pictures, folder, files_dir)
 
         pages: dict[Path, str] = {}  # one page per folder: linked screenshots are relative to it
         for path in html_paths:
@@ -518,7 +518,7 @@ class Session:
         return written
 
     def summary_lines(self, key: str) -> list[summary.Line]:
-        """Suite ``key``'s part of the terminal summary (:func:`guitest.summary.suite_summary`), or the reason it has no report."""
+        """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
         if key in self.unreported:
             return summary.unreported(key, self.unreported[key])
         report = self.reports[key]

@@ -30,7 +30,7 @@ from typing import Any
 
 from PIL import Image
 
-from guitest.osworld.client import forget
+from guitest.desktopenv.client import forget
 
 
 def png(size: tuple[int, int]) -> bytes:

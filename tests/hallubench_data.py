@@ -87,7 +87,7 @@ def require_embedding() -> None:
 
     import pytest
 
-    from guitest.elements import embedding_available
+    from guitest.matching import embedding_available
 
     if embedding_available():
         return

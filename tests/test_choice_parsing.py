@@ -1,4 +1,4 @@
-"""Reading a multiple-choice letter out of a reply (guitest.choices), and rotating options (circular evaluation)."""
+"""Reading a multiple-choice letter out of a reply (guitest.answers.choices), and rotating options (circular evaluation)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guitest.choices import read_choice
+from guitest.answers.choices import read_choice
 from guitest.tasks.choice import rotate
 
 OPTIONS = {

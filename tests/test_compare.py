@@ -1,6 +1,6 @@
 """``guitest compare``: the exact McNemar test against independent values, verdicts and exit statuses.
 
-Reports are built by hand here (a small aggregator below, independent of guitest.metrics),
+Reports are built by hand here (a small aggregator below, independent of guitest.reporting.tallies),
 so each scenario's discordant pairs b and c are known exactly.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from guitest.compare import BETTER, SAME, WORSE, compare, format_text, main, mcnemar_exact, mcnemar_p
+from guitest.reporting.compare import BETTER, SAME, WORSE, compare, format_text, main, mcnemar_exact, mcnemar_p
 
 VERDICTS = ("hit", "miss", "unparsed", "refused", "truncated", "error")
 

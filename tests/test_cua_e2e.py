@@ -61,7 +61,7 @@ def _require() -> None:
 SOLVE = """
 import json, sys
 from guitest import envs
-from guitest.live.baselines import OraclePolicy
+from guitest.live.baseline_policies import OraclePolicy
 from guitest.live.loop import run_episode
 from guitest.live.protocol import TaskSpec
 zoom, seed, tasks = json.loads(sys.argv[1])

@@ -15,11 +15,11 @@ import pytest
 
 from fakemachine import FakeMachine
 from test_deadlines import dripping  # noqa: F401 - the fixture: a loopback server dripping a valid answer
-from guitest.envs.desktop import DesktopEnv, pyautogui_code, pyautogui_key
+from guitest.envs.machine import DesktopEnv, pyautogui_code, pyautogui_key
 from guitest.live.actions import Action
 from guitest.live.protocol import EnvFailure, TaskSpec
-from guitest.osworld.client import PYAUTOGUI_PREFIX, MachineClient, MachineFailure, shown_url
-from guitest.osworld.pool import MachinePool
+from guitest.desktopenv.client import PYAUTOGUI_PREFIX, MachineClient, MachineFailure, shown_url
+from guitest.desktopenv.machine_pool import MachinePool
 
 
 @pytest.fixture

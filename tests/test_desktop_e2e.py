@@ -27,8 +27,8 @@ from test_desktop_real import _skip_or_fail, env_on, run_oracle
 
 _skip_or_fail()
 
-from guitest.desktop.xvfb import start_desktop  # noqa: E402
-from guitest.formats.osworld import read  # noqa: E402
+from guitest.localdesktop.xvfb import start_desktop  # noqa: E402
+from guitest.desktopenv.reader import read  # noqa: E402
 from guitest.suite import Suite  # noqa: E402
 
 LOCAL = REPO / "suites" / "desktop_local"

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guitest.live.protocol import EnvFailure
-from guitest.osworld import metrics as m
-from guitest.osworld.client import MachineFailure
-from guitest.osworld.evaluate import decided_by, evaluate, missing, parts
-from guitest.osworld.getters import GETTERS, GetterContext
+from guitest.desktopenv import metrics as m
+from guitest.desktopenv.client import MachineFailure
+from guitest.desktopenv.evaluate import decided_by, evaluate, missing, parts
+from guitest.desktopenv.getters import GETTERS, GetterContext
 
 
 class StubMachine:

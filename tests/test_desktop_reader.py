@@ -11,13 +11,13 @@ import pytest
 
 from builders import REPO, SHARED_DATA
 from guitest.errors import SuiteError
-from guitest.formats.osworld import count_runnable, read
+from guitest.desktopenv.reader import count_runnable, read
 from guitest.live.actions import KINDS
-from guitest.osworld.getters import supported_getters
-from guitest.osworld.metrics import supported_metrics
-from guitest.osworld.task import oracle_actions, task_spec
+from guitest.desktopenv.getters import supported_getters
+from guitest.desktopenv.metrics import supported_metrics
+from guitest.desktopenv.task import oracle_actions, task_spec
 from guitest.suite import Suite
-from guitest.waa import count_by_app, count_evaluators, tasks_in_list
+from guitest.desktopenv.waa import count_by_app, count_evaluators, tasks_in_list
 
 WAA = SHARED_DATA / "windows_agent_arena"
 README = SHARED_DATA / "README.md"

@@ -22,15 +22,15 @@ import pytest
 from PIL import Image
 
 from builders import REPO
-from guitest.desktop import cli
-from guitest.desktop.xvfb import LocalDesktop, marked_pids, missing_programs, server_python_problem, start_desktop
-from guitest.envs.desktop import DesktopEnv
-from guitest.formats.osworld import read
+from guitest.localdesktop import commands as cli
+from guitest.localdesktop.xvfb import LocalDesktop, marked_pids, missing_programs, server_python_problem, start_desktop
+from guitest.envs.machine import DesktopEnv
+from guitest.desktopenv.reader import read
 from guitest.live.actions import Action
 from guitest.live.protocol import EnvFailure
-from guitest.osworld.client import MachineClient, MachineFailure
-from guitest.osworld.pool import MachinePool
-from guitest.osworld.task import oracle_actions, task_spec
+from guitest.desktopenv.client import MachineClient, MachineFailure
+from guitest.desktopenv.machine_pool import MachinePool
+from guitest.desktopenv.task import oracle_actions, task_spec
 from guitest.suite import Suite
 
 LOCAL = REPO / "suites" / "desktop_local"
@@ -215,7 +215,7 @@ def test_a_start_that_loses_the_race_for_a_display_moves_on(desktop: LocalDeskto
     # whose server may already answer this start's first connection; it must not take that display for its own
     import uuid
 
-    from guitest.desktop import xvfb
+    from guitest.localdesktop import xvfb
 
     marker = uuid.uuid4().hex
     lost = xvfb._try_start(desktop.display, None, marker, (1920, 1080), 24, sys.executable, 4.0, 10.0, time.monotonic())
@@ -271,7 +271,7 @@ def test_a_desktop_that_dies_mid_episode_is_an_env_failure_without_orphans(tasks
 
 KILLED_STARTER = """
 import json, os
-from guitest.desktop.xvfb import start_desktop
+from guitest.localdesktop.xvfb import start_desktop
 d = start_desktop()
 print(json.dumps({"marker": d.marker, "root": d.root, "state": d.state_file}), flush=True)
 os.kill(os.getpid(), 9)

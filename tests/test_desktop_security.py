@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from guitest.desktop import cli
-from guitest.desktop.xvfb import DesktopError, start_desktop
-from guitest.osworld.client import MachineClient
+from guitest.localdesktop import commands as cli
+from guitest.localdesktop.xvfb import DesktopError, start_desktop
+from guitest.desktopenv.client import MachineClient
 
 AS_ROOT = pytest.mark.skipif(os.getuid() != 0, reason="playing another local user (nobody) needs root, as in CI")
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
@@ -163,7 +163,7 @@ def test_a_planted_state_file_stops_nothing_and_removes_nothing_of_others(tmp_ro
     # a state file whose paths are the desktop's own, but whose pids are someone else's processes
     inner = folder / "desktop-8-planted"
     (inner / "home").mkdir(parents=True)
-    fake_server = victims([SYSTEM_PYTHON, "-c", "import time; time.sleep(120)", "-m", "guitest.desktop.server", "--display", ":8"])
+    fake_server = victims([SYSTEM_PYTHON, "-c", "import time; time.sleep(120)", "-m", "guitest.localdesktop.server", "--display", ":8"])
     other_marker = uuid.uuid4().hex
     pids = {"xvfb": victims(["Xvfb", ":8"], marker=other_marker, nobody=True).pid, "server": fake_server.pid, "openbox": sleeper.pid}
     plant(folder, 8, inner, pids, other_marker)

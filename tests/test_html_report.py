@@ -21,8 +21,8 @@ import pytest
 from PIL import Image, ImageChops, ImageDraw, ImageStat
 
 from builders import n_rows, write_suite
-from guitest import thumbnails
-from guitest.html_report import render
+from guitest.reporting import thumbnails
+from guitest.reporting.html import render
 from guitest.images import thumbnail
 
 CHROMIUM = "/usr/bin/chromium"

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from guitest.errors import ModelError
-from guitest.live.baselines import OraclePolicy, RandomPolicy, action_line, oracle_reason
+from guitest.live.baseline_policies import OraclePolicy, RandomPolicy, action_line, oracle_reason
 from guitest.live import runners
 from guitest.live.actions import Action
 from guitest.live.loop import Decision, StepInput
-from guitest.live.oracle_miniwob import SOLVED, script
+from guitest.miniwob.oracle import SOLVED, script
 from guitest.live.protocol import Observation, TaskSpec
 
 RUNNERS = ["guitest", "uitars15", "uitars15-qwen2vl", "qwen25vl", "qwen3vl", "prompt-agent", "aguvis"]

@@ -22,10 +22,11 @@ from PIL import Image
 from guitest import envs
 from guitest.formats import webtask
 from guitest.live.actions import Action
-from guitest.live.baselines import OraclePolicy, RandomPolicy, oracle_reason
+from guitest.live.baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
 from guitest.live import runners
 from guitest.live.loop import Decision, StepInput, run_episode
 from guitest.live.protocol import EnvFailure, TaskSpec
+from guitest.miniwob.env import MiniWobEnv
 from guitest.suite import Suite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def _require() -> None:
 
 
 @pytest.fixture(scope="module")
-def mw() -> Iterator[envs.miniwob.MiniWobEnv]:
+def mw() -> Iterator[MiniWobEnv]:
     _require()
     env = envs.open_env("miniwob", {"zoom": 3})
     yield env  # type: ignore[misc]
@@ -189,7 +190,7 @@ def submit(mw):
 
 
 def test_circle_center_succeeds_under_the_default_rule(mw) -> None:
-    # whole-pixel clicks cannot reach raw 1 there (guitest/envs/miniwob_rules.py): the oracle puts the page's dot on
+    # whole-pixel clicks cannot reach raw 1 there (guitest/miniwob/rules.py): the oracle puts the page's dot on
     # the centre, the best there is ...
     assert mw.success_rule == "binary"
     episode = run_episode(mw, task("circle-center"), 0, OraclePolicy(mw), 15)

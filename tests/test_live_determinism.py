@@ -27,7 +27,7 @@ from guitest import envs
 from guitest.envs.browser import screenshot
 from guitest.envs.pool import EnvPool
 from guitest.live.actions import Action
-from guitest.live.baselines import OraclePolicy, RandomPolicy
+from guitest.live.baseline_policies import OraclePolicy, RandomPolicy
 from guitest.live.loop import Episode, run_episode
 from guitest.live.protocol import TaskSpec
 

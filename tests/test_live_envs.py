@@ -270,7 +270,7 @@ def test_missing_playwright_says_how_to_install_it(monkeypatch: pytest.MonkeyPat
 
 
 def test_missing_miniwob_pages_say_how_to_install_them(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from guitest.envs.miniwob import html_dir
+    from guitest.miniwob.env import html_dir
 
     monkeypatch.setitem(sys.modules, "miniwob", None)
     with pytest.raises(EnvFailure, match=r"pip install 'guitest\[live\]'"):

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from guitest.errors import SuiteError
-from guitest.formats import miniwob as miniwob_reader
+from guitest.miniwob import reader as miniwob_reader
 from guitest.formats import webtask
 from guitest.live.protocol import TaskSpec
 from guitest.registry import READERS, TASKS

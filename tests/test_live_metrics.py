@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guitest.live import metrics
-from guitest.metrics import wilson
+from guitest.reporting import episodes as metrics
+from guitest.reporting.tallies import wilson
 
 
 def ep(id_: str, success: bool, steps: int, **extra: object) -> dict[str, object]:

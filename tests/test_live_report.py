@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from guitest import gate, report
-from guitest.html_report import render
+from guitest.reporting import gate, report
+from guitest.reporting.html import render
 from guitest.tasks import load_task
 
 CONFTEST = '''

@@ -36,8 +36,8 @@ from guitest.live import runners
 from guitest.live.actions import KINDS, Action, from_screen, to_screen
 from guitest.live.keys import combo, normalize
 from guitest.live.runners import guitest as guitest_runner
-from guitest.live.runners import uitars
-from guitest.live.runners.base import Past
+from guitest.live.runners import uitars15 as uitars
+from guitest.live.runners.runner import Past
 
 SCREEN = (1920, 1080)
 DOCS = (Path(__file__).parent.parent / "docs" / "live.md").read_text()
@@ -291,9 +291,9 @@ def test_profiles_name_their_runners() -> None:
     expected = {"ui-tars-1.5": "uitars15", "ui-tars": "uitars15-qwen2vl", "qwen2.5-vl": "qwen25vl", "qwen3-vl": "qwen3vl", "gpt-4o": "prompt-agent", "claude": "prompt-agent", "aguvis": "aguvis", "generic": "guitest", "seeclick": "guitest"}
     assert {p: runners.for_model(Profiled(p))[0].name for p in expected} == expected
     assert runners.for_model(Profiled("generic"), "qwen3vl")[0].name == "qwen3vl"
-    with pytest.raises(Exception, match="known runners: guitest"):
+    with pytest.raises(Exception, match="unknown runner 'klingon'; known: guitest, uitars15, "):
         runners.get("klingon")
-    for runner in runners.RUNNERS.values():  # every runner's source is in docs/live.md
+    for runner in map(runners.get, runners.RUNNERS.names()):  # every runner's source is in docs/live.md
         assert runner.name in DOCS and (runner.source.split(" (")[0] in DOCS), runner.name
 
 
@@ -345,7 +345,7 @@ def test_guitest_prompt_lists_actions_that_read_back() -> None:
 # -- safety: never raises, never warns, reads in bounded work ---------------------------------------------------
 
 
-NAMES = tuple(runners.RUNNERS)
+NAMES = tuple(runners.RUNNERS.names())
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -34,7 +34,7 @@ from guitest import envs
 from guitest.envs import browser
 from guitest.envs.pool import EnvPool
 from guitest.live.actions import Action
-from guitest.live.baselines import OraclePolicy
+from guitest.live.baseline_policies import OraclePolicy
 from guitest.live.loop import run_episode
 from guitest.live.protocol import EnvFailure, TaskSpec
 

@@ -38,7 +38,7 @@ from guitest.errors import ModelError  # noqa: E402
 from guitest.formats import read_suite_samples  # noqa: E402
 from guitest.models import ocr  # noqa: E402
 from guitest.models.base import Case, Settings  # noqa: E402
-from guitest.parsing import parse_answer  # noqa: E402
+from guitest.answers.region import parse_answer  # noqa: E402
 from guitest.sample import Sample  # noqa: E402
 from guitest.suite import load_suite  # noqa: E402
 from guitest.tasks.grounding import Grounding  # noqa: E402

@@ -490,7 +490,7 @@ def _tool_call_body(content):
 @pytest.mark.parametrize("content", [None, "I will click it."], ids=["null", "with-text"])
 def test_tool_calls_with_or_without_text_are_read_as_tool_call_text(tmp_path, case, content):
     """vLLM with a tool parser on returns Qwen's call in ``tool_calls`` and content null: the reply is the call."""
-    from guitest.parsing import parse_answer
+    from guitest.answers.region import parse_answer
     from guitest.profiles import PROFILES
 
     with fakeserver.serve(tmp_path, script={"*": [{"body": _tool_call_body(content)}]}) as server:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from guitest.parsing import is_refusal, parse_answer
+from guitest.answers.region import is_refusal, parse_answer
 from guitest.profiles import PROFILES
 from guitest.tasks.grounding import judge
 

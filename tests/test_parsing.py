@@ -1,4 +1,4 @@
-"""Answer parsing (``guitest.parsing``) and the grounding verdict (``guitest.tasks.grounding.judge``).
+"""Answer parsing (``guitest.answers.region``) and the grounding verdict (``guitest.tasks.grounding.judge``).
 
 Every expected coordinate below is derived by hand in a comment next to it, from the
 definitions in DESIGN.md ("Coordinates: declared, never guessed"), not from the code's output.
@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from guitest.parsing import is_refusal, parse_point, strip_think
+from guitest.answers.region import is_refusal, parse_point, strip_think
 from guitest.profiles import PROFILES
 from guitest.tasks import grounding
 from guitest.verdict import HIT, MISS, REFUSED, TRUNCATED, UNPARSED

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from builders import ROWS, center_norm, n_rows, write_suite
-from guitest.report import validate
+from guitest.reporting.report import validate
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 

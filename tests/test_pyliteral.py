@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guitest import pyliteral
+from guitest.answers import pyliteral
 
 PIECES = st.sampled_from(["\\", "h", "n", "'", '"', "d", "x4", "x", "0", "777", "N", "N{BULLET}", "u", "u00e9", "U", " ", "\n", "r", "b"])
 

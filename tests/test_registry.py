@@ -14,9 +14,11 @@ from guitest import registry
 from guitest.datapath import locate
 from guitest.errors import ModelError, SuiteError
 from guitest.live.protocol import EnvFailure
+from guitest.live import runners
+from guitest.live.runners import Runner
 from guitest.models import SPECS, load_model
 from guitest.models.base import Model, Settings
-from guitest.registry import ENVS, GENERATORS, MODELS, READERS, STYLES, TASKS, Registry
+from guitest.registry import ENVS, GENERATORS, MODELS, READERS, RUNNERS, STYLES, TASKS, Registry
 from guitest.tasks import Task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -118,6 +120,14 @@ def test_every_built_in_loads(reg: Registry[object], group: str) -> None:
         assert callable(reg.get(name)), name
     if reg is TASKS:
         assert all(issubclass(TASKS.get(name), Task) and TASKS.get(name).name == name for name in TASKS.builtins)
+
+
+def test_every_built_in_runner_loads_under_its_own_name() -> None:
+    assert RUNNERS.group == "guitest.runners"
+    assert all(isinstance(RUNNERS.get(name), Runner) and RUNNERS.get(name).name == name for name in RUNNERS.builtins)
+    assert list(RUNNERS.builtins) == ["guitest", "uitars15", "uitars15-qwen2vl", "qwen25vl", "qwen3vl", "prompt-agent", "aguvis"]
+    with pytest.raises(ModelError, match=r"^unknown runner 'nope'; known: guitest, uitars15, .*, aguvis\. Add one with guitest.live.runners.register"):
+        runners.get("nope")
 
 
 def test_the_suite_schema_lists_the_built_in_names_as_examples() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import fakeserver
 from builders import ROWS, center_norm, write_suite
-from guitest.metrics import pass_at, repeat_stats
+from guitest.reporting.tallies import pass_at, repeat_stats
 
 K = 5
 # Probability that the endpoint answers each instruction correctly.

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from guitest import jsonscan
+from guitest.answers import jsonscan
 from guitest.answers import toolcall
 
 
@@ -74,7 +74,7 @@ def test_values_inside_a_broken_structure_are_still_found(monkeypatch: pytest.Mo
 
 LONG_REPLIES = textwrap.dedent(
     """
-    from guitest import parsing
+    from guitest.answers import region as parsing
     from guitest.profiles import PROFILES
     n = 2_000_000
     replies = ["x" * n, "<think>" + "y" * n, "<point>1 2 " * (n // 11), "<bbox>" * (n // 6), "Answer: " * (n // 8)]
@@ -101,7 +101,7 @@ RUNNER_REPLIES = textwrap.dedent(
                "```python\\n" + "pyautogui.click(" * (m // 16), "<tool_call>\\n" + '{"a": ' * (m // 6), "Action: " + "click(" * (m // 6),
                ";" * m, "\\n" * m, "Action: " + "drag(" * (m // 5)]
     for reply in replies:
-        for runner in runners.RUNNERS.values():
+        for runner in map(runners.get, runners.RUNNERS.names()):
             runner.read(reply)
     print("read", len(replies))
     """

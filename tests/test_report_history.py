@@ -10,7 +10,7 @@ import pytest
 
 import fakeserver
 from builders import center_norm, n_rows, write_suite
-from guitest import history
+from guitest.reporting import history
 from guitest.cli import main as guitest_main
 
 

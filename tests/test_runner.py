@@ -1,4 +1,4 @@
-"""``guitest.runner.Prefetcher``: bounded concurrent jobs consumed in order.
+"""``guitest.prefetch.Prefetcher``: bounded concurrent jobs consumed in order.
 
 Concurrency is measured with counters under a lock inside the jobs, never with wall time.
 """
@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
-from guitest.runner import Prefetcher
+from guitest.prefetch import Prefetcher
 
 SLEEP = 0.2
 

@@ -62,7 +62,7 @@ def test_fast_check_accepts_a_real_row_and_rejects_a_broken_one() -> None:
 
 
 def _report() -> dict:
-    from guitest import report as report_mod
+    from guitest.reporting import report as report_mod
 
     results = [
         {"id": f"c{n}", "verdict": v, "tags": {"split": s}, "prediction": None, "response": "r", "notes": ["x"]}

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from builders import n_rows, write_suite
-from guitest import report as report_mod
+from guitest.reporting import report as report_mod
 from guitest.models.baselines import Oracle
 from guitest.models.base import Case, Prompt, Reply, SentImage
 from guitest.runconfig import ConfigError, from_values
 from guitest.session import INCOMPLETE_EXIT_CODE, Session
 from guitest.suite import prompt_text
-from guitest.summary import Line
+from guitest.reporting.summary import Line
 
 KEY = "suites/tiny/suite.yaml"
 

@@ -1,4 +1,4 @@
-"""MiniWoB++'s success rules (guitest/envs/miniwob_rules.py): raw rewards around each threshold under both rules,
+"""MiniWoB++'s success rules (guitest/miniwob/rules.py): raw rewards around each threshold under both rules,
 which rule a suite runs by (the option over the suite's setting over the default), bad names, and the rule reaching
 the environment, the header, the report and each case's prediction in a pytest run. The real pages are in
 tests/test_live_browser.py (circle-center by the oracle, click-checkboxes with a box left unticked)."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from guitest.envs import miniwob_rules as rules
+from guitest.miniwob import rules
 from guitest.errors import SuiteError
 from guitest.live.flow import LiveSetup
 from guitest.live.protocol import EnvFailure
@@ -106,7 +106,7 @@ def test_the_rule_reaches_the_backend_and_keys_its_pool() -> None:
 
 FAKE_BACKEND = '''
 from guitest import envs
-from guitest.envs import miniwob_rules
+from guitest.miniwob import rules as miniwob_rules
 from guitest.live.protocol import Observation
 
 class PartialCredit:

@@ -1,7 +1,17 @@
-"""Answer styles: one module per way models write a point, composed by profiles.
+"""Reading replies: what a model's text says, read tolerantly and in time linear in the reply.
+
+- :mod:`~guitest.answers.region`: the answer region after the last ``Answer:`` marker (``<think>`` stripped), a
+  profile's styles asked in order, refusals.
+- the answer styles, one module per way models write a point: :mod:`~guitest.answers.pair`,
+  :mod:`~guitest.answers.toolcall`, :mod:`~guitest.answers.qwen_box`, :mod:`~guitest.answers.uitars`,
+  :mod:`~guitest.answers.pyautogui`, :mod:`~guitest.answers.tags`.
+- :mod:`~guitest.answers.choices`: a multiple-choice letter.
+- :mod:`~guitest.answers.elements`: a JSON list of UI elements.
+- :mod:`~guitest.answers.jsonscan`: JSON values and tool calls embedded in a reply.
+- :mod:`~guitest.answers.pyliteral`: Python literals in a reply, read safely.
 
 Each style module has ``find(region) -> list[Found]``: every answer of its style in
-``region``, in order of appearance. :func:`guitest.parsing.parse_answer` picks the
+``region``, in order of appearance. :func:`guitest.answers.region.parse_answer` picks the
 region (after the last ``Answer:`` marker) and asks a profile's styles in order.
 The style names are :data:`STYLES` (:data:`guitest.registry.STYLES`, each ``find``
 imported when first used); :func:`register` adds one.

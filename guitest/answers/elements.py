@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import pyliteral
-from ..parsing import strip_think
+from . import pyliteral
+from .region import strip_think
 
 FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
 LIST_START = re.compile(r"\[\s*[{\]]")  # a list of objects, or an empty list

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import jsonscan
+from . import jsonscan
 from . import Found, from_numbers
 
 POINT_KEYS = ("coordinate", "coordinates", "point", "point_2d", "click", "position", "location", "center", "start_box")
@@ -25,7 +25,7 @@ def _number_list(value: Any) -> list[float] | None:
 
 
 def _from_object(obj: Any) -> Found | None:
-    """The point an object carries, looking into what a tool call wraps (:func:`guitest.jsonscan.wrapped`) and into an
+    """The point an object carries, looking into what a tool call wraps (:func:`guitest.answers.jsonscan.wrapped`) and into an
     ``action`` object."""
     if isinstance(obj, list):
         for element in reversed(obj):

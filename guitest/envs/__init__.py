@@ -57,7 +57,7 @@ def shutdown() -> None:
     """Close the browser, the local servers and the local desktops the built-in backends share in this process (safe to call twice)."""
     import sys
 
-    for module in ("guitest.envs.browser", "guitest.envs.servers", "guitest.envs.desktop"):
+    for module in ("guitest.envs.browser", "guitest.envs.servers", "guitest.envs.machine"):
         loaded = sys.modules.get(module)
         if loaded is not None:
             loaded.shutdown()

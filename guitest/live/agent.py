@@ -25,7 +25,7 @@ from ..tasks.live import Live
 from .actions import CLICK, DONE, Action
 from .loop import Decision, StepInput
 from .runners import Past, Runner, for_model
-from .runners.base import action_line
+from .runners.runner import action_line
 
 #: a grounding reply that is read for :class:`GroundingPolicy`
 GROUNDING_TASK = "grounding"

@@ -33,7 +33,7 @@ from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, UNSURE, case_result
 from . import runners
 from .agent import GroundingPolicy, ModelPolicy, ScriptedPolicy, not_an_agent
-from .baselines import OraclePolicy, RandomPolicy, oracle_reason
+from .baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
 from .loop import ERROR as ENDED_IN_ERROR, Episode, run_episode
 from .protocol import EnvFailure, TaskSpec
 from .record import to_trajectory
@@ -48,7 +48,7 @@ class LiveSetup:
     folder (``base_dir``: relative paths in the options), its step budget, where episodes are written
     (``episodes_dir``, under ``report_dir``), the model's runner (``runner``: ``--runner``; None: its profile's) and how
     many earlier screenshots a step sends (``history_images``: ``--history-images`` or the suite's setting; None: the
-    runner's own), and the success rule (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.envs.miniwob_rules`; None
+    runner's own), and the success rule (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.miniwob.rules`; None
     for other backends)."""
 
     env: str
@@ -140,7 +140,7 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
     ``setup.history_images`` earlier screenshots or the runner's own); ModelError for a model that cannot act."""
     from ..models.baselines import Oracle, Random
     from ..models.ocr import OCRModel
-    from ..osworld.task import oracle_actions
+    from ..desktopenv.task import oracle_actions
 
     runner, _ = runners.for_model(model, setup.runner)
     if isinstance(model, Oracle):
@@ -156,7 +156,7 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
         return GroundingPolicy(model, sample, ask)
     if isinstance(model, Blind):
         raise not_an_agent(model)
-    from .cua.client import ComputerUseModel
+    from .cua.adapter import ComputerUseModel
 
     if isinstance(model, ComputerUseModel):  # a computer-use API speaks its own tool loop (guitest.live.cua)
         from .cua.policy import ComputerUsePolicy

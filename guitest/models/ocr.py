@@ -66,7 +66,7 @@ from typing import AbstractSet as Set, Any
 
 from ..errors import ModelError
 from ..geometry import from_original_pixels
-from ..parsing import parse_answer
+from ..answers.region import parse_answer
 from ..profiles import Profile
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, takes_no_argument
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import metrics, schema
+from .. import schema
+from ..reporting import tallies
 from ..errors import SuiteError, where
 from ..registry import TASKS
 from ..verdict import ERROR, HIT
@@ -45,7 +46,7 @@ class Task:
     #: the settings and their defaults; a suite's ``settings:`` overrides them
     defaults: dict[str, Any] = {}
     #: the verdicts left out of accuracy and counted apart (errors; a live task also leaves out undecided episodes)
-    left_out: frozenset[str] = metrics.LEFT_OUT
+    left_out: frozenset[str] = tallies.LEFT_OUT
 
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         self.settings = {**self.defaults, **(settings or {})}
@@ -127,7 +128,7 @@ class Task:
     def headline(self, agg: dict[str, Any], task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> dict[str, Any]:
         """The report's headline: the figure the benchmark reports (by default the suite's declared average of
         accuracy, micro or macro over ``macro_over``), with the other beside it."""
-        return metrics.headline(agg, average, macro_over)
+        return tallies.headline(agg, average, macro_over)
 
     @property
     def gate_metric(self) -> str:

@@ -25,11 +25,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Iterable
 
-from ..choices import read_choice
-from ..metrics import group_key
+from ..answers.choices import read_choice
+from ..reporting.tallies import group_key
 from ..exchange import Case, Prompt
 from ..profiles import Profile
-from ..report import pct
+from ..reporting.report import pct
 from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED
 from . import Task

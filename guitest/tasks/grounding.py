@@ -11,7 +11,7 @@ from typing import Any
 
 from ..geometry import Box, center, clip, contains, from_original_pixels, guess_space, is_proper, to_original_pixels
 from ..exchange import Case, Prompt
-from ..parsing import is_refusal, parse_answer
+from ..answers.region import is_refusal, parse_answer
 from ..profiles import Profile
 from ..sample import Sample
 from ..verdict import HIT, MISS, REFUSED, TRUNCATED, UNPARSED

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..geometry import Box, center, clip, contains, is_proper
 from ..exchange import Case, Prompt
-from ..parsing import is_refusal
+from ..answers.region import is_refusal
 from ..profiles import Profile
 from ..sample import Sample
 from ..verdict import ERROR, HIT, REFUSED, UNPARSED

@@ -1,6 +1,6 @@
 """Trajectory judging: the model under test reads an agent's trajectory and says whether the request was done.
 
-A case is one trajectory (:mod:`guitest.trajectory`, read by :mod:`guitest.formats.trajectory`).
+A case is one trajectory (:mod:`guitest.trajectory`, read by :mod:`guitest.formats.trajectory_logs`).
 The prompt (guitest's own, :data:`SYSTEM`) asks for the request's sub-goals, a yes/no/unsure
 evaluation of each, and ``complete``: yes/no/unsure, as one JSON object
 (``schemas/judge_reply.schema.json``). A reply that is not that object is asked once more,
@@ -18,7 +18,7 @@ Verdicts: a labelled trajectory (a human verdict, or a rule score at or above
 ``label_threshold``) scores the judge: hit when ``complete`` equals the label. An unlabelled one
 scores the agent: hit when the judge says complete. ``unsure`` is its own outcome in both. A run
 whose last action is ``FAIL`` on a task of known feasibility is decided by the WAA rule
-(:func:`guitest.waa.infeasible_rule`), not by the judge, and marked ``decided_by: rule``.
+(:func:`guitest.desktopenv.waa.infeasible_rule`), not by the judge, and marked ``decided_by: rule``.
 
 Task metrics (:meth:`Judge.summarize`): the judged success rate overall and per app; with
 labels, agreement, precision and recall of complete = yes, Cohen's kappa and the unsure rate,
@@ -34,18 +34,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
-from ..agreement import binary_confusion, cohen_kappa, precision, rate, recall
+from ..reporting.agreement import binary_confusion, cohen_kappa, precision, rate, recall
 from ..errors import SuiteError
-from ..metrics import wilson
+from ..reporting.tallies import wilson
 from ..exchange import Case, Prompt, SentImage
 from ..models.base import Blind, Model
-from ..parsing import strip_think
+from ..answers.region import strip_think
 from ..profiles import Profile
-from ..report import align_table, pct
+from ..reporting.report import align_table, pct
 from ..sample import Sample
 from ..trajectory import Labels, Step, Trajectory, open_screenshot
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED, UNSURE
-from ..waa import infeasible_rule
+from ..desktopenv.waa import infeasible_rule
 from . import Task
 
 if TYPE_CHECKING:

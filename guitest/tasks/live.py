@@ -5,7 +5,7 @@ Settings (``schemas/tasks/live.schema.json``): ``include_flagged`` (the ``miniwo
 these flags too), ``history_images`` (earlier screenshots each step sends, the most recent ones; by
 default the runner's own, :mod:`guitest.live.runners`; ``--history-images`` overrides it) and ``headline`` (``success_rate`` or ``mean_score``: the figure the
 benchmark's leaderboard uses, docs/live.md). The suite names the backend (``env``, ``env_options``) and
-the step budget (``max_steps``). Task metrics (:func:`guitest.live.metrics.summarize`): success rate with
+the step budget (``max_steps``). Task metrics (:func:`guitest.reporting.episodes.summarize`): success rate with
 its 95% interval and mean score per task and family, steps of successful episodes, EQA, and success by
 budget. Episodes that no check of guitest's decided (``unsure``) are left out of every rate, like errors,
 and counted apart; so are, in the count, episodes on a machine in an unknown state.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..live import metrics
-from ..metrics import LEFT_OUT
+from ..reporting.episodes import summarize as summarize_episodes
+from ..reporting.tallies import LEFT_OUT
 from ..verdict import UNSURE
 from . import Task
 
@@ -39,7 +39,7 @@ class Live(Task):
     def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
         episodes = list(_episodes(cases))
         budget = max((e["budget"] for e in episodes), default=1)
-        return metrics.summarize(episodes, budget, headline=self.settings["headline"])
+        return summarize_episodes(episodes, budget, headline=self.settings["headline"])
 
     def headline(self, agg: dict[str, Any], task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> dict[str, Any]:
         """The figure the benchmark's leaderboard uses (``settings.headline``), the other beside it."""

@@ -2,7 +2,7 @@
 
 The prompt asks for a JSON list of ``{"type", "description", "box": [x1, y1, x2, y2]}`` with
 the box in the profile's coordinate space; boxes are mapped back to pixels of the original
-image and matched as GUI-HalluBench does (:mod:`guitest.elements`). A case is a hit when its
+image and matched as GUI-HalluBench does (:mod:`guitest.matching`). A case is a hit when its
 F1 reaches the suite's ``case_f1``; the suite's headline is the micro precision, recall and
 F1 over all samples and the mean description similarity over all matched pairs.
 
@@ -20,7 +20,7 @@ import json
 import math
 from typing import Any
 
-from .. import elements as el
+from .. import matching
 from ..answers.elements import find_list
 from ..errors import SuiteError
 from ..geometry import clip, from_original_pixels, guess_space, is_proper, to_original_pixels
@@ -53,12 +53,12 @@ class Parsing(Task):
     """Element parsing scored by greedy IoU matching (GUI-HalluBench)."""
 
     name = "parsing"
-    defaults = {"iou_threshold": el.DEFAULT_IOU, "case_f1": 0.5, "similarity": "difflib"}
+    defaults = {"iou_threshold": matching.DEFAULT_IOU, "case_f1": 0.5, "similarity": "difflib"}
 
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         super().__init__(settings)
-        if self.settings["similarity"] == "embedding" and not el.embedding_available():
-            raise SuiteError(f"task parsing, setting 'similarity: embedding' needs the optional sentence-embedding model: {el.EMBEDDING_INSTALL}")
+        if self.settings["similarity"] == "embedding" and not matching.embedding_available():
+            raise SuiteError(f"task parsing, setting 'similarity: embedding' needs the optional sentence-embedding model: {matching.EMBEDDING_INSTALL}")
 
     def truth(self, sample: Sample, size: tuple[int, int]) -> tuple[Any, list[str], str | None]:
         if "elements" not in sample.data:
@@ -88,11 +88,11 @@ class Parsing(Task):
             notes.append("reply_truncated")
         elif found.truncated:
             notes.append("list_not_closed")
-        scores = el.score(predicted, case.truth, self.settings["iou_threshold"], self.settings["similarity"])
+        scores = matching.score(predicted, case.truth, self.settings["iou_threshold"], self.settings["similarity"])
         prediction: dict[str, Any] = {"n_pred": len(predicted), "n_true": len(case.truth), **scores, "space": space, "similarity_method": self.settings["similarity"]}
         if self.settings["similarity"] != "difflib":
             pairs = scores["pairs"]
-            prediction["difflib_sum"] = math.fsum(el.difflib_similarity(predicted[i]["description"], case.truth[j]["description"]) for i, j, _ in pairs)
+            prediction["difflib_sum"] = math.fsum(matching.difflib_similarity(predicted[i]["description"], case.truth[j]["description"]) for i, j, _ in pairs)
         if skipped or found.unreadable:
             prediction["skipped_items"] = skipped + found.unreadable  # not objects, no readable box, or not JSON
         if notes:
@@ -204,7 +204,7 @@ def _counts(case: dict[str, Any]) -> tuple[int, int, int, float, float | None, d
 def _group(rows: list[tuple[int, int, int, float, float | None, dict[str, list[int]]]]) -> dict[str, Any]:
     """Micro P/R/F1 and mean similarity of a group of cases' counts; with no case scored, nothing was measured (None, n/a)."""
     tp, fp, fn = sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows)
-    precision, recall, f1 = el.prf(tp, fp, fn) if rows else (None, None, None)
+    precision, recall, f1 = matching.prf(tp, fp, fn) if rows else (None, None, None)
     sim = math.fsum(r[3] for r in rows)
     out: dict[str, Any] = {"samples": len(rows), "tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1, "similarity": sim / tp if tp else None}
     diff = [r[4] for r in rows if r[4] is not None]

@@ -1,4 +1,4 @@
-"""The evidence behind the ``binary`` rule's thresholds for MiniWoB++'s five continuous tasks (guitest/envs/miniwob_rules.py).
+"""The evidence behind the ``binary`` rule's thresholds for MiniWoB++'s five continuous tasks (guitest/miniwob/rules.py).
 
     python suites/miniwob/thresholds.py      # about 10 s; prints each task's figures
 

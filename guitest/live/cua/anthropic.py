@@ -41,7 +41,7 @@ from .. import keys as keynames
 from ..actions import (
     CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, WAIT, Action,
 )
-from .client import ComputerUseModel, ToolLoop
+from .adapter import ComputerUseModel, ToolLoop
 from .display import Display, anthropic_display
 from .turns import CURSOR, ZOOM, Call, Op, Turn, look
 
@@ -133,7 +133,7 @@ class AnthropicComputerUse(ComputerUseModel):
 
     @property
     def tool_loop(self) -> ToolLoop:
-        """The runner this adapter is, for the report (see :class:`~guitest.live.cua.client.ToolLoop`)."""
+        """The runner this adapter is, for the report (see :class:`~guitest.live.cua.adapter.ToolLoop`)."""
         return ToolLoop(
             name="anthropic-computer-use",
             source="platform.claude.com computer-use tool page; anthropics/anthropic-quickstarts computer-use-demo (loop.py, "

@@ -36,7 +36,7 @@ from ...exchange import SentImage
 from ...images import data_uri
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
-from .client import ComputerUseModel, ToolLoop
+from .adapter import ComputerUseModel, ToolLoop
 from .display import Display, openai_display
 from .turns import Call, Op, Turn, look
 
@@ -76,7 +76,7 @@ class OpenAIComputerUse(ComputerUseModel):
 
     @property
     def tool_loop(self) -> ToolLoop:
-        """The runner this adapter is, for the report (see :class:`~guitest.live.cua.client.ToolLoop`)."""
+        """The runner this adapter is, for the report (see :class:`~guitest.live.cua.adapter.ToolLoop`)."""
         return ToolLoop(
             name="openai-computer-use",
             source="developers.openai.com computer-use guide; openai-agents-python src/agents/run_internal/tool_actions.py; "

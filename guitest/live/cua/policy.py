@@ -35,7 +35,7 @@ from ..actions import DONE, FAIL, Action, from_screen, to_screen
 from ..agent import STEP_TASK
 from ..loop import Decision, StepInput, describe
 from ..protocol import Observation, TaskSpec
-from .client import REQUEST_MARKER
+from .adapter import REQUEST_MARKER
 from .display import Display, anthropic_display
 from .turns import CURSOR, ZOOM, Turn, look
 
@@ -235,7 +235,7 @@ def after_each_action(step: StepInput) -> list[Observation]:
 
 def encode_request(request: Any, size: tuple[int, int]) -> tuple[Prompt, SentImage]:
     """A request being built as a :class:`~guitest.exchange.Prompt`: its JSON in ``user`` (sorted keys, each image as
-    ``{"$image": n}``), its images in ``images`` (each once), :data:`~guitest.live.cua.client.REQUEST_MARKER` as
+    ``{"$image": n}``), its images in ``images`` (each once), :data:`~guitest.live.cua.adapter.REQUEST_MARKER` as
     ``system``; and the image the call counts as sent (the last one)."""
     images: list[SentImage] = []
     seen: dict[int, int] = {}

@@ -1,32 +1,30 @@
 """Runners: each model family driven in live tasks the way its own reference runner drives it.
 
-A runner (:class:`~guitest.live.runners.base.Runner`) is one object per convention holding its prompt, its reader,
+A runner (:class:`~guitest.live.runners.runner.Runner`) is one object per convention holding its prompt, its reader,
 its renderer, its history layout, its image sizing, its coordinate mapping and its stop rules. :data:`RUNNERS` names
-them; a model profile names its runner (:data:`PROFILE_RUNNERS`; profiles not named there use ``guitest``);
-``--runner=NAME`` chooses another. docs/live.md lists each runner's sources file by file and where guitest departs.
+them (:data:`guitest.registry.RUNNERS`, each imported when first asked for; :func:`register` adds one, a team's own
+from a conftest.py: docs/adapters.md); a model profile names its runner (:data:`PROFILE_RUNNERS`; profiles not named
+there use ``guitest``); ``--runner=NAME`` chooses another. docs/live.md lists each runner's sources file by file and
+where guitest departs.
 
 - ``guitest``: guitest's own step prompt and ``Action: click(0.42, 0.31)`` format (:mod:`.guitest`).
-- ``uitars15``, ``uitars15-qwen2vl``: OSWorld's ``mm_agents/uitars15_v1.py`` for UI-TARS-1.5 and UI-TARS (:mod:`.uitars`).
+- ``uitars15``, ``uitars15-qwen2vl``: OSWorld's ``mm_agents/uitars15_v1.py`` for UI-TARS-1.5 and UI-TARS (:mod:`.uitars15`).
 - ``qwen25vl``, ``qwen3vl``: OSWorld's ``mm_agents/qwen25vl_agent.py`` and ``qwen3vl_agent.py`` (:mod:`.qwen`).
 - ``prompt-agent``: OSWorld's pyautogui ``PromptAgent`` (``mm_agents/agent.py``), for API models; ``aguvis``: guitest's
-  pyautogui prompt with normalized coordinates (:mod:`.pyautogui`).
+  pyautogui prompt with normalized coordinates (:mod:`.prompt_agent`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...errors import ModelError
-from .base import Past, Read, Runner
+from ...registry import RUNNERS
+from .runner import Past, Read, Runner
 from .guitest import RUNNER as GUITEST_RUNNER
-from .pyautogui import AGUVIS, PROMPT_AGENT
-from .qwen import QWEN3VL, QWEN25VL
-from .uitars import UITARS15, UITARS_V1
 
-__all__ = ["RUNNERS", "PROFILE_RUNNERS", "GUITEST_RUNNER", "Past", "Read", "Runner", "get", "for_model"]
+__all__ = ["RUNNERS", "PROFILE_RUNNERS", "GUITEST_RUNNER", "Past", "Read", "Runner", "get", "register", "for_model"]
 
-#: every runner by name
-RUNNERS: dict[str, Runner] = {r.name: r for r in (GUITEST_RUNNER, UITARS15, UITARS_V1, QWEN25VL, QWEN3VL, PROMPT_AGENT, AGUVIS)}
+register = RUNNERS.register
 
 #: the runner a model profile (guitest/profiles.py) uses in live tasks; profiles not named here use ``guitest``
 PROFILE_RUNNERS = {
@@ -42,10 +40,8 @@ PROFILE_RUNNERS = {
 
 def get(name: str) -> Runner:
     """The runner called ``name``; a ModelError naming the known ones otherwise."""
-    try:
-        return RUNNERS[name]
-    except KeyError:
-        raise ModelError(f"unknown runner {name!r} (--runner); known runners: {', '.join(RUNNERS)}") from None
+    runner: Runner = RUNNERS.get(name)
+    return runner
 
 
 def for_model(model: Any, name: str | None = None) -> tuple[Runner, str]:
@@ -58,5 +54,5 @@ def for_model(model: Any, name: str | None = None) -> tuple[Runner, str]:
         return get(name), "--runner"
     profile = getattr(getattr(model, "profile", None), "name", "")
     if profile in PROFILE_RUNNERS:
-        return RUNNERS[PROFILE_RUNNERS[profile]], f"the runner of profile {profile}"
-    return GUITEST_RUNNER, f"default (profile {profile or 'none'} has no runner of its own)"
+        return get(PROFILE_RUNNERS[profile]), f"the runner of profile {profile}"
+    return get(GUITEST_RUNNER.name), f"default (profile {profile or 'none'} has no runner of its own)"

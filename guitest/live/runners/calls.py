@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import pyliteral
+from ...answers import pyliteral
 from ...answers import from_numbers, numbers
 from ...geometry import Point
 
@@ -211,7 +211,7 @@ ACTION_MARKER = re.compile(r"\baction\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 def region(text: str, max_chars: int) -> tuple[str, bool]:
     """The part of a reply that holds its action: after the last ``Action:`` marker when there is one
     (reasoning in ``<think>`` removed first), else the whole reply; and whether a marker was found."""
-    from ...parsing import strip_think
+    from ...answers.region import strip_think
 
     text = strip_think(text[-max_chars:])
     marks = list(ACTION_MARKER.finditer(text))

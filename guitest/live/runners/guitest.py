@@ -30,7 +30,7 @@ from typing import Sequence
 from ...exchange import Prompt, SentImage, conversation
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo
-from .base import USER, Past, Read, Runner, recent
+from .runner import USER, Past, Read, Runner, recent
 from .calls import MAX_REPLY, Call, direction, find_calls, fmt, number, quote, region
 
 NAMES = re.compile(r"click|double_click|right_click|move|drag|scroll|type|key|wait|done|fail")

@@ -28,12 +28,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from ... import jsonscan
+from ...answers import jsonscan
 from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
-from .base import ASSISTANT, USER, Past, Read, Runner, merge_drags
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags
 from .calls import MAX_REPLY, fmt, number
 
 ENUM = ["key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click", "double_click", "scroll", "wait", "terminate"]
@@ -155,7 +155,7 @@ class QwenRunner(Runner):
     def line(self, text: str, actions: Sequence[Action]) -> str:
         """``parse_response``'s low-level instruction: the first ``Action:`` line (Qwen2.5-VL: also lines starting ``step``,
         ``i will``, ``i'll``, ``now i``), else ``Performing <function> action`` after the first call."""
-        from ...parsing import strip_think
+        from ...answers.region import strip_think
 
         for raw in strip_think(text[-MAX_REPLY:]).split("\n"):
             line = raw.strip()
@@ -218,7 +218,7 @@ FUNCTIONS = {CLICK: "click", RIGHT_CLICK: "rightClick", DOUBLE_CLICK: "doubleCli
 def read(text: str, instruction_lines: tuple[str, ...] = ("action:",), markers: tuple[str, ...] = ("<tool_call>",)) -> Read:
     """The calls of a reply in order (``parse_response``, see the module docstring), points in the reply's numbers.
     Never raises."""
-    from ...parsing import strip_think
+    from ...answers.region import strip_think
 
     blocks: list[str] = []
     inside = False

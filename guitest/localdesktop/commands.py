@@ -1,0 +1,111 @@
+"""``guitest desktop up | down | status``: a local Linux desktop for live desktop tasks, from the command line.
+
+``up`` starts a desktop (:func:`guitest.localdesktop.xvfb.start_desktop`) that keeps running after the
+command returns and prints the URL to pass as ``--env-url``, where its secret is (the path of its token
+file, never the secret itself) and its X authority file; ``down`` stops one (or all) by the state file
+``up`` wrote, once :mod:`.state`'s checks passed; ``status`` lists them and whether their server answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from ..desktopenv.client import MachineClient
+from .state import TOKEN_VAR
+from .xvfb import DesktopError, LocalDesktop, load_state, scan_desktops, start_desktop
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``desktop`` sub-commands and their options, on ``parser``."""
+    sub = parser.add_subparsers(dest="desktop_command", required=True)
+    up = sub.add_parser("up", help="start a desktop (Xvfb 1920x1080, openbox, the protocol server on 127.0.0.1)")
+    up.add_argument("--display", type=int, help="X display number (default: the first free one from 99)")
+    up.add_argument("--port", type=int, help="server port on 127.0.0.1 (default: a free one)")
+    up.add_argument("--command-timeout", type=float, default=120.0, help="seconds a command sent to the desktop may run (default 120)")
+    up.add_argument(
+        "--no-reset", action="store_true",
+        help="no /guitest/reset between episodes: the desktop keeps what each episode leaves, as OSWorld's server does (episodes on it record reset: none)",
+    )
+    down = sub.add_parser("down", help="stop a desktop and everything it started")
+    which = down.add_mutually_exclusive_group()
+    which.add_argument("--display", type=int, help="the display to stop (default: the only one running)")
+    which.add_argument("--all", action="store_true", help="stop every desktop of this user")
+    sub.add_parser("status", help="list the running desktops and whether their servers answer")
+
+
+def _up(args: argparse.Namespace) -> int:
+    desktop = start_desktop(args.display, args.port, command_timeout=args.command_timeout, detach=True, reset=not args.no_reset)
+    print(f"desktop :{desktop.display} up in {desktop.startup_seconds:.1f} s: {desktop.url}" + (" (its reset is off: --no-reset)" if args.no_reset else ""))
+    print(f"  run live desktop tasks with --env-url={desktop.url}; stop it with: guitest desktop down --display {desktop.display}")
+    print(
+        f"  its secret (every request carries it: Authorization: Bearer <secret>) is in {desktop.token_file}, readable by you "
+        f"only; guitest run by you finds it itself; another client reads it from that file (e.g. {TOKEN_VAR}=\"$(cat {desktop.token_file})\")"
+    )
+    print(f"  its display takes only clients with its cookie: DISPLAY=:{desktop.display} XAUTHORITY={desktop.xauthority}")
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    desktops: list[LocalDesktop]
+    refused: list[str] = []
+    if args.display is not None:
+        found = load_state(args.display)  # a state file that fails the checks is a DesktopError: nothing is stopped
+        if found is None:
+            print(f"guitest desktop: no desktop :{args.display} is running (no state file)", file=sys.stderr)
+            return 1
+        desktops = [found]
+    else:
+        desktops, refused = scan_desktops()
+        for why in refused:
+            print(f"guitest desktop: {why}", file=sys.stderr)
+        if not args.all and len(desktops) > 1:
+            shown = ", ".join(f":{d.display}" for d in desktops)
+            print(f"guitest desktop: {len(desktops)} desktops are running ({shown}); say which with --display N, or --all", file=sys.stderr)
+            return 1
+    if not desktops:
+        print("guitest desktop: no desktop is running")
+        return 1 if refused else 0
+    for desktop in desktops:
+        for note in desktop.notes:
+            print(f"desktop :{desktop.display}: {note}")
+        desktop.stop()
+        print(f"desktop :{desktop.display} stopped")
+    return 1 if refused else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    desktops, refused = scan_desktops()
+    for why in refused:
+        print(f"guitest desktop: {why}", file=sys.stderr)
+    if not desktops:
+        print("no guitest desktop is running (start one with: guitest desktop up)")
+        return 0
+    for desktop in desktops:
+        client = MachineClient(desktop.url, retries=0)
+        answers = client.probe()
+        reset = "" if not answers else "  reset on" if client.resets() else "  reset OFF (--no-reset)"
+        print(f":{desktop.display}  {desktop.url}  {'answers' if answers else 'DOES NOT ANSWER'}{reset}  home {desktop.home}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``guitest desktop ARGS``; the exit status (2 for bad arguments, 1 when a desktop cannot start)."""
+    parser = argparse.ArgumentParser(prog="guitest desktop", description="a local Linux desktop for live desktop tasks")
+    add_arguments(parser)
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed ``desktop`` sub-command (for ``guitest/cli.py``'s sub-parser)."""
+    try:
+        return {"up": _up, "down": _down, "status": _status}[args.desktop_command](args)
+    except DesktopError as exc:
+        print(f"guitest desktop: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""Compare two guitest reports: accuracy per category, a paired exact McNemar test, a CI exit status.
+
+``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--json OUT]``
+
+Accuracies are the reports' own (``overall`` and ``breakdown``). Significance is decided
+on the cases both runs share and both scored (an error in either run takes the case out):
+b = hit in old but not in new, c = hit in new but not in old, and the exact two-sided
+McNemar p-value from b and c, computed with integers so it is exact for any n. A category
+is "worse" when p < alpha, new lost more than it gained (b > c) and the paired drop
+(b - c) / n_paired is at least ``min_drop``; "better" when p < alpha and c > b. The
+p-values are per category and not corrected for multiple comparisons. A case counts as a
+hit in the paired test only when its verdict is "hit" (with ``--repeats``, a "partial" case
+is not a hit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .. import strictjson
+from ..errors import GuitestError
+from .tallies import group_key
+from .report import align_table
+
+HIT, ERROR = "hit", "error"
+BETTER, WORSE, SAME = "better", "worse", "no detectable change"
+OVERALL = "overall"
+
+
+class ReportError(GuitestError):
+    """A report file that cannot be read or is not a guitest report; the message names the file."""
+
+
+# -- statistics ---------------------------------------------------------------------------------
+
+
+def mcnemar_exact(b: int, c: int) -> Fraction:
+    """The exact two-sided McNemar p-value for b and c discordant pairs, as an exact fraction.
+
+    p = min(1, 2 * sum_{i=0}^{min(b, c)} C(b + c, i) / 2^(b + c)), and 1 when b + c = 0.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return Fraction(1)
+    tail = 0
+    term = 1  # C(n, 0), then C(n, i) by the exact recurrence C(n, i+1) = C(n, i) * (n - i) / (i + 1)
+    for i in range(min(b, c) + 1):
+        tail += term
+        term = term * (n - i) // (i + 1)
+    return min(Fraction(1), Fraction(2 * tail, 2**n))
+
+
+def mcnemar_p(b: int, c: int) -> float:
+    """The exact two-sided McNemar p-value as the float nearest to the exact fraction."""
+    return float(mcnemar_exact(b, c))
+
+
+# -- reading reports ------------------------------------------------------------------------------
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """Read and check a report file; raise :class:`ReportError` naming the file and the problem."""
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read: {exc}") from None
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    problems = check_report(report)
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise ReportError(f"{path}: not a guitest report: " + "; ".join(problems[:5]) + more)
+    return report
+
+
+def check_report(report: Any) -> list[str]:
+    """What makes ``report`` unusable for a comparison (empty when it is usable)."""
+    if not isinstance(report, dict):
+        return [f"top level is {type(report).__name__}, expected an object"]
+    problems = []
+    for key in ("overall", "breakdown"):
+        if not isinstance(report.get(key), dict):
+            problems.append(f"'{key}' missing or not an object")
+    if isinstance(report.get("overall"), dict) and not _is_rate(report["overall"].get("accuracy")):
+        problems.append("'overall.accuracy' missing or not a number in 0..1 or null")
+    if isinstance(report.get("breakdown"), dict):
+        for name, values in report["breakdown"].items():
+            if not isinstance(values, dict) or not all(isinstance(row, dict) and _is_rate(row.get("accuracy")) for row in values.values()):
+                problems.append(f"'breakdown.{name}' is not a table of value -> counts with an accuracy")
+    cases = report.get("cases")
+    if not isinstance(cases, list):
+        problems.append("'cases' missing or not a list")
+        return problems
+    seen: set[str] = set()
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(case.get("verdict"), str):
+            problems.append(f"cases[{i}]: needs a string 'id' and 'verdict'")
+        elif not isinstance(case.get("tags", {}), dict):
+            problems.append(f"cases[{i}] ({case['id']}): 'tags' is not an object")
+        elif case["id"] in seen:
+            problems.append(f"cases[{i}]: case id {case['id']!r} appears twice")
+        else:
+            seen.add(case["id"])
+    return problems
+
+
+def _is_rate(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1)
+
+
+# -- comparing ------------------------------------------------------------------------------------
+
+
+def _paired(pairs: Iterable[tuple[str, str]], alpha: Fraction, min_drop: float) -> dict[str, Any]:
+    """The paired counts, exact p-value and verdict for (old verdict, new verdict) pairs, errors already removed."""
+    both = b = c = neither = 0
+    for old, new in pairs:
+        o, n = old == HIT, new == HIT
+        if o and n:
+            both += 1
+        elif o:
+            b += 1
+        elif n:
+            c += 1
+        else:
+            neither += 1
+    total = both + b + c + neither
+    exact = mcnemar_exact(b, c)
+    drop = Fraction(b - c, total) if total else Fraction(0)
+    verdict = SAME
+    if exact < alpha and c > b:
+        verdict = BETTER
+    elif exact < alpha and b > c and drop >= Fraction(str(min_drop)):
+        verdict = WORSE
+    return {
+        "n": total,
+        "both_hit": both,
+        "b": b,
+        "c": c,
+        "neither": neither,
+        "old_accuracy": round((both + b) / total, 6) if total else None,
+        "new_accuracy": round((both + c) / total, 6) if total else None,
+        "delta": round(float(-drop), 6) if total else None,
+        "p_value": float(exact),
+        "verdict": verdict,
+    }
+
+
+def _side(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"n": row.get("n"), "hit": row.get("hit"), "error": row.get("error"), "accuracy": row.get("accuracy")}
+
+
+def _row(category: str, value: str, old_row: dict[str, Any] | None, new_row: dict[str, Any] | None, paired: dict[str, Any]) -> dict[str, Any]:
+    old_acc = old_row.get("accuracy") if old_row else None
+    new_acc = new_row.get("accuracy") if new_row else None
+    return {
+        "category": category,
+        "value": value,
+        "old": _side(old_row),
+        "new": _side(new_row),
+        "delta": round(new_acc - old_acc, 6) if old_acc is not None and new_acc is not None else None,
+        "paired": paired,
+        "verdict": paired["verdict"],
+    }
+
+
+def _describe(report: dict[str, Any]) -> dict[str, Any]:
+    suite = given if isinstance(given := report.get("suite"), dict) else {}
+    model = given if isinstance(given := report.get("model"), dict) else {}
+    profile = model.get("profile")
+    headline = given if isinstance(given := report.get("headline"), dict) else {}
+    return {
+        "suite": suite.get("name"),
+        "model": model.get("spec"),
+        "profile": profile.get("name") if isinstance(profile, dict) else profile,
+        "guitest": report.get("guitest"),
+        "n_results": len(report["cases"]),
+        "complete": report.get("complete"),
+        "headline": headline.get("accuracy"),
+    }
+
+
+def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alpha: float = 0.05) -> dict[str, Any]:
+    """Compare two reports: overall and per breakdown value (present in either), accuracies, the paired test, a verdict.
+
+    Returns plain builtins (JSON-ready): ``rows`` (overall first, then each breakdown's
+    values in sorted order), ``regressions`` and ``improvements`` (the rows judged worse
+    or better), ``only_in_old`` / ``only_in_new`` (case ids in one run only, sorted),
+    ``excluded`` (shared case ids left out of the paired test because they errored) and
+    ``warnings`` (different suites, incomplete runs, tags that changed between the runs).
+    """
+    if not 0 < alpha <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    if min_drop < 0:
+        raise ValueError(f"min_drop must be >= 0, got {min_drop}")
+    alpha_q = Fraction(str(alpha))
+    old_cases = {c["id"]: c for c in old["cases"]}
+    new_cases = {c["id"]: c for c in new["cases"]}
+    shared = sorted(old_cases.keys() & new_cases.keys())
+    scored = [i for i in shared if old_cases[i]["verdict"] != ERROR and new_cases[i]["verdict"] != ERROR]
+    excluded = {
+        "error_in_old": [i for i in shared if old_cases[i]["verdict"] == ERROR],
+        "error_in_new": [i for i in shared if new_cases[i]["verdict"] == ERROR],
+    }
+    # A case's category comes from the new run's tags (tags come from the data set, so they agree
+    # unless the data changed between the runs; such cases are listed in the warnings).
+    tag_changed = [i for i in shared if (old_cases[i].get("tags") or {}) != (new_cases[i].get("tags") or {})]
+
+    rows = [_row(OVERALL, "", old["overall"], new["overall"], _paired(((old_cases[i]["verdict"], new_cases[i]["verdict"]) for i in scored), alpha_q, min_drop))]
+    names = list(old["breakdown"]) + [n for n in new["breakdown"] if n not in old["breakdown"]]
+    for name in names:
+        old_values, new_values = old["breakdown"].get(name, {}), new["breakdown"].get(name, {})
+        tag_names = name.split("/")
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for i in scored:
+            key = group_key({"tags": new_cases[i].get("tags") or {}}, tag_names)
+            if key is not None:
+                groups.setdefault(key, []).append((old_cases[i]["verdict"], new_cases[i]["verdict"]))
+        for value in sorted(set(old_values) | set(new_values) | set(groups)):
+            rows.append(_row(name, value, old_values.get(value), new_values.get(value), _paired(groups.get(value, ()), alpha_q, min_drop)))
+
+    warnings = []
+    d_old, d_new = _describe(old), _describe(new)
+    if d_old["suite"] != d_new["suite"]:
+        warnings.append(f"the reports are of different suites: {d_old['suite']!r} and {d_new['suite']!r}")
+    for side, d in (("old", d_old), ("new", d_new)):
+        if d["complete"] is False:
+            warnings.append(f"the {side} run is incomplete: some selected cases produced no result")
+    only_old = sorted(old_cases.keys() - new_cases.keys())
+    only_new = sorted(new_cases.keys() - old_cases.keys())
+    if only_old or only_new:
+        warnings.append(f"{len(only_old)} case(s) only in the old run and {len(only_new)} only in the new run: not in the paired test")
+    if tag_changed:
+        warnings.append(f"{len(tag_changed)} shared case(s) have different tags in the two runs; grouped by the new run's tags: {', '.join(tag_changed[:5])}" + (" ..." if len(tag_changed) > 5 else ""))
+    return {
+        "old": d_old,
+        "new": d_new,
+        "alpha": alpha,
+        "min_drop": min_drop,
+        "test": "exact two-sided McNemar on shared cases scored in both runs (errors excluded); p-values not corrected for multiple comparisons",
+        "shared": len(shared),
+        "paired": len(scored),
+        "rows": rows,
+        "regressions": [_label(r) for r in rows if r["verdict"] == WORSE],
+        "improvements": [_label(r) for r in rows if r["verdict"] == BETTER],
+        "only_in_old": only_old,
+        "only_in_new": only_new,
+        "excluded": excluded,
+        "tag_changed": tag_changed,
+        "warnings": warnings,
+    }
+
+
+def _label(row: dict[str, Any]) -> str:
+    return OVERALL if row["category"] == OVERALL else f"{row['category']}={row['value']}"
+
+
+# -- text output ----------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _pts(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.1f}"
+
+
+def _p(value: float) -> str:
+    if value == 0:
+        return "<1e-300"  # the exact value is positive, below the smallest float
+    if value >= 0.001:
+        return f"{value:.3f}"
+    return f"{value:.1e}"
+
+
+def _ids(ids: list[str], limit: int = 20) -> str:
+    return ", ".join(ids[:limit]) + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+HEADER = ("category", "value", "old%", "new%", "delta", "paired", "lost", "gained", "p", "verdict")
+
+
+def format_text(result: dict[str, Any]) -> str:
+    """The comparison as aligned plain text for CI logs: who was compared, the table, the verdict, the odd cases."""
+    o, n = result["old"], result["new"]
+    lines = [
+        f"{side}: {d['suite'] or '-'} | {d['model'] or '-'} | profile {d['profile'] or '-'} | guitest {d['guitest'] or '-'} | {d['n_results']} cases"
+        + (f" | {d['path']}" if d.get("path") else "")
+        for side, d in (("old", o), ("new", n))
+    ]
+    lines += [
+        f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%",
+        "",
+    ]
+    cells = [HEADER]
+    for r in result["rows"]:
+        p = r["paired"]
+        old_acc = r["old"]["accuracy"] if r["old"] else None
+        new_acc = r["new"]["accuracy"] if r["new"] else None
+        verdict = r["verdict"].upper() if r["verdict"] in (WORSE, BETTER) else r["verdict"]
+        cells.append((r["category"], r["value"], _pct(old_acc), _pct(new_acc), _pts(r["delta"]), str(p["n"]), str(p["b"]), str(p["c"]), _p(p["p_value"]), verdict))
+    lines += align_table(cells, left=(0, 1, 9))
+    lines += [
+        "",
+        "delta: new - old accuracy in points (each report's own); paired: cases scored in both runs (errors left out);",
+        "lost: hit in old only; gained: hit in new only; p: exact two-sided McNemar on lost vs gained, per row, not corrected",
+        f"for multiple comparisons. worse = p < {result['alpha']:g} and paired accuracy down by at least {100 * result['min_drop']:.1f} points.",
+    ]
+    if result["regressions"]:
+        lines.append("REGRESSION: " + ", ".join(result["regressions"]))
+    if result["improvements"]:
+        lines.append("improved: " + ", ".join(result["improvements"]))
+    if not result["regressions"] and not result["improvements"]:
+        lines.append("no detectable change")
+    for w in result["warnings"]:
+        lines.append(f"warning: {w}")
+    if result["only_in_old"]:
+        lines.append(f"only in old ({len(result['only_in_old'])}): {_ids(result['only_in_old'])}")
+    if result["only_in_new"]:
+        lines.append(f"only in new ({len(result['only_in_new'])}): {_ids(result['only_in_new'])}")
+    for key, label in (("error_in_old", "errored in old"), ("error_in_new", "errored in new")):
+        ids = result["excluded"][key]
+        if ids:
+            lines.append(f"{label}, left out of the paired test ({len(ids)}): {_ids(ids)}")
+    return "\n".join(lines) + "\n"
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+
+def _fraction_arg(lo: float, hi: float, lo_open: bool) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
+            raise argparse.ArgumentTypeError(f"{text} is not in {'(' if lo_open else '['}{lo:g}, {hi:g}]")
+        return value
+
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``compare`` command's arguments to ``parser`` (a subcommand parser of ``guitest``)."""
+    parser.add_argument("old", help="the baseline report (JSON written by guitest)")
+    parser.add_argument("new", help="the report to check against it")
+    parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any category is significantly worse (by at least --min-drop)")
+    parser.add_argument("--min-drop", type=_fraction_arg(0, 1, False), default=0.0, metavar="X",
+                        help="smallest drop of paired accuracy (0..1, e.g. 0.02 = 2 points) that counts as a regression; default 0")
+    parser.add_argument("--alpha", type=_fraction_arg(0, 1, True), default=0.05, metavar="A", help="significance level of the McNemar test; default 0.05")
+    parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON to OUT ('-' for stdout)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``compare`` command from parsed arguments: 0, 1 (regression with --fail-on-regression) or 2 (bad input)."""
+    try:
+        old = load_report(args.old)
+        new = load_report(args.new)
+    except ReportError as exc:
+        print(f"guitest compare: {exc}", file=sys.stderr)
+        return 2
+    result = compare(old, new, min_drop=args.min_drop, alpha=args.alpha)
+    result["old"]["path"], result["new"]["path"] = str(args.old), str(args.new)
+    # With --json - the JSON owns stdout and the table goes to stderr.
+    print(format_text(result), end="", file=sys.stderr if args.json == "-" else sys.stdout)
+    if args.json:
+        text = strictjson.dumps(result, indent=1) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            try:
+                strictjson.write_text(Path(args.json), text)
+            except OSError as exc:
+                print(f"guitest compare: cannot write {args.json}: {exc}", file=sys.stderr)
+                return 2
+    if args.fail_on_regression and result["regressions"]:
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--json OUT]``."""
+    parser = argparse.ArgumentParser(
+        prog="guitest compare",
+        description="Compare two guitest reports: accuracy per category and an exact paired McNemar test on the shared cases.",
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

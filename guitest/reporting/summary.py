@@ -1,0 +1,215 @@
+"""What a run says about itself in words: the header's lines at its start, each suite's summary at its end.
+
+Plain text from the model, the configuration and each suite's report; the plugin prints it, and the Markdown
+and HTML reports take the sentences that say the same thing (the cache's, the gate's) from here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .. import __version__
+from ..cache import FILENAME
+from ..miniwob import rules as miniwob_rules
+from .gate import unknown_state_line
+from ..printable import printable
+
+if TYPE_CHECKING:
+    from ..cache import Run
+    from ..models.base import Model
+    from ..runconfig import RunConfig
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the terminal summary: its text, drawn as a separator of ``sep`` characters when given, in the
+    terminal's ``markup`` (``red``, ``green``, ``yellow``, ``bold``)."""
+
+    text: str
+    markup: tuple[str, ...] = ()
+    sep: str | None = None
+
+
+# -- the header ---------------------------------------------------------------------------------
+
+
+def header_lines(model: "Model | None", config: "RunConfig", run: "Run | None", cache_folder: Path) -> list[str]:
+    """The run header: guitest's version; with a model, its settings as the model uses them, its profile, the
+    response cache and the desktop machines; the success rule when ``--success-rule`` is given."""
+    lines = [f"guitest {__version__}"]
+    if model is not None:
+        described = model.describe()
+        extra = "".join(f", {k} {described[k]}" for k in ("base_url", "api_key") if k in described)
+        s = model.settings  # a --model-config may have changed them
+        shown = [("temperature", f"temperature {s.temperature:g}"), ("max_tokens", f"max tokens {s.max_tokens}"), ("timeout", f"timeout {s.timeout:g} s"),
+                 ("retries", f"retries {s.retries}"), ("seed", f"seed {s.seed}"), ("concurrency", f"concurrency {s.concurrency}")]
+        used = model.uses
+        lines.append(
+            f"guitest model: {described['spec']} ({described['adapter']}{extra}); "
+            + ", ".join(text for name, text in shown if (used is None and name != "seed") or (used is not None and name in used))
+        )
+        profile = model.profile
+        sizing = profile.sizing
+        size_rule = (
+            f"smart_resize(factor {sizing.factor}, min_pixels {s.min_pixels or sizing.min_pixels}, max_pixels {s.max_pixels or sizing.max_pixels})"
+            if sizing.kind == "smart_resize"
+            else f"as is{f', at most {s.max_pixels} pixels' if s.max_pixels else ''}{f', at least {s.min_pixels} pixels' if s.min_pixels else ''}"
+        )
+        lines.append(
+            f"guitest profile: {profile.name} ({model.profile_reason}): answers in {profile.space} coordinates, "
+            f"read as {', '.join(style for style, _ in profile.styles)}; screenshots sent {size_rule}"
+            + (f", at most {s.max_image_bytes} bytes" if s.max_image_bytes else "")
+            + (" (by the model server's processor: files sent as they are, --resize=auto)" if described.get("image_sizing") else "")
+        )
+        cache_line = cache_header(model, config.cache, run, cache_folder)
+        if cache_line:
+            lines.append(cache_line)
+        if (config.env_url or config.env_provider) and not config.collect_only:
+            from ..envs.machine import machines_header  # asks the machines: only when there are some
+
+            lines.append(machines_header(config.env_url, config.env_provider))
+    if config.success_rule:
+        lines.append(miniwob_rules.header_line(config.success_rule))
+    return lines
+
+
+def cache_header(model: "Model", mode: str, run: "Run | None", cache_folder: Path) -> str | None:
+    """The header's line on the response cache: off, reused, or a fresh run (and the run it resumes); None for a model
+    that costs nothing."""
+    if not model.cacheable:
+        return None
+    if mode == "off":
+        return "guitest cache: off: every case asks the model"
+    where = cache_folder / FILENAME
+    if run is not None and run.resumes:
+        r = run.resumes
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["started"]))
+        return f"guitest cache: {mode}: this run resumes run {r['id']} (started {started}; {r['why']}): the replies it recorded in {where} are read back, not asked again"
+    if mode in ("on", "read"):
+        return f"guitest cache: {mode}: replies recorded by earlier runs of this model, endpoint and settings in {where} are REUSED, not asked again"
+    return f"guitest cache: {mode}: a fresh run{f' (run {run.id})' if run else ''}: every case asks the model; replies are stored in {where} (read back only when this run is resumed)"
+
+
+# -- sentences the terminal and the reports share ------------------------------------------------
+
+
+def cache_sentence(report: dict[str, Any]) -> str | None:
+    """One sentence saying that (and how much of) the result came from the response cache, where and when those
+    replies were recorded; None when no reply came from it."""
+    cache = report["run"].get("cache") or {}
+    attempts = cache.get("attempts_answered_from_cache", 0)
+    if not attempts:
+        return None
+    recorded = cache.get("recorded") or {}
+    when = f", recorded {recorded['first']}" + (f" to {recorded['last']}" if recorded.get("last") != recorded.get("first") else "") if recorded else ""
+    runs = cache.get("recorded_by_runs") or []
+    by = f" by run {', '.join(runs)}" if runs else ""
+    return (
+        f"{cache.get('cases_answered_from_cache', attempts)} of {report['n_results']} case(s) answered from the response cache "
+        f"({attempts} attempt(s); --cache={cache.get('mode')}; {cache.get('path')}{when}{by}), not asked of the model in this run"
+    )
+
+
+def cache_note(report: dict[str, Any]) -> str:
+    """The short form for the gate's line: how many cases the cache answered, and from when."""
+    cache = report["run"].get("cache") or {}
+    recorded = cache.get("recorded") or {}
+    since = f" recorded from {recorded['first']}" if recorded else ""
+    return f"{cache.get('cases_answered_from_cache', 0)} of {report['n_results']} cases answered from the response cache{since}"
+
+
+def gate_failures(report: dict[str, Any]) -> str:
+    """The gate's failures in one sentence, with how many cases the cache answered when it answered any."""
+    return "; ".join(report["gate"].get("failures", [])) + cache_suffix(report)
+
+
+def cache_suffix(report: dict[str, Any]) -> str:
+    """`` (N of M cases answered from the response cache ...)`` when the cache answered any case, else nothing."""
+    return f" ({cache_note(report)})" if cache_sentence(report) else ""
+
+
+def describe_limits(limits: dict[str, Any]) -> str:
+    """The gate's thresholds as ``metric >= value`` (overall first, then per category)."""
+    metric = limits.get("metric", "accuracy")
+    parts = [f"{metric} >= {limits['accuracy']:.4f}"] if limits.get("accuracy") is not None else []
+    parts += [f"{k} >= {v:.4f}" for k, v in sorted(limits.get("by", {}).items())]
+    return ", ".join(parts)
+
+
+# -- the end of the run -------------------------------------------------------------------------
+
+
+def endpoint_down(reports: Iterable[dict[str, Any]]) -> list[Line]:
+    """Said once, before pytest's own sections: the endpoint that was unreachable and how many cases were therefore
+    not asked; nothing when every endpoint answered."""
+    downs = [r["run"]["unreachable"] for r in reports if r["run"].get("unreachable")]
+    if not downs:
+        return []
+    down = downs[0]
+    state = down.get("state", "unreachable")
+    return [
+        Line(f"guitest: endpoint {state}", ("red", "bold"), sep="="),
+        Line(printable(f"{down['url']} is {state} ({down['reason']})."), ("red", "bold")),
+        Line(f"{sum(d['cases_not_asked'] for d in downs)} case(s) were not asked and are errors: start the endpoint (or check --base-url), then re-run them with --lf."),
+    ]
+
+
+def runner_line(record: dict[str, Any]) -> str:
+    """A live suite's runner in one line, from the report's record of it (:func:`guitest.live.flow.live_record`'s ``runner``)."""
+    return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
+
+
+def unreported(key: str, reason: str) -> list[Line]:
+    """The summary of a suite that got no report, and why."""
+    return [Line(f"guitest: {key}: NO REPORT", ("red", "bold"), sep="="), Line(printable(reason), ("red", "bold"))]
+
+
+def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baseline: str | None = None, baseline_path: str | None = None,
+                  paths: Iterable[Path] = (), kept: list[str] | None = None) -> list[Line]:
+    """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.reporting.report.text_table`), warnings,
+    the gate, the comparison with ``--baseline`` (its text) and where the reports went."""
+    out = [Line(f"guitest: {report['suite']['name']} ({key})", sep="="), Line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")]
+    run = report["run"]
+    if run.get("data"):
+        out.append(Line(f"data: {run['data']}"))
+    if report["suite"].get("runner"):
+        out.append(Line(runner_line(report["suite"]["runner"])))
+    if run.get("success_rule"):
+        out.append(Line(miniwob_rules.summary_line(run["success_rule"])))
+    cached = cache_sentence(report)
+    if cached:
+        out.append(Line(cached, ("yellow", "bold")))
+    out += [Line(line) for line in table]
+    if not report["complete"]:
+        shown = ", ".join(report["missing"][:5]) + (" ..." if len(report["missing"]) > 5 else "")
+        out.append(Line(
+            f"INCOMPLETE: {report['n_selected'] - report['n_results']} selected case(s) produced no result "
+            f"(a worker crashed or the run stopped early): {shown}. Re-run them with --lf.", ("red", "bold"),
+        ))
+    suspicious = report["notes"].get("coordinates_look_normalized", 0)
+    if suspicious:
+        out.append(Line(
+            f"warning: {suspicious} answer(s) gave coordinates within [0, 1] although profile {report['model']['profile']['name']} "
+            f"reads {report['model']['space']} coordinates: if the model answers normalized points, pass --model-profile "
+            "(e.g. generic) so they are not scored as pixels near the top-left corner", ("yellow",),
+        ))
+    unknown = unknown_state_line(report)
+    if unknown:
+        out.append(Line(f"warning: {unknown}", ("yellow",)))
+    gate = report["gate"]
+    out += [Line(f"gate note: {note}", ("yellow",)) for note in gate["notes"]]
+    if gate["failures"]:
+        out.append(Line("GATE FAILED: " + gate_failures(report), ("red", "bold")))
+    elif gate["passed"]:
+        out.append(Line("gate passed: " + describe_limits(gate["thresholds"]) + cache_suffix(report), ("green",)))
+    out += [Line(f"guitest bug: the report does not match its schema: {problem}", ("red",)) for problem in report.get("schema_problems", [])]
+    if baseline is not None:
+        out.append(Line(f"compared with --baseline {baseline_path}", sep="-"))
+        out += [Line(line) for line in baseline.splitlines()]
+    out.append(Line("reports: " + ", ".join(str(p) for p in paths)))
+    if kept:
+        out.append(Line("kept: " + ", ".join(kept) + " (each run's reports under runs/; *.passed.* is the last run that passed)"))
+    return out
