@@ -504,6 +504,26 @@ def shutdown() -> None:
 atexit.register(shutdown)
 
 
+class OnBrowserPage:
+    """What an environment on one :class:`BrowserPage` (``self.browser``) does the same whatever its pages: the
+    environment pool's questions and closing."""
+
+    browser: BrowserPage
+
+    def load(self) -> float:
+        """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
+        return self.browser.load()
+
+    def usable(self) -> bool:
+        """Whether the next episode can run here (EnvPool replaces an idle environment that is not: its page crashed or
+        its browser was ended)."""
+        return self.browser.usable()
+
+    def close(self) -> None:
+        """Close this environment's browser context."""
+        self.browser.close()
+
+
 @dataclass(frozen=True)
 class Area:
     """The part of the page a screenshot shows, in CSS pixels, and the zoom (screenshot pixels per CSS pixel)."""

@@ -35,7 +35,7 @@ from urllib.parse import urljoin
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from . import servers
-from .browser import Area, BrowserPage, Overran, capped_wait, fresh_document, perform, screenshot, seconds_option, settle
+from .browser import Area, BrowserPage, OnBrowserPage, Overran, capped_wait, fresh_document, perform, screenshot, seconds_option, settle
 
 DEFAULT_VIEWPORT = (1024, 768)
 DEFAULT_CHECK_TIMEOUT = 10.0  # seconds the set-up script or one check may run (env_options.check_timeout)
@@ -76,7 +76,7 @@ def _setup(source: str) -> str:
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a URL scheme: anything but http(s) is refused
 
 
-class WebAppEnv:
+class WebAppEnv(OnBrowserPage):
     """A page of your web app in its own browser context (see the module docstring). Not for two episodes at once."""
 
     def __init__(self, options: Mapping[str, Any] | None = None, base_dir: str = ".") -> None:
@@ -133,19 +133,6 @@ class WebAppEnv:
         task = self._require_task()
         success, score = self._run(self._evaluate, task.config["success"], task.config.get("score"))
         return Evaluation(success, score, f"success check {'held' if success else 'did not hold'}: {task.config['success']}")
-
-    def load(self) -> float:
-        """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
-        return self.browser.load()
-
-    def usable(self) -> bool:
-        """Whether the next episode can run here (EnvPool replaces an idle environment that is not: its page crashed or
-        its browser was ended)."""
-        return self.browser.usable()
-
-    def close(self) -> None:
-        """Close this environment's browser context."""
-        self.browser.close()
 
     def run_js(self, expression: str, arg: Any = None) -> Any:
         """Evaluate a JavaScript function expression with ``arg`` in the page (the oracle reads the DOM this way)."""

@@ -48,7 +48,7 @@ from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from ..envs import servers
 from . import rules as miniwob_rules
-from ..envs.browser import Area, BrowserPage, capped_wait, fresh_document, perform, screenshot
+from ..envs.browser import Area, BrowserPage, OnBrowserPage, capped_wait, fresh_document, perform, screenshot
 
 TASK_WIDTH, TASK_HEIGHT = 160, 210
 VIEWPORT = (500, 320)  # the miniwob package's window size
@@ -167,7 +167,7 @@ def html_dir(options: Mapping[str, Any]) -> str:
     return folder
 
 
-class MiniWobEnv:
+class MiniWobEnv(OnBrowserPage):
     """A MiniWoB++ page in its own browser context (see the module docstring). Not for two episodes at once."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
@@ -238,19 +238,6 @@ class MiniWobEnv:
         url = self._url(self._task)
         self.browser.run(self._navigate, url, "commit")
         self._preloaded = url
-
-    def load(self) -> float:
-        """How busy the browser thread this environment shares is (EnvPool grows only while it has time to spare)."""
-        return self.browser.load()
-
-    def usable(self) -> bool:
-        """Whether the next episode can run here (EnvPool replaces an idle environment that is not: its page crashed or
-        its browser was ended)."""
-        return self.browser.usable()
-
-    def close(self) -> None:
-        """Close this environment's browser context."""
-        self.browser.close()
 
     # -- on the browser thread -----------------------------------------------------------------
 
