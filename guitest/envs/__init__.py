@@ -2,8 +2,8 @@
 
 A backend is a factory ``factory(options, base_dir) -> Environment`` (:class:`guitest.live.protocol.Environment`):
 ``options`` are the suite's ``env_options`` (plain builtins), ``base_dir`` the suite's folder (relative
-paths in the options are relative to it). Built in: ``miniwob`` (:mod:`.miniwob`) and ``webapp``
-(:mod:`.webapp`), both on the browser of :mod:`.browser`, and ``desktop`` (:mod:`.desktop`: OSWorld and
+paths in the options are relative to it). Built in: ``miniwob`` (:mod:`guitest.miniwob.env`) and ``webapp``
+(:mod:`.webapp`), both on the browser of :mod:`.browser`, and ``desktop`` (:mod:`.machine`: OSWorld and
 Windows Agent Arena machines, or a local desktop). Others come from
 
 - :func:`register` (e.g. in a ``conftest.py``): ``guitest.envs.register("mydesk", make)``, or

@@ -22,7 +22,7 @@ action's screenshot pixels map back as CSS = pixel / zoom. The viewport is the p
 its START screen; the final screenshot is taken with the cover hidden (the page as the agent left it).
 
 Reward: ``WOB_RAW_REWARD_GLOBAL`` (-1..1; partial for a few tasks) once ``WOB_DONE_GLOBAL``: the
-evaluation's score. Whether it is a success is the ``success_rule`` option's (:mod:`.miniwob_rules`):
+evaluation's score. Whether it is a success is the ``success_rule`` option's (:mod:`.rules`):
 ``binary`` (the default: raw == 1 as Farama's ``get_binary_reward``, raw >= a per-task threshold for the five
 continuous tasks) or ``browsergym`` (raw > 0, as BrowserGym counts it). An episode the agent leaves
 unfinished scores 0 and is no success under either.
@@ -33,7 +33,7 @@ Options (suite ``env_options``): ``zoom`` (3), ``html_dir`` (the package's ``htm
 page has pending and for any jQuery animation to end: see TIMERS_JS; a step that hit the 2 s is noted
 ``unsettled``),
 ``max_wait`` (5 s: the longest ``wait`` action), ``command_timeout`` (120 s: the longest one browser command may
-run before the watchdog stops its page, see :mod:`.browser`), ``dom_text`` (false: when true, ``Observation.text``
+run before the watchdog stops its page, see :mod:`guitest.envs.browser`), ``dom_text`` (false: when true, ``Observation.text``
 lists the visible elements with their boxes in screenshot pixels), ``executable``, ``headless``, and
 ``success_rule`` (``binary``; a suite sets it with ``settings.success_rule`` or ``--success-rule``, which the
 plugin passes here).
