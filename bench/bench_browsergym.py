@@ -97,7 +97,7 @@ def guitest_side(job: dict[str, Any]) -> dict[str, Any]:
 
     run = oracle_run([(task, page_seed(seed)) for task, seed in job["jobs"]], max_steps=job["max_steps"])
     episodes = []
-    for (task, seed), ep in zip(job["jobs"], run["episodes"]):
+    for (task, seed), ep in zip(job["jobs"], run["episodes"], strict=True):
         acts = [s for s in ep.steps if s.action is not None and s.action.get("kind") not in ("done", "fail")]
         step_s = [s.env_seconds for s in acts]
         reset_s = ep.env_seconds - sum(s.env_seconds for s in ep.steps)  # reset and the reward read (no browser call)
@@ -191,7 +191,7 @@ def table(runs: list[dict[str, Any]]) -> list[str]:
     for name in dict.fromkeys(label(r) for r in runs):
         mine = [r for r in runs if label(r) == name]
         fs = [figures(r) for r in mine]
-        lead = "-" if name == "guitest" else ", ".join(f"{ours[r['repeat']] / f['per_s']:.1f}x" for r, f in zip(mine, fs) if r["repeat"] in ours)
+        lead = "-" if name == "guitest" else ", ".join(f"{ours[r['repeat']] / f['per_s']:.1f}x" for r, f in zip(mine, fs, strict=True) if r["repeat"] in ours)
         lines.append(f"| {name} | {statistics.median(f['per_s'] for f in fs):.2f} | {statistics.median(f['episode'] for f in fs):.3f} | "
                      f"{statistics.median(f['step'] for f in fs):.3f} | {lead} |")
     return lines
@@ -226,7 +226,7 @@ def notes(runs: list[dict[str, Any]]) -> tuple[list[str], bool]:
     ours = next((r for r in runs if r["side"] == "guitest"), None)
     theirs = next((r for r in runs if r["side"] != "guitest"), None)
     if ours and theirs:
-        pairs = list(zip(ours["episodes"], theirs["episodes"]))
+        pairs = list(zip(ours["episodes"], theirs["episodes"], strict=False))  # the shorter run bounds the comparison
         same = [a["task"] for a, b in pairs if a["utterance"] == b["utterance"]]
         differ = sorted({a["task"] for a, b in pairs if a["utterance"] != b["utterance"]})
         lines.append(f"- Same task instance (the same utterance) on both sides: {len(same)} of {len(pairs)} episodes"

@@ -83,7 +83,7 @@ def main() -> int:
         for label, settle in (("step", 0.3), ("step, settle 0", 0.0)):
             env = DesktopEnv([desktop.url], settle=settle, pool=MachinePool([desktop.url]))
             env.reset(task, seed=None)
-            results[label] = summary(timed(lambda: env.step(Action("click", point=(1800.0, 1000.0), space="screen")), args.steps))
+            results[label] = summary(timed(lambda env=env: env.step(Action("click", point=(1800.0, 1000.0), space="screen")), args.steps))
             env.close()
     width = max(len(k) for k in results)
     print(f"{'measurement':{width}}  median      min      max   n")

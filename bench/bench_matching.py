@@ -108,10 +108,10 @@ def main(argv: list[str] | None = None) -> None:
         rng = random.Random(args.seed)
         data = [make(rng, args.elements) for _ in range(args.samples)]
         boxes = [([p["box"] for p in pred], [t["box"] for t in true]) for pred, true in data]
-        t_batch, pairs = timed(lambda: sum(m.tp for m in el.match_many(boxes)), args.repeat)
-        t_match, pairs_one = timed(lambda: sum(el.match(p, t).tp for p, t in boxes), args.repeat)
+        t_batch, pairs = timed(lambda boxes=boxes: sum(m.tp for m in el.match_many(boxes)), args.repeat)
+        t_match, pairs_one = timed(lambda boxes=boxes: sum(el.match(p, t).tp for p, t in boxes), args.repeat)
         assert pairs == pairs_one, (pairs, pairs_one)
-        t_score, _ = timed(lambda: sum(el.score(p, t)["tp"] for p, t in data), args.repeat)
+        t_score, _ = timed(lambda data=data: sum(el.score(p, t)["tp"] for p, t in data), args.repeat)
         print(f"{name:<10} {t_batch:8.3f} {t_match:8.3f} {t_score:8.3f} {pairs:8d}")
 
 

@@ -801,7 +801,7 @@ class Bench:
                 return sock.getsockname()[1]
 
         n_cases = self.results["pro_data"]["cases"]
-        print(f"pro: two endpoints, -n 2, --concurrency=16 each", flush=True)
+        print("pro: two endpoints, -n 2, --concurrency=16 each", flush=True)
         for scenario in ("both", "dead", "killed"):
             name = f"pro_endpoints_{scenario}"
             second, port = (None, free_port()) if scenario == "dead" else self.extra_server(scenario)
@@ -905,7 +905,7 @@ class Bench:
         only = set(self.args.only or DEFAULT_GROUPS)
         suites = self.suites(only)
         rep = self.args.repeat
-        model = ["--model=openai:bench", f"--base-url={{URL}}"]
+        model = ["--model=openai:bench", "--base-url={URL}"]
         self.start_server()
         try:
             if "reference" in only:
@@ -1155,7 +1155,7 @@ def render(res: dict[str, Any]) -> str:
             "| profile | resize | thumbnails | ms/case | CPU ms/case | target < 150 | stages (ms/case) | decodes per case |",
             "|---|---|---|---|---|---|---|---|",
         ]
-        for k, d in hs:
+        for _k, d in hs:
             stages = ", ".join(f"{s} {v}" for s, v in d["stages_ms"].items())
             out.append(
                 f"| {d['profile']} | {d.get('resize', 'auto')} | {'yes' if d['thumbnails'] else 'no'} | {d['ms_per_case']:.0f} | {d['cpu_ms_per_case']:.0f} | "
@@ -1428,7 +1428,7 @@ def render_pro(res: dict[str, Any]) -> str:
             "| thumbnails | CPU ms per 4K case | stages (ms per case) | decodes per case |",
             "|---|---|---|---|",
         ]
-        for k, d in hs:
+        for _k, d in hs:
             label = "in the worker (before)" if d["thumbnails"] else "none on the request path (default)"
             label += "; body by request_body.dumps" if d.get("request_body") else "; body by json.dumps"
             out.append(f"| {label} | {d['cpu_ms_per_case']:.1f} | {', '.join(f'{s} {v}' for s, v in d['stages_ms'].items())} | {d['decodes_per_case']:.2f} |")

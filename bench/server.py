@@ -98,7 +98,7 @@ class Server:
                     if sep:
                         headers[name.strip().lower()] = value.strip()
                 length = int(headers.get("content-length", "0") or 0)
-                body = await reader.readexactly(length) if length else b""
+                _body = await reader.readexactly(length) if length else b""  # read to reach the next request; not used
                 keep_alive = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
                 path = path.split("?", 1)[0]
                 if method == "POST" and path.endswith("/chat/completions"):

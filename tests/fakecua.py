@@ -359,7 +359,7 @@ class Handler(BaseHTTPRequestHandler):
             if len(outputs) != len(items) or [o.get("call_id") for o in outputs] != [c["call_id"] for c in calls]:
                 raise Bad(f"the input must be one computer_call_output per computer_call of {previous}, in order: {[c['call_id'] for c in calls]}")
             images = []
-            for output, call in zip(outputs, calls):
+            for output, call in zip(outputs, calls, strict=True):
                 shot = output.get("output") if isinstance(output.get("output"), dict) else {}
                 size = _uri_size(shot.get("image_url"))
                 if shot.get("type") != "computer_screenshot" or size is None:

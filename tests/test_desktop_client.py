@@ -343,12 +343,12 @@ def test_machine_text_in_errors_has_its_control_characters_escaped(machine: Fake
         with pytest.raises(MachineFailure) as info:
             call(client(machine.url, retries=0))
         failures.append(info.value)
-    for failure, said in zip(failures, ("boom", "raw")):
+    for failure, said in zip(failures, ("boom", "raw"), strict=True):
         assert "\x1b" not in str(failure) and "\x07" not in str(failure) and "\x1b" not in failure.detail
         assert f"{said} {SHOWN}" in str(failure)
 
 
-def test_a_machine_dripping_its_answer_ends_at_the_deadline(dripping: str) -> None:
+def test_a_machine_dripping_its_answer_ends_at_the_deadline(dripping: str) -> None:  # noqa: F811 - the fixture imported above
     # each piece comes well within the timeout of one read; the whole answer (1.2 s) does not come within 0.5 s
     url = dripping.removesuffix("/v1")
     with pytest.raises(MachineFailure) as info:

@@ -158,7 +158,6 @@ def test_judge_counts_a_partly_right_list() -> None:
 
 
 def test_judge_reads_each_space_back_to_pixels() -> None:
-    size = SCREENS[0][2]
     box = [10, 10, 110, 50]
     case, task = _case(0, sent=(800, 600))
     replies = {

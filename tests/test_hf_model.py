@@ -129,7 +129,7 @@ def test_qwen2_vl_sees_the_recorded_sent_size(qwen: Path, samples: list[Any]) ->
         spy, calls = spy_on(model)
         results = [run_case(s, model) for s in (samples[0], samples[2])]
         assert [tuple(r["sent_size"]) for r in results] == expected
-        for result, call, processed in zip(results, calls, spy.calls):
+        for result, call, processed in zip(results, calls, spy.calls, strict=True):
             assert result["verdict"] in VERDICTS and isinstance(result["response"], str), result
             assert processed["sizes"] == [tuple(result["sent_size"])]
             # what the vision tower gets: a (t, h, w) grid of 14-pixel patches covering exactly the sent size

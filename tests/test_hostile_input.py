@@ -115,7 +115,7 @@ def test_a_prompt_outside_the_suite_folder_or_without_the_instruction_is_refused
 
 def test_a_yaml_alias_bomb_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
     # before: a 1 KB file standing for 10^7 values took 14 s and 400 MB to check
-    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"] + [f"{c}: &{c} [{', '.join(['*' + p] * 10)}]" for p, c in zip("abcdef", "bcdefg")]
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"] + [f"{c}: &{c} [{', '.join(['*' + p] * 10)}]" for p, c in zip("abcdef", "bcdefg", strict=True)]
     text = SUITE + "env_options:\n" + "".join(f"  {line}\n" for line in levels)
     assert len(text) < 1500
     assert "more than 1,000,000 values once its aliases" in suite_error(tmp_path, text)

@@ -57,9 +57,12 @@ def _n(v: float) -> str:
 
 def events(actions: list[Action]) -> list[str]:
     """Actions in screen pixels as the machine would see them (see the module docstring)."""
+
+    def xy(p: tuple[float, float]) -> str:
+        return f"{_n(p[0])},{_n(p[1])}"
+
     out = []
     for a in actions:
-        xy = (lambda p: f"{_n(p[0])},{_n(p[1])}")
         if a.kind in ("click", "double_click", "right_click"):
             out.append(f"{a.kind}({xy(a.point)})" if a.point else f"{a.kind}()")
         elif a.kind == "move":
@@ -401,7 +404,7 @@ ACTIONS = st.one_of(
 
 def _same(a: Action, b: Action) -> bool:
     def close(p: tuple[float, float] | None, q: tuple[float, float] | None) -> bool:
-        return (p is None and q is None) or (p is not None and q is not None and all(abs(x - y) <= 1.0 for x, y in zip(p, q)))
+        return (p is None and q is None) or (p is not None and q is not None and all(abs(x - y) <= 1.0 for x, y in zip(p, q, strict=True)))
 
     return a.kind == b.kind and close(a.point, b.point) and close(a.end, b.end) and a.text == b.text and a.keys == b.keys
 
@@ -418,7 +421,7 @@ def test_several_actions_render_and_read_back(name: str, actions: list[Action]) 
     reply = runner.render([runner.from_screen(a, space, SCREEN, SCREEN) for a in on_screen], 4)
     read = runner.read(reply)
     back = [runner.to_screen(a, space, SCREEN, SCREEN) for a in read.actions]
-    assert len(back) == len(on_screen) and all(_same(x, y) for x, y in zip(back, on_screen)), (reply, read)
+    assert len(back) == len(on_screen) and all(_same(x, y) for x, y in zip(back, on_screen, strict=True)), (reply, read)
 
 
 def replace_space(action: Action) -> Action:

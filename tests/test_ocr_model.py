@@ -67,7 +67,7 @@ def web_results(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Sample, 
     ocr_model = model()
     with ThreadPoolExecutor(4) as pool:  # cases run in a thread pool in the plugin too
         results = list(pool.map(lambda s: run_case(s, ocr_model), samples))
-    return list(zip(samples, results))
+    return list(zip(samples, results, strict=True))
 
 
 def verdicts(web_results: list[tuple[Sample, dict]], data_type: str) -> Counter:

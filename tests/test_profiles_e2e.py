@@ -64,7 +64,7 @@ def test_endpoint_answering_in_profile_convention(pytester: pytest.Pytester, tmp
     server_resizes = spec.sizing.kind == "smart_resize" and "--resize=client" not in mode
     processor = {"factor": spec.sizing.factor, "min_pixels": spec.sizing.min_pixels, "max_pixels": spec.sizing.max_pixels}
     script = {}
-    for split, _, _, boxes in ROWS:
+    for split, _, _, _boxes in ROWS:
         for row, (*_, instruction, _, _) in enumerate(b for s, _, _, bs in ROWS if s == split for b in bs):
             nx, ny = center_norm(split, row)
             action = {"point": [nx, ny], "space": spec.space, "render": spec.render, "decimals": 0 if spec.space == "pixel_sent" else 4}

@@ -114,7 +114,7 @@ def test_sent_size_follows_the_profile(entry: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e["expect"] in ("hit", "miss")],
-                         ids=[i for i, e in zip(IDS, ENTRIES) if e["expect"] in ("hit", "miss")])
+                         ids=[i for i, e in zip(IDS, ENTRIES, strict=True) if e["expect"] in ("hit", "miss")])
 def test_hand_derived_pixel_agrees_with_the_verdict(entry: dict[str, Any]) -> None:
     box, pixel = entry["box"], entry["pixel"]
     assert _inside(box, pixel) == (entry["expect"] == "hit")
