@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import multiprocessing
 import time
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fakemachine import FakeMachine
 from test_deadlines import dripping  # noqa: F401 - the fixture: a loopback server dripping a valid answer
+from guitest.envs import machine as machine_module
 from guitest.envs.machine import DesktopEnv, pyautogui_code, pyautogui_key
 from guitest.live.actions import Action
 from guitest.live.protocol import EnvFailure, TaskSpec
@@ -240,8 +243,9 @@ TASK = TaskSpec(
 )
 
 
-def env_for(*urls: str, tmp_path: Path) -> DesktopEnv:
-    return DesktopEnv(list(urls), settle=0, timeout=2.0, command_timeout=2.0, pool=MachinePool(list(urls), lock_dir=str(tmp_path), wait=1.0))
+def env_for(*urls: str, tmp_path: Path, **options: Any) -> DesktopEnv:
+    options = {"settle": 0, "evaluate_after": 0, "timeout": 2.0, "command_timeout": 2.0, **options}
+    return DesktopEnv(list(urls), pool=MachinePool(list(urls), lock_dir=str(tmp_path), wait=1.0), **options)
 
 
 def test_an_episode_runs_setup_actions_and_the_evaluator(tmp_path: Path) -> None:
@@ -262,6 +266,34 @@ def test_an_episode_runs_setup_actions_and_the_evaluator(tmp_path: Path) -> None
         assert env.evaluate().score == 0.0
         env.close()
         env.close()
+
+
+def test_the_evaluation_waits_evaluate_after_seconds_from_the_last_action(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # OSWorld's lib_run_single.py sleeps 20 s between the agent's last action and env.evaluate(); the time the episode
+    # has already spent since (the settle, the agent's last model call) counts toward it. A fake clock: no real wait.
+    clock, slept = [1000.0], []
+    fake_time = types.SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: slept.append(round(s, 6)), perf_counter=time.perf_counter, time=time.time)
+    monkeypatch.setattr(machine_module, "time", fake_time)  # the backend's clock only: the fake machine keeps the real one
+    with FakeMachine() as m:
+        env = env_for(m.url, tmp_path=tmp_path, evaluate_after=machine_module.EVALUATE_AFTER)
+        env.reset(TASK, seed=0)
+        clock[0] += 3.0
+        env.step(Action("click", point=(10, 10), space="screen"))  # the last action ends at 1003
+        clock[0] += 5.0
+        env.step(Action("done"))
+        m.files.update({"C:\\draft.txt": b"draft", "C:\\gold.txt": b"draft"})
+        slept.clear()
+        assert env.evaluate().success
+        assert slept[0] == 15.0  # 20 s after the click, 5 s of which had passed
+        clock[0] += 30.0
+        slept.clear()
+        env.evaluate()
+        assert 15.0 not in slept and not any(s > 0.5 for s in slept)  # long past: no wait
+        env.close()
+    with pytest.raises(EnvFailure, match=r"evaluate_after='soon': give the seconds"):
+        env_for("http://127.0.0.1:9", tmp_path=tmp_path, evaluate_after="soon")
+    with pytest.raises(EnvFailure, match=r"evaluate_after=-1"):
+        env_for("http://127.0.0.1:9", tmp_path=tmp_path, evaluate_after=-1)
 
 
 def test_a_machine_that_stops_answering_is_an_env_failure_and_leaves_the_pool(tmp_path: Path) -> None:

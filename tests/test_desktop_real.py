@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from PIL import Image
 
 from builders import REPO
@@ -34,6 +35,8 @@ from guitest.desktopenv.task import oracle_actions, task_spec
 from guitest.suite import Suite
 
 LOCAL = REPO / "suites" / "desktop_local"
+#: the suite's own wait before an evaluation (suite.yaml env_options.evaluate_after), as `pytest suites/desktop_local` runs
+EVALUATE_AFTER = yaml.safe_load((LOCAL / "suite.yaml").read_text())["env_options"]["evaluate_after"]
 
 
 def _skip_or_fail() -> None:
@@ -65,7 +68,7 @@ def tasks() -> dict[str, object]:
 
 
 def env_on(tmp_path: Path, *urls: str) -> DesktopEnv:
-    return DesktopEnv(list(urls), pool=MachinePool(list(urls), lock_dir=str(tmp_path / "leases"), wait=60))
+    return DesktopEnv(list(urls), evaluate_after=EVALUATE_AFTER, pool=MachinePool(list(urls), lock_dir=str(tmp_path / "leases"), wait=60))
 
 
 def run_oracle(env: DesktopEnv, sample) -> object:
@@ -188,7 +191,7 @@ def test_two_desktops_run_episodes_at_once(desktop: LocalDesktop, tasks, tmp_pat
     with start_desktop() as second:
         assert second.display != desktop.display and second.url != desktop.url
         pool = MachinePool([desktop.url, second.url], lock_dir=str(tmp_path / "leases"), wait=60)
-        envs = [DesktopEnv([desktop.url, second.url], pool=pool) for _ in range(2)]
+        envs = [DesktopEnv([desktop.url, second.url], evaluate_after=EVALUATE_AFTER, pool=pool) for _ in range(2)]
         results: dict[int, object] = {}
         machines: dict[int, str] = {}
 

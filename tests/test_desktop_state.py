@@ -89,7 +89,7 @@ def test_a_provider_reverts_the_vm_before_each_episode(tmp_path: Path, name: str
         machines = {path: vm_a, moved: vm_b}
         provider.register(name, lambda region: (FakeManager(calls), FakeProvider(region, machines, calls, {path: moved})))
         try:
-            env = desktop.make({"provider": {"name": name, "path_to_vm": path, "snapshot_name": "clean", "headless": "true"}, "settle": 0}, str(tmp_path))
+            env = desktop.make({"provider": {"name": name, "path_to_vm": path, "snapshot_name": "clean", "headless": "true"}, "settle": 0, "evaluate_after": 0}, str(tmp_path))
             obs = env.reset(WRITES_A_FILE, seed=None)
             first = list(calls)
             start = [("start_emulator", path, True, "Ubuntu"), ("get_ip_address", path)]
@@ -145,7 +145,7 @@ def test_provider_settings_mirror_desktop_env_and_bad_ones_say_what_to_do(tmp_pa
 
 
 def machine_env(url: str, tmp_path: Path, **kw: object) -> DesktopEnv:
-    return DesktopEnv([url], settle=0, timeout=2.0, command_timeout=2.0, pool=MachinePool([url], lock_dir=str(tmp_path), wait=1.0), **kw)
+    return DesktopEnv([url], settle=0, evaluate_after=0, timeout=2.0, command_timeout=2.0, pool=MachinePool([url], lock_dir=str(tmp_path), wait=1.0), **kw)
 
 
 def test_a_setup_execute_answered_500_is_noted_and_the_episode_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,7 +174,7 @@ def test_open_file_waits_as_long_as_osworld_and_its_timeout_keeps_the_machine(tm
     task = TaskSpec("desktop", "t", "x", {"config": [{"type": "open", "parameters": {"path": "~/a.txt"}}], "evaluator": INFEASIBLE})
     with FakeMachine() as m:
         m.fault("POST /setup/open_file", {"sleep": 0.6})  # the server waits for the file's window, longer than a command may take
-        env = DesktopEnv([m.url], settle=0, command_timeout=0.2, pool=MachinePool([m.url], lock_dir=str(tmp_path), wait=1.0))
+        env = DesktopEnv([m.url], settle=0, evaluate_after=0, command_timeout=0.2, pool=MachinePool([m.url], lock_dir=str(tmp_path), wait=1.0))
         env.reset(task, seed=None)
         env.close()
         assert setup.OPEN_FILE_TIMEOUT == 1810.0  # desktop-env 1.0.2 controllers/setup.py _open_setup
@@ -203,7 +203,7 @@ def test_an_episode_records_its_reset_and_its_wait_apart(tmp_path: Path) -> None
     sample = next(iter(read_tasks(tmp_path, {"good": {"instruction": "say fail", "config": [{"type": "execute", "parameters": {"command": "x"}}], "evaluator": INFEASIBLE, "oracle": [{"kind": "fail"}]}})))
     with FakeMachine() as m:
         m.fault("POST /setup/execute", {"status": 500, "message": "no such program"})
-        live = LiveSetup(env="desktop", env_options={"urls": [m.url], "settle": 0}, episodes_dir=str(tmp_path / "ep"), report_dir=str(tmp_path))
+        live = LiveSetup(env="desktop", env_options={"urls": [m.url], "settle": 0, "evaluate_after": 0}, episodes_dir=str(tmp_path / "ep"), report_dir=str(tmp_path))
         envs = Environments(1)
         busy = MachinePool([m.url]).acquire()  # another episode (of another worker) holds the machine for 0.6 s
         threading.Timer(0.6, busy.release).start()
@@ -266,6 +266,7 @@ format: osworld
 data: {dir: ., base: suite, annotations: "examples/*/*.json"}
 task: live
 env: desktop
+env_options: {evaluate_after: 0}
 id: "{app}-{task_id}"
 gate: {accuracy: 0.5}
 """

@@ -27,6 +27,7 @@ can, and the episode records how (``reset_info["reset"]``, and the reset observa
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import struct
@@ -58,6 +59,8 @@ KEY_ALIASES = {
 }
 DEFAULT_WAIT = 1.0
 MAX_WAIT = 60.0
+#: seconds from the last action to the evaluation: OSWorld's lib_run_single.py, ``time.sleep(20) # Wait for the environment to settle``
+EVALUATE_AFTER = 20.0
 #: how a machine was brought into a known state before an episode (see the module docstring)
 REVERTED, RESET, NONE = "reverted", "reset", "none"
 
@@ -212,6 +215,8 @@ class DesktopEnv:
     """Episodes on the machines at ``urls`` (one or more ``http://HOST:PORT``), one episode at a time per instance.
 
     ``settle``: seconds to wait after an action before the next screenshot (the screen has to catch up);
+    ``evaluate_after``: seconds from the episode's last action (or its reset) to the evaluation, as OSWorld's
+    ``lib_run_single.py`` sleeps 20 s before ``env.evaluate()`` (an application still saving is not scored early);
     ``a11y``: also fetch the accessibility tree into ``Observation.text`` (slow on big trees);
     ``timeout`` / ``command_timeout``: the client's limits for ordinary requests and for commands;
     ``acquire_wait``: how long :meth:`reset` waits for a free machine; ``reset_desktop``: ask a guitest
@@ -231,6 +236,7 @@ class DesktopEnv:
         urls: Sequence[str] | str,
         *,
         settle: float = 0.3,
+        evaluate_after: float = EVALUATE_AFTER,
         a11y: bool = False,
         timeout: float = 30.0,
         command_timeout: float = 130.0,
@@ -244,6 +250,13 @@ class DesktopEnv:
         self.pool = pool or shared_pool(urls)
         self.machines = dict(machines or {})
         self.settle = settle
+        try:
+            self.evaluate_after = float(evaluate_after)
+        except (TypeError, ValueError):
+            self.evaluate_after = math.nan
+        if not math.isfinite(self.evaluate_after) or self.evaluate_after < 0:
+            raise EnvFailure(f"env_options.evaluate_after={printable(repr(evaluate_after))}: give the seconds to wait before an evaluation (0 or more)")
+        self._acted_at = 0.0  # time.monotonic() when the episode's last action (or its reset) ended
         self.a11y = a11y
         self.timeout = timeout
         self.command_timeout = command_timeout
@@ -302,6 +315,7 @@ class DesktopEnv:
                 cache_dir=self.download_cache or None, work_dir=self._work_dir, screen=self._screen,
             )
             notes.extend(run.notes)
+            self._acted_at = time.monotonic()
             return self._observe({"reset": info["reset"], "wait_seconds": info["wait_seconds"], **({"setup_notes": list(notes)} if notes else {})})
         except EnvFailure as exc:
             self._failed(exc)
@@ -328,6 +342,7 @@ class DesktopEnv:
                 if result.get("returncode") not in (0, None) or result.get("status") not in ("success", ""):
                     info["action_error"] = printable((result.get("error") or result.get("output") or "")[-500:]) or f"returncode {result.get('returncode')}"
                 info["code"] = code
+                self._acted_at = time.monotonic()
                 if self.settle > 0:
                     time.sleep(self.settle)
             return self._observe(info)
@@ -339,6 +354,9 @@ class DesktopEnv:
         """The task's evaluator on the episode as it stands (postconfig steps first, then getters and metrics)."""
         client = self._require()
         assert self._task is not None and self._work_dir is not None
+        left = self.evaluate_after - (time.monotonic() - self._acted_at)
+        if left > 0:  # the time since the last action (its settle, the agent's last call) counts toward the wait
+            time.sleep(left)
         ctx = GetterContext(client, self._work_dir, self.download_cache)
         work_dir, screen = self._work_dir, self._screen
 
@@ -410,7 +428,7 @@ class DesktopEnv:
 
 
 #: the keys of ``env_options`` the desktop backend takes besides the machines (``urls``, ``local_desktop``, ``provider``)
-OPTIONS = ("settle", "a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache")
+OPTIONS = ("settle", "evaluate_after", "a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache")
 NO_MACHINE = (
     "the desktop backend needs a machine that speaks the OSWorld / Windows Agent Arena server protocol: pass "
     "--env-url=http://HOST:5000 (repeat it for a pool) or let desktop-env's providers start and revert one "
