@@ -19,7 +19,7 @@ ROWS = [
     (split, name, size, [(10 + 5 * i, 10, 20, 20, f"press button {split} {i}", "text", "windows") for i in range(16)])
     for split, name, size in (("desktop", "a.png", (400, 300)), ("web", "b.png", (640, 400)), ("mobile", "c.png", (300, 600)))
 ]
-LATENCY = 0.3
+LATENCY = 0.6  # long beside the harness's own CPU time per case, so a loaded CI machine does not blur the in-flight count
 CONCURRENCY = 4
 
 
@@ -40,8 +40,8 @@ def test_concurrency_bounds_and_fills_the_requests_in_flight(pytester: pytest.Py
     assert max(seen) <= limit, seen
     # and the lookahead keeps them busy. Under -n 2 this needs each worker's xdist queue kept deep
     # (guitest.scheduling): xdist's own load scheduling stops refilling a worker whose tests take
-    # 0.1 s or more, and a case waiting 0.3 s for its reply looks like one (without it, this run
-    # kept about 5 requests in flight between the two workers instead of 8)
+    # 0.1 s or more, and a case waiting LATENCY for its reply looks like one (without it, this run
+    # kept about 5 requests in flight between the two workers instead of 8: 5.1 at LATENCY 0.6)
     assert steady_in_flight(sorted(r["time"] for r in chat)) >= 0.8 * limit, seen
     report = json.loads((pytester.path / "reports" / "tiny.json").read_text())  # builders name the suite tiny
     assert report["overall"]["n"] == 48 and report["overall"]["error"] == 0
