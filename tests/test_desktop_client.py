@@ -290,9 +290,9 @@ def test_the_evaluation_waits_evaluate_after_seconds_from_the_last_action(tmp_pa
         env.evaluate()
         assert 15.0 not in slept and not any(s > 0.5 for s in slept)  # long past: no wait
         env.close()
-    with pytest.raises(EnvFailure, match=r"evaluate_after='soon': give the seconds"):
+    with pytest.raises(EnvFailure, match=r"env_options.evaluate_after must be a number of seconds \(0 or more\), got 'soon'"):
         env_for("http://127.0.0.1:9", tmp_path=tmp_path, evaluate_after="soon")
-    with pytest.raises(EnvFailure, match=r"evaluate_after=-1"):
+    with pytest.raises(EnvFailure, match=r"env_options.evaluate_after must be a number of seconds \(0 or more\), got -1"):
         env_for("http://127.0.0.1:9", tmp_path=tmp_path, evaluate_after=-1)
 
 

@@ -31,7 +31,6 @@ import base64
 import collections
 import concurrent.futures
 import contextlib
-import math
 import os
 import queue
 import secrets
@@ -46,6 +45,7 @@ from ..live.actions import (
 )
 from ..live.keys import NAMED
 from ..live.protocol import EnvFailure
+from .options import seconds_option
 
 DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 LAUNCH_ARGS = (
@@ -78,18 +78,6 @@ T = TypeVar("T")
 def executable(options: Mapping[str, Any] | None = None) -> str:
     """The Chromium binary: ``options["executable"]``, else ``GUITEST_CHROMIUM``, else :data:`DEFAULT_EXECUTABLE`."""
     return str((options or {}).get("executable") or os.environ.get("GUITEST_CHROMIUM") or DEFAULT_EXECUTABLE)
-
-
-def seconds_option(options: Mapping[str, Any], name: str, default: float) -> float:
-    """``options[name]`` as a finite number of seconds above 0 (``default`` when absent); EnvFailure naming the option."""
-    value = options.get(name, default)
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = math.nan
-    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
-        raise EnvFailure(f"env_options.{name} must be a number of seconds above 0, got {value!r}")
-    return seconds
 
 
 class Overran(EnvFailure):

@@ -27,7 +27,6 @@ can, and the episode records how (``reset_info["reset"]``, and the reset observa
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import struct
@@ -48,6 +47,7 @@ from ..desktopenv.getters import GetterContext
 from ..desktopenv.machine_pool import Lease, MachinePool
 from ..desktopenv.provider import ProvidedMachine, ProviderSettings, settings_from
 from ..desktopenv.setup import run_steps
+from .options import seconds_option
 
 #: Action key names (lower case) -> pyautogui's names, where they differ
 KEY_ALIASES = {
@@ -250,12 +250,7 @@ class DesktopEnv:
         self.pool = pool or shared_pool(urls)
         self.machines = dict(machines or {})
         self.settle = settle
-        try:
-            self.evaluate_after = float(evaluate_after)
-        except (TypeError, ValueError):
-            self.evaluate_after = math.nan
-        if not math.isfinite(self.evaluate_after) or self.evaluate_after < 0:
-            raise EnvFailure(f"env_options.evaluate_after={printable(repr(evaluate_after))}: give the seconds to wait before an evaluation (0 or more)")
+        self.evaluate_after = seconds_option({"evaluate_after": evaluate_after}, "evaluate_after", EVALUATE_AFTER, zero=True)
         self._acted_at = 0.0  # time.monotonic() when the episode's last action (or its reset) ended
         self.a11y = a11y
         self.timeout = timeout

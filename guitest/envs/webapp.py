@@ -35,7 +35,8 @@ from urllib.parse import urljoin
 from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from . import servers
-from .browser import Area, BrowserPage, OnBrowserPage, Overran, capped_wait, fresh_document, perform, screenshot, seconds_option, settle
+from .options import seconds_option
+from .browser import Area, BrowserPage, OnBrowserPage, Overran, capped_wait, fresh_document, perform, screenshot, settle
 
 DEFAULT_VIEWPORT = (1024, 768)
 DEFAULT_CHECK_TIMEOUT = 10.0  # seconds the set-up script or one check may run (env_options.check_timeout)
