@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest.answers.choices import read_choice
 from guitest.tasks.choice import rotate
@@ -92,7 +93,7 @@ def test_the_longest_quoted_option_wins_over_one_it_contains() -> None:
     assert read_choice("Open Settings", options).letter == "B"  # type: ignore[union-attr]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text())
 def test_never_raises(text: str) -> None:
     choice = read_choice(text, OPTIONS)

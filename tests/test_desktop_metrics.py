@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest.live.protocol import EnvFailure
 from guitest.desktopenv import metrics as m
@@ -101,7 +102,7 @@ def lcs(a: str, b: str) -> int:
     return table[-1][-1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet="abcé ", max_size=14), st.text(alphabet="abcd ", max_size=14))
 def test_indel_ratio_is_rapidfuzz_ratio(a: str, b: str) -> None:
     expected = 1.0 if not a and not b else 2 * lcs(a, b) / (len(a) + len(b))

@@ -16,6 +16,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest.geometry import center, clip, contains, is_proper, normalize, xywh_to_xyxy
 from guitest.reporting.tallies import aggregate, counts, wilson
@@ -283,7 +284,7 @@ def test_cross_keys_do_not_collide_when_values_contain_a_slash() -> None:
 _TAG_VALUES = st.one_of(st.none(), st.integers(0, 2), st.sampled_from(["a", "b", "a/b", "%", "b%2F"]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["hit", "miss", "unparsed", "refused", "truncated", "unsure", "error"]), _TAG_VALUES, _TAG_VALUES), max_size=40))
 def test_aggregate_equals_counting_each_group_directly(rows) -> None:
     """The tallying fast path of aggregate gives, per group, exactly counts() of that group's results

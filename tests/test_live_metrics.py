@@ -7,6 +7,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest.reporting import episodes as metrics
 from guitest.reporting.tallies import wilson
@@ -72,7 +73,7 @@ def independent_eqa(results: list[dict[str, object]], t_max: int) -> float:
     return round(total / (n * 101), 6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     rows=st.lists(st.tuples(st.booleans(), st.integers(0, 15), st.booleans()), min_size=0, max_size=25),
     t_max=st.integers(1, 15),

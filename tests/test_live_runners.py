@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest.exchange import SentImage
 from guitest.live import runners
@@ -352,7 +353,7 @@ NAMES = tuple(runners.RUNNERS.names())
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=st.text(max_size=400))
 def test_no_text_raises(name: str, text: str) -> None:
     read = runners.get(name).read(text)
@@ -368,7 +369,7 @@ SYNTAX = st.sampled_from([
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pieces=st.lists(st.one_of(SYNTAX, st.integers(-5000, 5000).map(str), st.text(max_size=5)), max_size=40))
 def test_syntax_soup_never_raises(name: str, pieces: list[str]) -> None:
     runner = runners.get(name)
@@ -383,7 +384,7 @@ def test_syntax_soup_never_raises(name: str, pieces: list[str]) -> None:
             assert p is None or all(math.isfinite(v) for v in p)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet="type(content=')\nab ", max_size=60))
 def test_uitars_type_unwrapping_is_the_references_regular_expression(text: str) -> None:
     # parse_action_to_structure_output: re.sub(r"type\(content='(.*?)'\)", <the content>, action_str), done in one pass
@@ -410,7 +411,7 @@ def _same(a: Action, b: Action) -> bool:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(actions=st.lists(ACTIONS, min_size=1, max_size=3))
 def test_several_actions_render_and_read_back(name: str, actions: list[Action]) -> None:
     runner = runners.get(name)

@@ -8,6 +8,7 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest.answers import pyliteral
 
@@ -27,7 +28,7 @@ def _python(text: str) -> object:
 LITERAL = st.tuples(st.sampled_from(["", "b", "r", "rb", "Br", "f", "u"]), st.sampled_from(["'", '"', "'''"]), st.lists(PIECES, max_size=10))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(literals=st.lists(LITERAL, min_size=1, max_size=3))
 def test_source_keeps_the_value_and_says_nothing(literals: list[tuple[str, str, list[str]]]) -> None:
     text = "(" + ", ".join(f"{prefix}{quote}{''.join(pieces)}{quote}" for prefix, quote, pieces in literals) + ",)"

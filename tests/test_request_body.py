@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest import request_body
 
@@ -68,7 +69,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(json_values)
 def test_any_json_value_gives_the_bytes_of_json_dumps(value: Any) -> None:
     # a low threshold, so that nearly every string of the example is a candidate for splicing

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from propbudget import examples
 
 from guitest.schema import fast_check, validator
 
@@ -36,13 +37,13 @@ SCHEMAS = Path(__file__).resolve().parents[1] / "guitest" / "schemas"
 ALL = sorted(str(p.relative_to(SCHEMAS)).removesuffix(".schema.json") for p in SCHEMAS.rglob("*.schema.json"))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(row=st.one_of(near_valid, values), name=st.sampled_from(["formats/screenspot", "formats/screenspot_pro", "suite"]))
 def test_fast_check_agrees_with_jsonschema(row, name) -> None:
     assert fast_check(name)(row) == validator(name).is_valid(row)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(row=st.one_of(near_valid, values), name=st.sampled_from(ALL))
 def test_fast_check_agrees_with_jsonschema_on_every_shipped_schema(row, name) -> None:
     assert fast_check(name)(row) == validator(name).is_valid(row)

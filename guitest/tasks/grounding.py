@@ -6,6 +6,7 @@ The prompt and the reading of the reply come from the model's profile (:mod:`gui
 from __future__ import annotations
 
 import math
+import sys
 
 from typing import Any
 
@@ -85,8 +86,11 @@ def judge(
         space = guess_space((point.x, point.y), sent_size)
     px, py = to_original_pixels((point.x, point.y), space, sent_size, original_size)
     raw = [point.x, point.y] if point.box is None else list(point.box)
-    if not all(math.isfinite(v) for v in (px, py, *raw)):  # 1e308 scaled to pixels is inf: no point to score or store
+    if not all(math.isfinite(v) for v in raw):  # NaN or inf as written: there is no point to score or store
         return UNPARSED, {"notes": ["non_finite_point"]}
+    # A finite coordinate is a point, however far out: 1e307 on the 0..1000 grid is inf once scaled, but the
+    # model named a place beyond the screen, which is a miss (outside_image), not a reply without an answer.
+    px, py = _finite(px), _finite(py)
     ow, oh = original_size
     prediction: dict[str, Any] = {
         "point": [round(px / ow, 6), round(py / oh, 6)],
@@ -102,6 +106,11 @@ def judge(
     if expect_refusal:
         return MISS, prediction
     return (HIT if contains(truth, (px, py)) else MISS), prediction
+
+
+def _finite(value: float) -> float:
+    """``value`` with an overflow to +-inf held at the largest float, so a far-off point stays a number in the report."""
+    return max(-sys.float_info.max, min(sys.float_info.max, value))
 
 
 TASK = Grounding
