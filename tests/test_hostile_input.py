@@ -46,7 +46,9 @@ def test_non_finite_points_and_lone_surrogates_in_replies_leave_every_report_val
     reports = pytester.path / "reports"
     report = strict((reports / "tiny.json").read_text("utf-8"))
     cases = {c["id"]: c for c in report["cases"]}  # type: ignore[index]
-    assert cases["desktop-windows-text-0"]["verdict"] == "unparsed" and "non_finite_point" in cases["desktop-windows-text-0"]["notes"]
+    far = cases["desktop-windows-text-0"]  # 1e308 is a finite point far off the screen: a miss, written as a number
+    assert far["verdict"] == "miss" and "outside_image" in far["notes"] and far["prediction"]["raw"] == [1e308, 0.5]
+    assert all(isinstance(v, float) for v in far["prediction"]["pixel"])
     assert cases["desktop-windows-icon-1"]["response"].endswith("\ud800 said the model")  # kept, as JSON's own escape
     assert "\\ud800" in (reports / "tiny.md").read_text("utf-8", "strict") + (reports / "tiny.html").read_text("utf-8", "strict")
     assert not list(reports.glob("*.tmp"))
