@@ -1,4 +1,4 @@
-"""The ``guitest`` command: helpers around the pytest plugin (runs are ``pytest suites/NAME``)."""
+"""The ``guitest`` command: helpers around the pytest plugin (runs are ``pytest suites/NAME`` or ``pytest --pyargs guitest.suites.NAME``)."""
 
 from __future__ import annotations
 
@@ -6,42 +6,66 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, bundled
 from .datapath import ENV_VAR, locate, resolve_root
 from .errors import GuitestError
 from .formats import annotation_files
-from .suite import SUITE_FILENAMES, load_suite
-
-
-def _suite_file(arg: str) -> Path:
-    path = Path(arg)
-    if path.is_dir():
-        for name in SUITE_FILENAMES:
-            if (path / name).is_file():
-                return path / name
-        raise GuitestError(f"{path}: no {' or '.join(SUITE_FILENAMES)} in this folder")
-    if not path.is_file():
-        raise GuitestError(f"{path}: no such suite file or folder")
-    return path
+from .suite import load_suite
 
 
 def cmd_placeholders(args: argparse.Namespace) -> int:
     from .placeholders import make_placeholders
 
-    suite = load_suite(_suite_file(args.suite))
+    suite = load_suite(bundled.suite_file(args.suite))
     root, source = resolve_root(args.data_root)
     data_dir = locate(str(suite.folder), suite.data, str(root), source, str(suite.path))
     files = annotation_files(suite, data_dir)
     images = Path(data_dir, suite.data["images"])
     counts = make_placeholders(suite.format, files, images, overwrite=args.overwrite)
     print(f"{suite.name}: placeholders in {images}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print(f"  run it with: pytest {bundled.run_target(suite.folder)} --model=oracle" + (f" --data-root={root}" if source == "--data-root" else ""))
+    return 0
+
+
+def cmd_suites_list(args: argparse.Namespace) -> int:
+    top = bundled.folder()
+    found = bundled.suites(top)
+    if not found:
+        raise GuitestError(f"this guitest has no built-in suites ({top} does not hold any): reinstall it (pip install --force-reinstall guitest)")
+    width = max(len(s.name) for s in found)
+    print(f"built-in suites, in {top}:")
+    for suite in found:
+        print(f"  {suite.name:<{width}}  {_describe(suite)}")
+    example = found[0]
+    print(f"run one: pytest {bundled.run_target(example.folder)} --model=SPEC   "
+          f"copy one to edit it: guitest suites copy NAME   (then: pytest suites/NAME --model=SPEC)")
+    return 0
+
+
+def _describe(suite: bundled.Bundled) -> str:
+    files = [suite.folder / n for n in bundled.SUITE_FILENAMES if (suite.folder / n).is_file()]
+    if not files:
+        return "a suite written in Python (pytest tests)"
+    try:
+        loaded = load_suite(files[0])
+    except GuitestError as exc:
+        return f"(cannot be read: {str(exc).splitlines()[0]})"
+    return f"{loaded.task}: {loaded.description}" if loaded.description else loaded.task
+
+
+def cmd_suites_copy(args: argparse.Namespace) -> int:
+    into = Path(args.into)
+    for name in args.names:
+        dest = bundled.copy(name, into, force=args.force)
+        print(f"{name}: copied to {dest}; run it with: pytest {bundled.run_target(dest)} --model=SPEC")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="guitest",
-        description="Helpers for guitest suites. Benchmarks run through pytest: pytest suites/NAME --model=SPEC",
+        description="Helpers for guitest suites. Benchmarks run through pytest: pytest --pyargs guitest.suites.NAME --model=SPEC "
+        "(a built-in suite), pytest suites/NAME --model=SPEC (a checkout, or a copy: guitest suites copy NAME)",
     )
     parser.add_argument("--version", action="version", version=f"guitest {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -55,10 +79,31 @@ def build_parser() -> argparse.ArgumentParser:
             "Existing images are left alone unless --overwrite."
         ),
     )
-    p.add_argument("suite", help="suite folder or suite.yaml, e.g. suites/screenspot_pro")
+    p.add_argument("suite", help="a built-in suite's name (screenspot_pro), or a suite folder or suite.yaml (suites/screenspot_pro)")
     p.add_argument("--data-root", help=f"data root (else ${ENV_VAR}, else the default)")
     p.add_argument("--overwrite", action="store_true", help="replace images that exist")
     p.set_defaults(func=cmd_placeholders)
+    su = sub.add_parser(
+        "suites",
+        help="list the built-in suites, or copy one into your project to edit it",
+        description=(
+            "The suites that ship with guitest. Run one as it is published with pytest --pyargs guitest.suites.NAME "
+            "(or pytest suites/NAME from a checkout); copy one into your project to edit its prompt, gate or tasks."
+        ),
+    )
+    su.set_defaults(func=cmd_suites_list)
+    suites_sub = su.add_subparsers(dest="suites_command")
+    suites_sub.add_parser("list", help="list the built-in suites (the default)").set_defaults(func=cmd_suites_list)
+    cp = suites_sub.add_parser(
+        "copy",
+        help="copy built-in suites into a folder of your project (default ./suites/NAME)",
+        description="Copy built-in suites to INTO/NAME (default ./suites/NAME) with their files (prompts, tasks, apps), "
+        "without generated data; then run the copy with pytest suites/NAME. An existing folder is left alone unless --force.",
+    )
+    cp.add_argument("names", nargs="+", metavar="NAME", help="built-in suite names, e.g. screenspot_pro mmbench_gui/l1 (guitest suites lists them)")
+    cp.add_argument("--into", default="suites", metavar="DIR", help="folder to copy into (default: suites)")
+    cp.add_argument("--force", action="store_true", help="replace the files of an existing copy (other files are left alone)")
+    cp.set_defaults(func=cmd_suites_copy)
     from .reporting import compare
 
     c = sub.add_parser(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import bundled
 from .registry import GENERATORS
 
 ENV_VAR = "GUITEST_DATA"
@@ -43,26 +44,54 @@ def inside(base: str, relative: str) -> str | None:
 
 
 def data_folder(suite_folder: str, data: dict, root: str) -> str:
-    """Where a suite's data is: ``dir`` under the suite's folder (``base: suite``) or under the data root."""
-    base = suite_folder if data.get("base") == "suite" else root
-    return os.path.normpath(os.path.join(base, data["dir"]))
+    """Where a suite's data is: ``dir`` under the suite's folder (``base: suite``) or under the data root.
+
+    Generated data (``base: suite`` with a ``generator``) of a suite that ships inside the installed package goes
+    under the data root instead, in the suite's own folder there (the demo: ``DATA_ROOT/demo/data``): a run never
+    writes into the installed package. A checkout's or a copied suite keeps it beside the suite file.
+    """
+    return os.path.normpath(os.path.join(_base(suite_folder, data, root), data["dir"]))
+
+
+def _base(suite_folder: str, data: dict, root: str) -> str:
+    if data.get("base") != "suite":
+        return root
+    if data.get("generator") and bundled.installed(suite_folder):
+        return os.path.join(root, Path(suite_folder).resolve().relative_to(bundled.PACKAGE / "suites"))
+    return suite_folder
 
 
 def describe_data(suite_folder: str, data: dict, root: str, root_source: str) -> str:
     """A phrase saying where a suite reads its data from, for the terminal and the reports."""
     folder = data_folder(suite_folder, data, root)
-    base = suite_folder if data.get("base") == "suite" else root
+    base = _base(suite_folder, data, root)
+    beside = base == suite_folder
     if not _within(folder, base):  # data.dir: ../elsewhere or an absolute path: say where it really is
-        what = "the suite folder" if data.get("base") == "suite" else f"the data root {root} (from {root_source})"
+        what = "the suite folder" if beside else f"the data root {root} (from {root_source})"
         return f"{os.path.abspath(folder)}, OUTSIDE {what} (data.dir {data.get('dir')!r})"
-    if data.get("base") == "suite":
+    if beside:
         return f"{folder} (its own data, beside the suite file)"
+    if data.get("base") == "suite":
+        return f"{folder} (generated under the data root {root}, from {root_source}: the installed suite's folder is read-only)"
     return f"{folder}, under the data root {root} (from {root_source})"
 
 
 def _within(path: str, base: str) -> bool:
     base = os.path.realpath(base)
     return os.path.commonpath([os.path.realpath(path), base]) == base
+
+
+def suite_data(name: str, data_root: str | None = None) -> Path:
+    """The data folder of built-in suite ``name`` as a run with ``--data-root=data_root`` reads it (None: ``$GUITEST_DATA``,
+    ``$LMUData``, then the default), generated first when the suite declares a generator: for a suite written in
+    Python that reads another suite's data (suites/python_example reads the demo's). Raises
+    :class:`~guitest.errors.SuiteError` for a bad suite file or missing data, :class:`~guitest.bundled.BundledError`
+    when there is no such suite."""
+    from .suite import load_suite
+
+    suite = load_suite(bundled.suite_file(str(bundled.find(name).folder)))
+    root, source = resolve_root(data_root)
+    return Path(locate(str(suite.folder), suite.data, str(root), source, str(suite.path)))
 
 
 def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_path: str) -> str:
@@ -79,7 +108,7 @@ def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_pat
         GENERATORS.get(generator)(folder)
     if not os.path.isdir(folder):
         howto = data.get("howto") or "download the data set in its published layout"
-        where_root = f"data root {root} (from {root_source})" if data.get("base") != "suite" else f"suite folder {suite_folder}"
+        where_root = f"suite folder {suite_folder}" if _base(suite_folder, data, root) == suite_folder else f"data root {root} (from {root_source})"
         raise SuiteError(
             f"{suite_path}: data folder {folder} does not exist.\n"
             f"  guitest looked under the {where_root}; the order is --data-root, then ${ENV_VAR}, then ${LMU_ENV_VAR}, then {default_root()}.\n"

@@ -1,11 +1,12 @@
 """``guitest data fetch NAME``: download a suite's public data from the Hugging Face Hub, then verify it.
 
-The data lands in the data root's folder for the suite (``DATA_ROOT/<data.dir>`` of
-``suites/NAME/suite.yaml``), in the layout the suite reads; the data root is resolved
-as everywhere else (``--data-root``, then ``$GUITEST_DATA``, then the default). After
-the download, archives are unpacked and files put where the suite expects them, and
-the copy is VERIFIED: the suite's annotations are read with the same reader a run
-uses, the sample count must equal :data:`EXPECTED`, and every image a sample names
+The data lands in the data root's folder for the suite (``DATA_ROOT/<data.dir>`` of the
+built-in suite's ``suite.yaml``: ``guitest/suites/NAME`` installed, ``suites/NAME`` in a
+checkout), in the layout the suite reads; the data root is resolved as everywhere else
+(``--data-root``, then ``$GUITEST_DATA``, then the default). After the download,
+archives are unpacked and files put where the suite expects them, and the copy is
+VERIFIED: the suite's annotations are read with the same reader a run uses, the sample
+count must equal :data:`EXPECTED`, and every image a sample names
 must exist. A folder that verifies already is left alone unless ``force``.
 
 Where the data comes from (Hugging Face *dataset* repositories), as far as it could be
@@ -52,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from . import bundled
 from .datapath import ENV_VAR, inside, resolve_root
 from .errors import GuitestError, SuiteError
 
@@ -161,10 +163,8 @@ class FetchResult:
 
 
 def default_suites_dir() -> Path:
-    """``suites/`` of the repository the installed package comes from."""
-    import guitest
-
-    return Path(guitest.__file__).resolve().parents[1] / "suites"
+    """The built-in suites: ``guitest/suites/`` of an installed guitest, ``suites/`` of a checkout."""
+    return bundled.folder()
 
 
 def verify(name: str, data_dir: Path, suites_dir: Path | None = None) -> Verification:
@@ -266,7 +266,7 @@ def fetch(
         )
     echo(f"{name}: verified {data_dir}: {_counts(found)}")
     run_with = "" if root_source == "default" else f" --data-root={root}" if root_source == "--data-root" else ""
-    echo(f"  {where}; run it with: pytest suites/{name}{run_with} --model=SPEC")
+    echo(f"  {where}; run it with: pytest {bundled.run_target(suite.folder)}{run_with} --model=SPEC")
     return FetchResult(name, source.repo_id, root, root_source, data_dir, True, found)
 
 
@@ -336,7 +336,8 @@ def _load(name: str, suites_dir: Path | None):
     folder = suites_dir or default_suites_dir()
     path = folder / name / "suite.yaml"
     if not path.is_file():
-        raise FetchError(f"{path}: no such suite file; point --suites at the folder that holds the suites ({name}/suite.yaml)")
+        where = "" if suites_dir else " (this guitest's built-in suites)"
+        raise FetchError(f"{path}: no such suite file{where}; point --suites at the folder that holds the suites ({name}/suite.yaml)")
     return load_suite(path)
 
 
@@ -416,7 +417,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-root", metavar="DIR", help=f"data root to download into (else ${ENV_VAR}, else the default)")
     parser.add_argument("--revision", metavar="REV", help="branch, tag or commit of the hub data set (default: main)")
     parser.add_argument("--force", action="store_true", help="download again even when a verified copy is there")
-    parser.add_argument("--suites", metavar="DIR", help="folder holding the suites (default: suites/ of the guitest repository)")
+    parser.add_argument("--suites", metavar="DIR", help="folder holding the suites, e.g. your copies (default: guitest's built-in suites)")
 
 
 def run(args: argparse.Namespace, download: Downloader | None = None) -> int:

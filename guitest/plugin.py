@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from . import bundled
 from .errors import SuiteError
 from .gcpause import CollectorPause
 from .live.flow import LiveSetup
@@ -97,7 +98,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.name in SUITE_FILENAMES:
         parent.config.stash[STATE].collector.pause()
-        return SuiteFile.from_parent(parent, path=file_path)
+        # outside the rootdir (pytest --pyargs guitest.suites.NAME) pytest's own id would be a bare "suite.yaml"
+        return SuiteFile.from_parent(parent, path=file_path, nodeid=bundled.nodeid(file_path, parent.config.rootpath))
     return None
 
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from . import bundled
 from . import cache as cache_mod
 from .reporting import compare as compare_mod
 from .reporting import gate as gate_mod
@@ -236,7 +237,7 @@ class Session:
         if config.collect_only or config.env_url or config.env_provider or self.model is None:
             return
         for key in self.selected:
-            suite = _load_suite_quietly(Path(config.rootdir, key))
+            suite = _load_suite_quietly(bundled.resolve_key(config.rootdir, key))
             if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop") and not suite.env_options.get("provider"):
                 raise ConfigError(f"{key}: {NO_MACHINE}")
 
@@ -362,7 +363,7 @@ class Session:
         python_suite = key.endswith(".py")
         if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
             selected = sorted(set(selected) | {r["id"] for r in results})
-        suite = None if python_suite else load_suite(Path(config.rootdir, key))
+        suite = None if python_suite else load_suite(bundled.resolve_key(config.rootdir, key))
         task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
         model = self.model.describe()
         merged_from = None

@@ -11,11 +11,10 @@ from typing import Any
 import yaml
 
 from . import schema, yamlfile
+from .bundled import SUITE_FILENAMES  # noqa: F401 - the suite file names are the bundled module's (stdlib only, for the build); named here too
 from .errors import SuiteError, where
 from .registry import GENERATORS, READERS, TASKS, Registry
 from .tasks import load_task
-
-SUITE_FILENAMES = ("suite.yaml", "suite.yml")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """A suite written in Python: plain pytest tests over the demo's desktop screenshots.
 
-    pytest suites/python_example --model=ocr
+    pytest suites/python_example --model=ocr                   # from a checkout
+    pytest --pyargs guitest.suites.python_example --model=ocr  # guitest installed with pip
 
 Each sample is one test; ``guitest_model.click`` asks the model, records the case's
 verdict and evidence, and the run ends with the same tables and reports as a suite
@@ -9,12 +10,12 @@ because that is what these tests say.
 """
 
 import json
-from pathlib import Path
 
 import guitest
-from guitest.demo import ensure
+from guitest.datapath import suite_data
 
-DEMO = ensure(Path(__file__).resolve().parents[1] / "demo" / "data")  # generated on first use
+# the demo suite's data, generated on first use: suites/demo/data in a checkout, DATA_ROOT/demo/data when guitest is installed
+DEMO = suite_data("demo")
 
 
 @guitest.samples(str(DEMO / "screenspot_desktop.json"), images=str(DEMO / "images"), tags=["data_type", "data_source"])
