@@ -190,7 +190,9 @@ def test_anthropic_looks_and_zoom() -> None:
     ({"action": "scroll", "scroll_direction": "up", "scroll_amount": -1}, "computer_20251124", "non-negative int"),
     ({"action": "wait", "duration": 101}, "computer_20251124", "too long"),
     ({"action": "hold_key", "text": "a"}, "computer_20251124", "must be a number"),
-    ({"action": "hold_key", "text": "a", "duration": float("nan")}, "computer_20251124", "duration=nan must be a finite number"),  # the demo takes it
+    # the demo (anthropics/anthropic-quickstarts 44c2b5c9, computer-use-demo tools/computer.py, run on these inputs) takes
+    # both: hold_key ran `xdotool keydown a sleep nan keyup a`, and a scroll_amount of 10**12 `click --repeat 1000000000000 5`
+    ({"action": "hold_key", "text": "a", "duration": float("nan")}, "computer_20251124", "duration=nan must be a finite number"),
     ({"action": "wait", "duration": float("-inf")}, "computer_20251124", "duration=-inf must be a finite number"),
     ({"action": "fly"}, "computer_20251124", "Invalid action"),
 ])
