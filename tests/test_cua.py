@@ -27,7 +27,7 @@ from guitest.case import DEFAULT_OPTIONS
 from guitest.errors import ModelError
 from guitest.exchange import Case, Prompt, SentImage
 from guitest.live.actions import Action, to_screen
-from guitest.live.cua import anthropic as cua_anthropic, openai_responses as cua_openai
+from guitest.live.cua import anthropic as cua_anthropic, openai_responses as cua_openai, policy as cua_policy
 from guitest.live.cua.display import Display, anthropic_display, anthropic_resized, anthropic_scale, openai_display
 from guitest.live.agent import STEP_TASK
 from guitest.live.cua.policy import ComputerUsePolicy
@@ -190,6 +190,10 @@ def test_anthropic_looks_and_zoom() -> None:
     ({"action": "scroll", "scroll_direction": "up", "scroll_amount": -1}, "computer_20251124", "non-negative int"),
     ({"action": "wait", "duration": 101}, "computer_20251124", "too long"),
     ({"action": "hold_key", "text": "a"}, "computer_20251124", "must be a number"),
+    # the demo (anthropics/anthropic-quickstarts 44c2b5c9, computer-use-demo tools/computer.py, run on these inputs) takes
+    # both: hold_key ran `xdotool keydown a sleep nan keyup a`, and a scroll_amount of 10**12 `click --repeat 1000000000000 5`
+    ({"action": "hold_key", "text": "a", "duration": float("nan")}, "computer_20251124", "duration=nan must be a finite number"),
+    ({"action": "wait", "duration": float("-inf")}, "computer_20251124", "duration=-inf must be a finite number"),
     ({"action": "fly"}, "computer_20251124", "Invalid action"),
 ])
 def test_anthropic_calls_the_tool_refuses_are_error_results(tool_input, version, says) -> None:
@@ -250,6 +254,9 @@ def test_openai_batches_run_in_order_and_carry_their_safety_checks() -> None:
     ({"type": "drag", "path": [{"x": 1, "y": 1}]}, "two points"),
     ({"type": "teleport"}, "unknown action type"),
     ({"type": "type", "text": 5}, "not a string"),
+    ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 0, "scroll_y": float("nan")}, "scroll_y=nan is not a finite number"),
+    ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 10**400, "scroll_y": 0}, "scroll_x=1000000000000000000000000000000000000000 is not a finite number"),
+    ({"type": "move", "x": 10**400, "y": 1}, "x=1000000000000000000000000000000000000000 is not a finite number"),  # was an OverflowError
 ])
 def test_openai_actions_guitest_cannot_run(action: dict[str, Any], says: str) -> None:
     (op,) = openai_ops([action]).ops
@@ -438,6 +445,52 @@ def test_openai_computer_calls_chain_by_previous_response_id_with_acknowledged_c
     assert [x["acknowledged"] for x in acknowledged] == [[check]]
     assert any("safety_check:irrelevant_domain" in s.notes for s in result.steps)
     assert all(r["auth_sha256"] == sha(OPENAI_KEY.encode()) for r in requests)
+
+
+CAP = 4  # the cap of actions a step runs (MAX_ACTIONS, 200: the loop's tests hold it), made small for the adapters' tests
+
+
+def test_anthropic_hostile_numbers_and_too_many_calls_are_tool_errors_and_never_run(tmp_path: Path, keys: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    _require_anthropic()
+    monkeypatch.setattr(cua_policy, "MAX_ACTIONS", CAP)  # a small cap: every call's screenshot goes back, none dropped as old
+    hostile = [{"action": "hold_key", "text": "shift", "duration": float("nan")},
+               {"action": "scroll", "coordinate": {"frac": [0.5, 0.5]}, "scroll_direction": "down", "scroll_amount": 10**12},
+               {"action": "left_click", "coordinate": {"frac": [0.25, 0.5]}}]
+    many = [{"action": "mouse_move", "coordinate": {"frac": [0.5, 0.5]}}] * (CAP + 5)
+    script = {"blue button": [{"calls": hostile}, {"calls": many}, {"text": "All done."}]}
+    with fakeserver.serve(tmp_path, script=script, program=fakecua.__file__) as server:
+        result, env, requests = episode("anthropic:claude-sonnet-4-5", server, (320, 200))
+    assert result.end == "done" and result.error is None, result.error
+    assert [a.kind for a in env.ran] == ["click"] + ["move"] * CAP + ["done"]
+    first = requests[1]["results"]
+    assert first[0]["error"] in ("duration=nan must be a finite number", "duration=None must be a number")  # NaN as the client's JSON gives it
+    assert first[1]["error"] == "a scroll of (0, 1e+12) notches is outside the range of scrolls, -1000 to 1000 notches each way"
+    assert "error" not in first[2] and len(first[2]["images"]) == 1
+    second = requests[2]["results"]
+    assert len(second) == CAP + 5 and all("error" not in r for r in second[:CAP])
+    assert [r["error"] for r in second[CAP:]] == [f"not run: a step runs at most {CAP} actions, and this reply asked for more"] * 5
+    assert {"action_out_of_range", "tool_error"} <= set(result.steps[0].notes) and "over_cap" in result.steps[1].notes
+
+
+@pytest.mark.parametrize("spec", ["openai-cua:computer-use-preview", "openai-cua:gpt-5.4"])
+def test_openai_hostile_numbers_and_too_many_actions_never_run_and_the_calls_are_answered(tmp_path: Path, keys: None, spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cua_policy, "MAX_ACTIONS", CAP)
+    preview = spec.endswith("preview")
+    # 10**300 pixels is a finite float, 10**400 is not one at all (float() of it raised an OverflowError)
+    hostile = [{"type": "scroll", "at": [0.5, 0.5], "scroll_x": 0, "scroll_y": 10**300}, {"type": "scroll", "at": [0.5, 0.5], "scroll_x": 10**400, "scroll_y": 0},
+               {"type": "scroll", "at": [0.5, 0.5], "scroll_x": 0, "scroll_y": 100}]
+    many = [{"type": "move", "at": [0.5, 0.5]}] * (CAP + 5)
+    if preview:  # one action per computer_call
+        turns = [{"calls": [{"action": a} for a in hostile]}, {"calls": [{"action": a} for a in many]}]
+    else:
+        turns = [{"calls": [{"actions": hostile}]}, {"calls": [{"actions": many}]}]
+    with fakeserver.serve(tmp_path, script={"blue button": [*turns, {"text": "Finished."}]}, program=fakecua.__file__) as server:
+        result, env, requests = episode(spec, server, (320, 200))
+    assert result.end == "done" and result.error is None, result.error  # every call was answered with a screenshot (fakecua checks it)
+    assert [(a.kind, a.scroll) for a in env.ran[:1]] == [("scroll", (0.0, 2.0))]  # 100 pixels: 2 notches of 50
+    assert [a.kind for a in env.ran[1:]] == ["move"] * CAP + ["done"]
+    assert len(requests[1]["results"]) == (3 if preview else 1) and all(r["images"] for r in requests[1]["results"])
+    assert {"action_out_of_range", "tool_error"} <= set(result.steps[0].notes) and "over_cap" in result.steps[1].notes
 
 
 def test_a_safety_check_under_the_stop_policy_ends_the_episode_as_fail(tmp_path: Path, keys: None) -> None:

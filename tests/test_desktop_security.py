@@ -216,3 +216,112 @@ def test_a_state_folder_that_is_not_yours_alone_is_refused(tmp_root: Path, victi
     if os.environ.get("GUITEST_REQUIRE_DESKTOP") or not subprocess.run(["which", "Xvfb"], capture_output=True).returncode:
         with pytest.raises(DesktopError, match="refusing the desktop state folder"):
             start_desktop().stop()  # nor does a desktop start there (stopped at once if it did)
+
+
+# -- whose rights: a desktop started by root runs its commands as root, or as the user --user names ------------------
+
+
+@pytest.fixture(scope="module")
+def readable_python(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """An environment in which ``nobody`` runs guitest's desktop: the system Python with a copy of guitest and the
+    server's modules where nobody may read them (the test's own Python lives in a folder only root may read)."""
+    import importlib.util
+    import shutil
+    import sys
+
+    version = subprocess.run([SYSTEM_PYTHON, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True).stdout.strip()
+    if version != str(sys.version_info[:2]):  # the copied Pillow is built for this Python's version
+        pytest.skip(f"{SYSTEM_PYTHON} is Python {version}, this is {sys.version_info[:2]}: the server's modules cannot be lent to it")
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    shutil.copytree(Path(__file__).parent.parent / "guitest", folder / "guitest", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyautogui", "pymsgbox", "pytweening", "pyscreeze", "pygetwindow", "mouseinfo", "pyrect", "Xlib", "PIL", "pyperclip", "six"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        source = Path(spec.origin)
+        if source.name == "__init__.py":
+            shutil.copytree(source.parent, folder / source.parent.name, ignore=shutil.ignore_patterns("__pycache__"))
+            libs = source.parent.parent / f"{name.lower()}.libs"  # Pillow's bundled libraries
+            if name == "PIL" and (source.parent.parent / "pillow.libs").is_dir():
+                shutil.copytree(source.parent.parent / "pillow.libs", folder / "pillow.libs")
+            elif libs.is_dir():
+                shutil.copytree(libs, folder / libs.name)
+        else:
+            shutil.copy(source, folder / source.name)
+    subprocess.run(["chmod", "-R", "a+rX", str(folder)], check=True)
+    yield {"PYTHONPATH": str(folder)}
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@AS_ROOT
+def test_up_says_a_desktop_started_as_root_runs_commands_as_root(capsys: pytest.CaptureFixture[str]) -> None:
+    from test_desktop_real import _skip_or_fail  # noqa: F401 - skips (or fails, GUITEST_REQUIRE_DESKTOP) without the packages
+
+    assert cli.main(["up", "--command-timeout", "5"]) == 0
+    out = capsys.readouterr().out
+    display = int(out.split("desktop :", 1)[1].split()[0])
+    try:
+        assert cli.AS_ROOT in out and "guitest desktop up --user NAME" in cli.AS_ROOT
+    finally:
+        assert cli.main(["down", "--display", str(display)]) == 0
+
+
+@AS_ROOT
+def test_up_user_runs_the_desktop_and_every_command_sent_to_it_as_that_user(readable_python: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                                              capfd: pytest.CaptureFixture[str]) -> None:
+    from test_desktop_real import _skip_or_fail  # noqa: F401
+
+    monkeypatch.setenv("PYTHONPATH", readable_python["PYTHONPATH"])  # KEPT: what nobody's guitest is found by
+    assert cli.main(["up", "--user", "nobody", "--python", SYSTEM_PYTHON, "--command-timeout", "5"]) == 0, capfd.readouterr()
+    out = capfd.readouterr().out
+    url = out.split(" up in ", 1)[1].split(": ", 1)[1].split()[0]
+    display = out.split("desktop :", 1)[1].split()[0]
+    try:
+        assert "it runs as nobody (uid 65534): every command sent to it runs with nobody's rights" in out and cli.AS_ROOT not in out
+        assert "/tmp/guitest-desktops-65534/" in out  # nobody's own state folder, secret and cookie
+        # root's client finds nobody's secret itself, and what the desktop runs, runs as nobody: before, /execute answered uid 0
+        assert MachineClient(url).execute(["id"])["output"].startswith("uid=65534(nobody)")
+        listed = subprocess.run(["ps", "-eo", "user:20,args"], capture_output=True, text=True).stdout.splitlines()
+        owners = {line.split()[0] for line in listed if f"Xvfb :{display} " in line or f"--display :{display} " in line}
+        assert owners == {"nobody"}, listed
+    finally:
+        assert cli.main(["down", "--user", "nobody", "--python", SYSTEM_PYTHON, "--all"]) == 0
+    assert "stopped" in capfd.readouterr().out
+
+
+def test_user_is_refused_with_what_to_do(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["up", "--python", "/usr/bin/python3"]) == 1
+    assert "--python goes with --user" in capsys.readouterr().err
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert cli.main(["up", "--user", "no-such-user-xq"]) == 1
+    assert "--user no-such-user-xq: there is no such user (make one, e.g. useradd --create-home no-such-user-xq)" in capsys.readouterr().err
+    assert cli.main(["up", "--user", "root"]) == 1 and "that is root (uid 0); name an unprivileged user" in capsys.readouterr().err
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert cli.main(["status", "--user", "nobody"]) == 1
+    assert "only root can start a desktop as another user; run guitest desktop as nobody yourself" in capsys.readouterr().err
+
+
+@AS_ROOT
+def test_nobody_cannot_run_a_python_in_a_folder_of_roots_and_is_told_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    private = tmp_path / "root-only"
+    private.mkdir(mode=0o700)
+    (private / "python").symlink_to(sys.executable)
+    assert cli.main(["up", "--user", "nobody", "--python", str(private / "python")]) == 1
+    err = capsys.readouterr().err
+    assert f"--user nobody: nobody cannot run guitest with {private / 'python'} (" in err and "Permission denied" in err, err
+    assert "or name such a Python with --python" in err
+
+
+@AS_ROOT
+def test_root_trusts_another_users_state_folder_only_when_it_is_that_users_alone(tmp_path: Path) -> None:
+    from guitest.localdesktop import state
+
+    good, planted, wide = (tmp_path / f"guitest-desktops-{uid}" for uid in (65534, 4242, 4343))
+    for folder in (good, planted, wide):
+        folder.mkdir(mode=0o700)
+    os.chown(good, 65534, 65534)
+    os.chown(wide, 4343, 4343)
+    os.chmod(wide, 0o777)
+    assert state.users_state_dirs(str(tmp_path)) == [(str(good), 65534)]  # planted: root's, named for another uid

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -121,12 +123,128 @@ def test_a_vm_that_cannot_be_reverted_leaves_the_pool(tmp_path: Path) -> None:
         provider.register("brokenvm", lambda region: (None, Broken(region, {"/vm": vm}, [], {})))
         env = desktop.make({"provider": {"name": "brokenvm", "path_to_vm": "/vm", "ready_timeout": 5}}, str(tmp_path))
         try:
-            with pytest.raises(EnvFailure, match=r"brokenvm provider: revert_to_snapshot\(/vm\) failed: RuntimeError: vmrun: the snapshot"):
+            with pytest.raises(EnvFailure, match=r"--env-provider=brokenvm: revert_to_snapshot\(/vm\) failed: RuntimeError: vmrun: the snapshot"):
                 env.reset(WRITES_A_FILE, seed=None)
             with pytest.raises(EnvFailure, match="taken out of service"):
                 env.reset(WRITES_A_FILE, seed=None)
         finally:
             desktop.shutdown()
+
+
+class Stuck(FakeProvider):
+    """A provider whose call named ``stuck`` does not return until the test releases it (20 s at most: then it raises,
+    so a deadline that did not hold fails the test instead of hanging it)."""
+
+    def __init__(self, stuck: str, release: threading.Event, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        self.stuck, self.release, self.entered = stuck, release, threading.Event()
+
+    def _wait(self, name: str) -> None:
+        if name == self.stuck:
+            self.entered.set()
+            if not self.release.wait(20):
+                raise RuntimeError(f"{name} was never released")
+
+    def start_emulator(self, path_to_vm: str, headless: bool, os_type: str) -> None:
+        super().start_emulator(path_to_vm, headless, os_type)
+        self._wait("start_emulator")
+
+    def get_ip_address(self, path_to_vm: str) -> str:
+        self._wait("get_ip_address")
+        return super().get_ip_address(path_to_vm)
+
+    def revert_to_snapshot(self, path_to_vm: str, snapshot_name: str) -> str:
+        self._wait("revert_to_snapshot")
+        return super().revert_to_snapshot(path_to_vm, snapshot_name)
+
+    def stop_emulator(self, path_to_vm: str) -> None:
+        super().stop_emulator(path_to_vm)
+        self._wait("stop_emulator")
+
+
+@pytest.mark.parametrize(("call", "key"), [("start_emulator", "start_timeout"), ("get_ip_address", "address_timeout"), ("revert_to_snapshot", "revert_timeout")])
+def test_a_provider_call_that_hangs_costs_its_deadline_and_the_vm_leaves_the_run(tmp_path: Path, call: str, key: str) -> None:
+    release = threading.Event()
+    with FakeMachine() as vm:
+        made = Stuck(call, release, None, {"/vm": vm}, [], {})
+        provider.register("hangvm", lambda region: (None, made))
+        # a VM of its own per case: the process's pool of a provider's VM keeps the VMs taken out
+        path = f"/vm-{call}"
+        made.machines[path] = vm
+        env = desktop.make({"provider": {"name": "hangvm", "path_to_vm": path, key: "0.3"}, "settle": 0, "evaluate_after": 0}, str(tmp_path))
+        try:
+            with pytest.raises(EnvFailure) as failed:
+                env.reset(WRITES_A_FILE, seed=None)  # a provider of one's own is reverted before its first episode too
+            assert made.entered.is_set() and not release.is_set()  # the call was still running when the episode gave up
+            assert str(failed.value).startswith(
+                f"--env-provider=hangvm: {call}({path}) did not return within 0.3 s (--env-provider-option {key}=SECONDS); the VM leaves this "
+                "run and its episodes are errors (re-run them with --lf)"
+            )
+            with pytest.raises(EnvFailure, match=rf"every desktop machine was taken out of service in this run \(hangvm:{path}: --env-provider=hangvm: {call}"):
+                env.reset(WRITES_A_FILE, seed=None)
+        finally:
+            desktop.shutdown()  # not stopped: a call of the provider's is still running
+            release.set()
+        assert ("stop_emulator", path) not in made.calls
+
+
+def test_a_stop_that_hangs_does_not_hold_up_the_end_of_the_run(tmp_path: Path) -> None:
+    release = threading.Event()
+    with FakeMachine() as vm:
+        made = Stuck("stop_emulator", release, None, {"/vm": vm}, [], {})
+        provider.register("slowstop", lambda region: (None, made))
+        env = desktop.make({"provider": {"name": "slowstop", "path_to_vm": "/vm", "stop_timeout": 0.3}, "settle": 0, "evaluate_after": 0}, str(tmp_path))
+        try:
+            env.reset(WRITES_A_FILE, seed=None)
+            env.close()
+            desktop.shutdown()
+            assert made.entered.is_set() and not release.is_set()  # shutdown() returned while stop_emulator still ran
+        finally:
+            release.set()
+
+
+@pytest.mark.parametrize(("call", "value", "said"), [
+    ("get_ip_address", None, "None (NoneType)"),
+    ("get_ip_address", 3232235777, "3232235777 (int)"),
+    ("get_ip_address", "not an address!", "'not an address!' (str)"),
+    ("get_ip_address", "10.0.0.7:http", "'10.0.0.7:http' (str)"),
+    ("get_ip_address", "10.0.0.7:5000:70000", "'10.0.0.7:5000:70000' (str)"),
+    ("get_ip_address", "", "'' (str)"),
+    ("revert_to_snapshot", 42, "42 (int)"),
+    ("get_ip_address", RuntimeError("no such VM\x1b[2J"), None),
+])
+def test_a_provider_that_raises_or_returns_garbage_is_named_in_one_message(tmp_path: Path, call: str, value: object, said: str | None) -> None:
+    class Junk(FakeProvider):
+        def get_ip_address(self, path_to_vm: str) -> object:
+            return self.answer("get_ip_address", lambda: super(Junk, self).get_ip_address(path_to_vm))
+
+        def revert_to_snapshot(self, path_to_vm: str, snapshot_name: str) -> object:
+            return self.answer("revert_to_snapshot", lambda: super(Junk, self).revert_to_snapshot(path_to_vm, snapshot_name))
+
+        def answer(self, name: str, fallback: Callable[[], object]) -> object:
+            if name != call:
+                return fallback()
+            if isinstance(value, Exception):
+                raise value
+            return value
+
+    path = f"/vm-{uuid.uuid4().hex[:8]}"  # a VM of its own per case (the process's pool keeps the VMs taken out)
+    with FakeMachine() as vm:
+        provider.register("junkvm", lambda region: (None, Junk(region, {path: vm}, [], {})))
+        # a ready_timeout of 1 s: an address taken as it is would wait that long for a server that is not there
+        env = desktop.make({"provider": {"name": "junkvm", "path_to_vm": path, "ready_timeout": 1}, "settle": 0, "evaluate_after": 0}, str(tmp_path))
+        try:
+            with pytest.raises(EnvFailure) as failed:
+                env.reset(WRITES_A_FILE, seed=None)
+        finally:
+            desktop.shutdown()
+    message = str(failed.value)
+    if said is None:
+        assert message == f"--env-provider=junkvm: get_ip_address({path}) failed: RuntimeError: no such VM\\x1b[2J"
+    else:
+        expected = "None or the VM's path" if call == "revert_to_snapshot" else "'IP', a host name, or 'IP:PORT:...'"
+        assert message.startswith(f"--env-provider=junkvm: {call}({path}) returned {said}, expected {expected}"), message
+        assert message.endswith("the VM leaves this run (fix the provider and re-run with --lf)")
 
 
 def test_provider_settings_mirror_desktop_env_and_bad_ones_say_what_to_do(tmp_path: Path) -> None:
@@ -140,6 +258,11 @@ def test_provider_settings_mirror_desktop_env_and_bad_ones_say_what_to_do(tmp_pa
         provider.parse_pairs(["snapshot=x"])
     with pytest.raises(EnvFailure, match="unknown key"):
         provider.settings_from({"name": "aws", "ami": "x"})
+    assert provider.settings_from({"name": "aws", **provider.parse_pairs(["start_timeout=90", "stop_timeout=5.5"])}).stop_timeout == 5.5
+    assert provider.ProviderSettings(name="aws").revert_timeout == 900.0  # boto3's instance_running waiter: 40 x 15 s, and room
+    for bad in ("0", "-1", "nan", "inf", "soon", True):
+        with pytest.raises(EnvFailure, match=rf"env_options.provider.start_timeout: expected a number of seconds above 0, got {bad!r}"):
+            provider.settings_from({"name": "aws", "start_timeout": bad})
     with pytest.raises(EnvFailure, match=r"pip install --no-deps desktop-env==1.0.2 boto3 python-dotenv"):
         provider.create(provider.ProviderSettings(name="aws"))  # desktop-env is not installed here
 
@@ -331,3 +454,45 @@ def test_the_header_names_machines_that_cannot_be_reset_and_a_bad_url_is_no_trac
     )
     with pytest.raises(EnvFailure, match=r"--env-url 'http://vm:port': expected http://HOST:PORT"):
         MachineClient("vm:port")  # a port that is not a number was a ValueError from urllib
+
+
+HANGING_CONFTEST = """\
+import os, time
+from guitest.desktopenv import provider
+
+class VM:  # a VM whose start hangs while $FAKE_VM_HANGS is set
+    def __init__(self, region):
+        pass
+    def start_emulator(self, path_to_vm, headless, os_type):
+        if os.environ.get("FAKE_VM_HANGS"):
+            time.sleep(60)
+    def get_ip_address(self, path_to_vm):
+        return "127.0.0.1:" + os.environ["FAKE_VM_PORT"]
+    def revert_to_snapshot(self, path_to_vm, snapshot_name):
+        return path_to_vm
+    def stop_emulator(self, path_to_vm):
+        pass
+
+provider.register("hangvm", lambda region: (None, VM(region)))
+"""
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_hung_provider_makes_its_episodes_errors_that_lf_runs_again(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: list[str]) -> None:
+    folder = pytester.path / "suites" / "fixed"
+    read_tasks(folder, {name: {"instruction": "Crop the photo in Photoshop.", "evaluator": INFEASIBLE, "oracle": [{"kind": "fail"}]} for name in ("one", "two")})
+    (folder / "suite.yaml").write_text(SUITE)
+    pytester.makeconftest(HANGING_CONFTEST)
+    args = ["suites/fixed", "--model=oracle", *mode, "--env-provider=hangvm", "--env-provider-option", "path_to_vm=/vms/one",
+            "--env-provider-option", "start_timeout=0.5"]
+    with FakeMachine() as m:
+        monkeypatch.setenv("FAKE_VM_PORT", m.url.rsplit(":", 1)[1])
+        monkeypatch.setenv("FAKE_VM_HANGS", "1")
+        hung = pytester.runpytest_subprocess(*args)
+        monkeypatch.delenv("FAKE_VM_HANGS")
+        again = pytester.runpytest_subprocess(*args, "--lf")
+    assert hung.ret == 1, hung.stdout.str()
+    hung.assert_outcomes(failed=2)
+    hung.stdout.fnmatch_lines(["*--env-provider=hangvm: start_emulator(/vms/one) did not return within 0.5 s (--env-provider-option start_timeout=SECONDS)*"])
+    assert again.ret == 0, again.stdout.str()
+    again.assert_outcomes(passed=2)

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import io
+import json
+import math
 import os
-import pytest
+from pathlib import Path
 
+import pytest
+from PIL import Image
+
+from guitest.case import DEFAULT_OPTIONS
 from guitest.errors import ModelError
-from guitest.live.actions import Action
+from guitest.exchange import Case, Prompt, Reply, SentImage
+from guitest.live import runners
+from guitest.live.actions import MAX_ACTIONS, MAX_COORDINATE, MAX_SCROLL, MAX_SECONDS, Action, problem
+from guitest.live.agent import ModelPolicy
+from guitest.live.flow import _asker
 from guitest.live.loop import Decision, Episode, StepInput, describe, run_episode
 from guitest.live.protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 from guitest.live.record import folder_sink, to_trajectory
+from guitest.models.base import Model, Settings
+from guitest.sample import Sample
 from guitest.trajectory import Trajectory
+
+DOCS = (Path(__file__).parent.parent / "docs" / "live.md").read_text()
 
 TASK = TaskSpec(env="fake", name="press-button", instruction="Press the button")
 
@@ -294,3 +309,91 @@ def test_a_decision_takes_a_sequence_of_actions() -> None:
     with pytest.raises(TypeError, match=r"actions=\(action,\)"):
         Decision("x", Action("done"))  # type: ignore[arg-type]
     assert Decision("x", [Action("done")]).actions == (Action("done"),) and Decision("x", [Action("done")]).final == Action("done")
+
+
+# -- bounds: every number of an action finite and in range, at most MAX_ACTIONS a step -------------------------------
+
+HOSTILE = [
+    (act("wait", seconds=math.nan), "action 1 refused: nan seconds is outside the range of waits, 0 to 100 seconds"),
+    (act("hold_key", keys=("shift",), seconds=1e300), "action 2 refused: 1e+300 seconds is outside the range of waits, 0 to 100 seconds"),
+    (act("wait", seconds=-1.0), "action 3 refused: -1 seconds is outside the range of waits, 0 to 100 seconds"),
+    (act("scroll", 50, 40, scroll=(0.0, -1e12)), "action 4 refused: a scroll of (0, -1e+12) notches is outside the range of scrolls, -1000 to 1000 notches each way"),
+    (act("scroll", scroll=(math.inf, 0.0)), "action 5 refused: a scroll of (inf, 0) notches is outside the range of scrolls, -1000 to 1000 notches each way"),
+    (act("click", math.nan, 4.0), "action 6 refused: point (nan, 4) is outside the range of coordinates, -100000 to 100000 pixels"),
+    (Action("drag", point=(1.0, 2.0), end=(1e300, 2.0), space="screen"), "action 7 refused: end (1e+300, 2) is outside the range of coordinates, -100000 to 100000 pixels"),
+]
+
+
+def test_an_action_with_a_number_out_of_range_is_refused_and_the_others_of_its_step_run() -> None:
+    env = FakeEnv(ends=False)
+    fine = (act("wait", seconds=100.0), act("scroll", 50, 40, scroll=(-1000.0, 1000.0)), act("click", -100000.0, 100000.0))
+    decision = Decision("hostile", tuple(a for a, _ in HOSTILE) + fine)
+    episode = run_episode(env, TASK, 0, Scripted([decision, Decision("done", (act("done"),))]), max_steps=2)
+    assert env.actions == [*fine, act("done")]  # not one hostile action reached the environment
+    step = episode.steps[0]
+    assert [n for n in step.notes if "refused" in n] == [said for _, said in HOSTILE]
+    assert [a["kind"] for a in step.actions] == ["wait", "scroll", "click"] and step.executed == 3 and "not_run" not in " ".join(step.notes)
+    json.dumps(episode.to_dict(), allow_nan=False)  # the report holds no NaN or infinity (strict JSON)
+    assert episode.end == "done"
+
+
+def test_a_step_runs_at_most_max_actions_and_notes_the_rest() -> None:
+    env = FakeEnv(ends=False)
+    many = Decision("10 000 clicks", tuple(act("click", 50, 40) for _ in range(10_000)) + (act("done"),))
+    episode = run_episode(env, TASK, 0, Scripted([many]), max_steps=2)
+    step = episode.steps[0]
+    assert "over_cap:9801" in step.notes and len(step.actions) == step.executed == MAX_ACTIONS == 200
+    # the rest are not run, the done after them neither, so the episode goes on: 200 actions a step
+    assert episode.end == "budget" and len(env.actions) == 2 * MAX_ACTIONS
+
+
+@pytest.mark.parametrize(("action", "ok"), [
+    (Action("wait", seconds=MAX_SECONDS), True), (Action("wait", seconds=math.nextafter(MAX_SECONDS, math.inf)), False),
+    (Action("scroll", scroll=(-MAX_SCROLL, MAX_SCROLL)), True), (Action("scroll", scroll=(0.0, math.nextafter(MAX_SCROLL, math.inf))), False),
+    (Action("move", point=(MAX_COORDINATE, -MAX_COORDINATE), space="screen"), True), (Action("move", point=(0.0, -math.inf), space="screen"), False),
+    (Action("type", text="x" * 10), True), (Action("done"), True),
+])
+def test_the_documented_ranges_hold_at_their_edges(action: Action, ok: bool) -> None:
+    assert (problem(action) is None) is ok
+
+
+def test_the_bounds_are_the_documented_ones() -> None:
+    assert f"`MAX_SECONDS` ({MAX_SECONDS:g} s)" in DOCS and f"`MAX_SCROLL` ({MAX_SCROLL:g} notches)" in DOCS
+    assert f"`MAX_ACTIONS` ({MAX_ACTIONS})" in DOCS and f"`MAX_COORDINATE` ({MAX_COORDINATE:g} pixels)" in DOCS
+
+
+class ScriptedModel(Model):
+    """A model adapter answering the replies given, in order (for a runner's reader in a whole episode)."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__("scripted", Settings())
+        self.replies = list(replies)
+
+    def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
+        return Reply(text=self.replies.pop(0))
+
+
+@pytest.mark.parametrize(("runner", "reply", "done", "ran", "refused"), [
+    ("guitest", 'Action: scroll(0.5, 0.5, "down", 1e12); wait(1e300); click(0.5, 0.5)', "Action: done()", ["click"],
+     ["action 1 refused: a scroll of (0, 1e+12)", "action 2 refused: 1e+300 seconds"]),
+    ("prompt-agent", "```python\npyautogui.scroll(-1000000000000, 10, 10)\ntime.sleep(1e300)\n" + "pyautogui.press('tab')\n" * 250 + "```", "DONE",
+     ["key"] * 198, ["action 1 refused: a scroll of (0, 1e+12)", "action 2 refused: 1e+300 seconds", "over_cap:52"]),
+])
+def test_a_runners_reader_gets_the_same_bounds(runner: str, reply: str, done: str, ran: list[str], refused: list[str]) -> None:
+    model = ScriptedModel([reply, done])
+    sample = Sample(id="t", image="", instruction="", box=(0, 0, 1, 1), tags={}, source="test")
+    policy = ModelPolicy(model, sample, _asker(model, DEFAULT_OPTIONS, []), runner=runners.get(runner))
+    env = PngEnv()
+    episode = run_episode(env, TASK, 0, policy, max_steps=2)
+    assert [a.kind for a in env.actions[:-1]] == ran and env.actions[-1].kind == "done"
+    notes = episode.steps[0].notes
+    assert all(any(n.startswith(r) for n in notes) for r in refused), notes
+
+
+class PngEnv(FakeEnv):
+    """FakeEnv with real PNG screenshots (a model's policy decodes them)."""
+
+    def _obs(self) -> Observation:
+        image = io.BytesIO()
+        Image.new("RGB", (100, 50), (len(self.actions) % 256, 0, 0)).save(image, format="PNG")
+        return Observation(image.getvalue(), (100, 50), "Press the button")

@@ -12,8 +12,9 @@ and every later call in the process waited behind it.
   answer at all (SIGSTOP) is ended, the commands queued behind the stuck one fail at once, its processes are gone and
   a new browser serves the next episode; Chromium killed mid-episode fails that episode with the browser's own error
   (not a timeout), and the pool hands the next episode a context of a new browser, not an idle one of the dead browser.
-- Through pytest, serial and ``-n 2``: a web suite with a never-settling and a spinning success check beside three
-  good tasks; the stuck ones are errors naming the check, all others (those after them in a worker included) hits.
+- Through pytest, serial and ``-n 2``: a web suite with a never-settling and a spinning success check and a page that
+  allocates past ``page_memory_mb`` beside three good tasks; the stuck ones are errors naming the check (the bound), all
+  others (those after them in a worker included) hits.
 """
 
 from __future__ import annotations
@@ -251,11 +252,62 @@ def test_chromium_killed_mid_episode_fails_that_episode_and_the_next_gets_a_new_
         pool.close()
 
 
+HOG = """<!DOCTYPE html><html><body style="margin: 0">
+<button id="heap" style="position: absolute; left: 10px; top: 10px; width: 100px; height: 40px" onclick="heap()">Heap</button>
+<button id="buffers" style="position: absolute; left: 10px; top: 80px; width: 100px; height: 40px" onclick="buffers()">Buffers</button>
+<script>
+// at most 1.5 GB each, so a run without a bound ends too (and fails the test) without taking the machine's memory
+function heap() { window.keep = []; for (let i = 0; i < 192; i++) window.keep.push(new Array(1 << 20).fill(i + 0.5)); }
+function buffers() {
+  window.got = 0; window.keep = [];
+  try { for (let i = 0; i < 96; i++) { const b = new ArrayBuffer(16 << 20); new Uint8Array(b).fill(1); window.keep.push(b); window.got += 16; } }
+  catch (e) { window.refused = String(e); }
+}
+</script></body></html>"""
+HEAP, BUFFERS = (60, 30), (60, 100)
+BOUND_MB = 1024  # an idle renderer holds 500-650 MB of RLIMIT_DATA already: a page has about 400 MB of its own
+
+
+def test_a_page_that_allocates_past_the_bound_costs_its_own_episode_and_the_next_one_works(site: Path) -> None:
+    (site / "hog.html").write_text(HOG)
+    options = {"root": ".", "viewport": [300, 200], "page_memory_mb": BOUND_MB, "command_timeout": 60}
+    hog = task("hog", start="hog.html", success="true")
+    env = envs.open_env("webapp", options, str(site))
+    try:
+        assert env.browser.host.memory_bound
+        env.reset(hog, 0)  # ArrayBuffers (outside V8's heap): the allocation past the bound fails in the page's script
+        env.step(Action("click", point=BUFFERS, space="screen"))
+        got, refused = env.run_js("() => [window.got, window.refused]")
+        assert 0 < got < BOUND_MB and "allocation failed" in refused, (got, refused)
+        env.reset(hog, 0)  # the JavaScript heap: the renderer is ended and the step fails, naming the bound
+        with pytest.raises(EnvFailure, match=rf"the page's renderer crashed \(.*\): a page that takes more than env_options.page_memory_mb \({BOUND_MB} MB\)"):
+            env.step(Action("click", point=HEAP, space="screen"))
+        assert not env.usable() and env.browser.host.connected()  # that page is gone, the browser is not
+    finally:
+        env.close()
+    again = envs.open_env("webapp", options, str(site))
+    try:
+        assert again.browser.host is env.browser.host and pressed(again)
+    finally:
+        again.close()
+
+
+def test_page_memory_mb_is_checked() -> None:
+    for bad in (-1, 100, 1.5, "2G", True):
+        with pytest.raises(EnvFailure, match=rf"env_options.page_memory_mb must be a whole number of MB, 512 or more \(or 0: no bound\), got {bad!r}"):
+            browser.page_memory({"page_memory_mb": bad})
+    assert browser.page_memory({}) == browser.PAGE_MEMORY_MB == 2048 and browser.page_memory({"page_memory_mb": 0}) == 0
+
+
 # -- through pytest ----------------------------------------------------------------------------------------------------
 
 STUCK = [
     {"id": "never-settles", "instruction": "Press the red button.", "success": NEVER, "solution": [{"click": "#red"}]},
     {"id": "spins", "instruction": "Press the red button.", "success": SPINS, "solution": [{"click": "#red"}]},
+    # a page whose button takes 1.5 GB of JavaScript heap when pressed, past the suite's page_memory_mb
+    {"id": "hog", "instruction": "Press the red button.", "success": "true", "solution": [{"click": "#red"}],
+     "setup": "document.querySelector('#red').addEventListener('click', () => { window.keep = []; "
+              "for (let i = 0; i < 192; i++) window.keep.push(new Array(1 << 20).fill(i + 0.5)); });"},
 ]
 GOOD = {f"{name}-seed{seed}" for name in ("press-green", "press-blue", "write-hello") for seed in (0, 1)}
 
@@ -273,7 +325,7 @@ format: webtask
 data: {dir: ., base: suite, annotations: tasks.yaml}
 task: live
 env: webapp
-env_options: {root: ., viewport: [800, 600], zoom: 1, check_timeout: 1, command_timeout: 20}
+env_options: {root: ., viewport: [800, 600], zoom: 1, check_timeout: 1, command_timeout: 20, page_memory_mb: 1024}
 max_steps: 5
 id: "{task}-seed{seed}"
 tags: [task]
@@ -297,3 +349,6 @@ def test_a_suite_with_stuck_checks_errs_on_those_and_hits_the_rest(pytester: pyt
         case = cases[f"{name}-seed0"]
         assert case["verdict"] == "error"
         assert f"web task '{name}', success check: did not finish within 1 s (env_options.check_timeout)" in case["error"], case["error"]
+    hog = cases["hog-seed0"]
+    assert hog["verdict"] == "error" and "the page's renderer crashed" in hog["error"], hog
+    assert "env_options.page_memory_mb (1024 MB)" in hog["error"]

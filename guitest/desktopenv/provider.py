@@ -17,18 +17,28 @@ enough; desktop-env's evaluator dependencies (torch, easyocr, LibreOffice bindin
 Settings mirror ``DesktopEnv``'s constructor (:class:`ProviderSettings`). A provider may also be a class of
 one's own: ``module:Class`` (constructed as ``Class(region)``, like desktop-env's), or one registered with
 :func:`register` (a test's fake).
+
+Where guitest departs: ``DesktopEnv`` waits as long as each provider call takes (VMware's ``start_emulator`` and
+``get_ip_address`` loop until the VM answers, with no limit). guitest gives every call a deadline
+(:data:`TIMEOUTS`, each a setting) and checks what it returns; a call that overruns, raises or returns something that
+is not what desktop-env's callers expect is a :class:`ProviderFailure` naming the provider, the call and the VM, and
+the VM leaves the run's pool (its episodes are errors, which ``--lf`` runs again).
 """
 
 from __future__ import annotations
 
 import importlib
+import ipaddress
+import math
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping, Sequence
 
 from ..live.protocol import EnvFailure
+from ..printable import printable
 from .client import MachineClient
 
 #: providers whose VM starts from a clean image: ``DesktopEnv`` does not revert before its first task on them
@@ -50,6 +60,22 @@ PACKAGES = {
 LOCAL_FILE = frozenset({"vmware", "virtualbox", "docker"})
 SERVER_PORT = 5000
 POLL = 1.0
+#: each provider call's deadline in seconds (a setting of the same name), from how long desktop-env 1.0.2's own providers
+#: wait inside the call, with room to spare (docs/live.md, "Deadlines of the provider's calls", has the sources):
+#: ``start_emulator`` (Docker waits up to 300 s for the VM's server inside it, after pulling its image the first time;
+#: AWS 150 s, Aliyun 300 s for the instance to run), ``revert_to_snapshot`` (AWS launches a new instance and waits with
+#: boto3's ``instance_running`` waiter, 40 x 15 s = 600 s), ``get_ip_address`` (Aliyun waits up to 300 s for the server
+#: inside it; VMware's ``vmrun getGuestIPAddress -wait`` until the guest's tools answer), ``stop_emulator`` (Azure
+#: deallocates in up to 10 x 15 s), and the manager's calls (``get_vm_path`` downloads OSWorld's VM image, several GB,
+#: the first time)
+TIMEOUTS = {"start_timeout": 600.0, "revert_timeout": 900.0, "address_timeout": 600.0, "stop_timeout": 300.0, "manager_timeout": 3600.0}
+#: the setting that bounds each call
+DEADLINE_OF = {
+    "start_emulator": "start_timeout", "revert_to_snapshot": "revert_timeout", "get_ip_address": "address_timeout",
+    "stop_emulator": "stop_timeout", "get_vm_path": "manager_timeout", "delete_vm": "manager_timeout", "add_vm": "manager_timeout",
+    "occupy_vm": "manager_timeout",
+}
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 ProviderFactory = Callable[[Any], tuple[Any, Any]]
 _registered: dict[str, ProviderFactory] = {}
@@ -63,7 +89,8 @@ class ProviderSettings:
     ``path_to_vm`` (a ``.vmx`` file, a qcow2 image, an instance id; None: the provider's manager allocates one
     for this process, as ``DesktopEnv`` does), ``snapshot_name`` (None: ``init_state``; for AWS the AMI of
     desktop-env's ``IMAGE_ID_MAP`` for the region and screen size), ``screen_size``, ``headless``, ``os_type``;
-    and guitest's ``ready_timeout``: seconds to wait for the machine's server after a start."""
+    and guitest's ``ready_timeout``: seconds to wait for the machine's server after a start, and the deadlines of
+    the provider's calls in seconds (:data:`TIMEOUTS`)."""
 
     name: str
     region: str | None = None
@@ -73,6 +100,11 @@ class ProviderSettings:
     headless: bool = False
     os_type: str = "Ubuntu"
     ready_timeout: float = 300.0
+    start_timeout: float = TIMEOUTS["start_timeout"]
+    revert_timeout: float = TIMEOUTS["revert_timeout"]
+    address_timeout: float = TIMEOUTS["address_timeout"]
+    stop_timeout: float = TIMEOUTS["stop_timeout"]
+    manager_timeout: float = TIMEOUTS["manager_timeout"]
 
 
 KEYS = tuple(f.name for f in fields(ProviderSettings))
@@ -115,11 +147,9 @@ def settings_from(options: Mapping[str, Any], base_dir: str = ".") -> ProviderSe
             values[key] = str(options[key])
     if options.get("headless") is not None:
         values["headless"] = _flag(options["headless"])
-    if options.get("ready_timeout") is not None:
-        try:
-            values["ready_timeout"] = float(options["ready_timeout"])
-        except (TypeError, ValueError):
-            raise EnvFailure(f"env_options.provider.ready_timeout: expected seconds, got {options['ready_timeout']!r}") from None
+    for key in ("ready_timeout", *TIMEOUTS):
+        if options.get(key) is not None:
+            values[key] = _seconds(key, options[key])
     if options.get("screen_size") is not None:
         values["screen_size"] = _size(options["screen_size"])
     if values.get("path_to_vm"):
@@ -145,6 +175,16 @@ def _flag(value: Any) -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise EnvFailure(f"env_options.provider.headless: expected true or false, got {value!r}")
+
+
+def _seconds(key: str, value: Any) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise EnvFailure(f"env_options.provider.{key}: expected a number of seconds above 0, got {value!r}")
+    return seconds
 
 
 def _size(value: Any) -> tuple[int, int]:
@@ -226,7 +266,8 @@ class ProviderFailure(EnvFailure):
 
 class ProvidedMachine:
     """One VM of a provider, used by one episode at a time (the caller leases it): started on first use and
-    reverted before each later episode, as ``DesktopEnv.reset`` does; ``url`` is its server's once started."""
+    reverted before each later episode, as ``DesktopEnv.reset`` does; ``url`` is its server's once started.
+    Every provider call runs within its deadline (:data:`DEADLINE_OF`) and what it returns is checked."""
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings
@@ -236,6 +277,7 @@ class ProvidedMachine:
         self._provider: Any = None
         self._started = False
         self._used = False
+        self.hung: str | None = None  # the call still running past its deadline, if one did
 
     @property
     def key(self) -> str:
@@ -243,18 +285,28 @@ class ProvidedMachine:
         where = self.settings.path_to_vm or f"process-{os.getpid()}"  # no path: the manager allocates one per process
         return f"{self.settings.name}:{where}"
 
+    @property
+    def shown(self) -> str:
+        """How messages name the provider: ``--env-provider=NAME``."""
+        return f"--env-provider={self.settings.name}"
+
     def prepare(self) -> str:
         """Bring the VM into its snapshot's state for an episode and return its server's URL: start it (and get a
         VM from the manager without ``path_to_vm``) the first time, revert it when an episode has used it (or
         when it does not start clean), start it again, get its address, wait for its server; ProviderFailure."""
+        if self.hung is not None:
+            raise ProviderFailure(f"{self.shown}: {self.hung} has not returned; this VM is not used again in this run")
         if self._provider is None:
             self._manager, self._provider = create(self.settings)
         if not self._started:
             if not self.path_to_vm:
                 if self._manager is None:
-                    raise ProviderFailure(f"--env-provider={self.settings.name}: give path_to_vm (--env-provider-option path_to_vm=...): a provider of one's own has no manager to allocate a VM")
+                    raise ProviderFailure(f"{self.shown}: give path_to_vm (--env-provider-option path_to_vm=...): a provider of one's own has no manager to allocate a VM")
                 s = self.settings
-                self.path_to_vm = str(self._call("get_vm_path", self._manager.get_vm_path, os_type=s.os_type, region=s.region, screen_size=tuple(s.screen_size)))
+                path = self._call("get_vm_path", self._manager.get_vm_path, os_type=s.os_type, region=s.region, screen_size=tuple(s.screen_size))
+                if not isinstance(path, str) or not path.strip():
+                    raise self._garbage("get_vm_path", path, "the path or id of a VM")
+                self.path_to_vm = path
             self._start()
             self._started = True
             self._used = self.settings.name.lower() not in CLEAN_START
@@ -266,53 +318,100 @@ class ProvidedMachine:
         return self.url
 
     def stop(self) -> None:
-        """Stop the VM (``stop_emulator``, what ``DesktopEnv.close`` does); errors are the provider's to log."""
-        if self._started and self._provider is not None:
+        """Stop the VM (``stop_emulator``, what ``DesktopEnv.close`` does) within ``stop_timeout``; errors are the
+        provider's to log. A VM with a call still running past its deadline is left to the provider (calling it again
+        beside that call could do anything); the message of that call said so."""
+        if self._started and self._provider is not None and self.hung is None:
             self._started = False
             try:
-                self._provider.stop_emulator(self.path_to_vm)
-            except Exception:  # noqa: BLE001 - a VM that cannot be stopped at the end must not hide the run's result
+                self._call("stop_emulator", self._provider.stop_emulator, self.path_to_vm)
+            except EnvFailure:  # a VM that cannot be stopped at the end must not hide the run's result
                 pass
 
     def _revert(self) -> None:
         """``DesktopEnv._revert_to_snapshot``: revert, and follow a new path (the manager told, as there)."""
         s = self.settings
         path = self._call("revert_to_snapshot", self._provider.revert_to_snapshot, self.path_to_vm, default_snapshot(s))
+        if path is not None and not isinstance(path, str):
+            raise self._garbage("revert_to_snapshot", path, "None or the VM's path (a new one when the VM moved)")
         if path and path != self.path_to_vm:
             if self._manager is not None:
                 self._call("delete_vm", self._manager.delete_vm, self.path_to_vm, s.region)
                 self._call("add_vm", self._manager.add_vm, path, s.region)
                 self._call("occupy_vm", self._manager.occupy_vm, path, os.getpid(), s.region)
-            self.path_to_vm = str(path)
+            self.path_to_vm = path
 
     def _start(self) -> None:
         """``DesktopEnv._start_emulator``: start the VM, read its address (``IP`` or ``IP:server:...`` ports), then
         wait until its server answers."""
         s = self.settings
         self._call("start_emulator", self._provider.start_emulator, self.path_to_vm, s.headless, s.os_type)
-        address = str(self._call("get_ip_address", self._provider.get_ip_address, self.path_to_vm) or "")
-        host, *ports = address.split(":")
-        if not host:
-            raise ProviderFailure(f"desktop-env's {s.name} provider gave no address for {self.path_to_vm}")
-        try:
-            port = int(ports[0]) if ports else SERVER_PORT
-        except ValueError:
-            raise ProviderFailure(f"desktop-env's {s.name} provider gave the address {address!r}, expected IP or IP:PORT:...") from None
+        address = self._call("get_ip_address", self._provider.get_ip_address, self.path_to_vm)
+        host, port = self._address(address)
         self.url = f"http://{host}:{port}"
         client = MachineClient(self.url, retries=0)
         deadline = time.monotonic() + s.ready_timeout
         while not client.probe():
             if time.monotonic() > deadline:
-                raise ProviderFailure(f"the {s.name} VM {self.path_to_vm} was started but its server at {self.url} did not answer within {s.ready_timeout:g} s")
+                raise ProviderFailure(f"{self.shown}: the VM {self.path_to_vm} was started but its server at {self.url} did not answer within {s.ready_timeout:g} s (ready_timeout)")
             time.sleep(POLL)
 
+    def _address(self, address: Any) -> tuple[str, int]:
+        """``(host, server port)`` from what ``get_ip_address`` returned: ``IP`` or a host name, or Docker's
+        ``IP:server:chromium:vnc:vlc`` (every port a number from 1 to 65535, as ``DesktopEnv`` reads them with ``int``)."""
+        expected = "'IP', a host name, or 'IP:PORT:...' (Docker's IP:server:chromium:vnc:vlc)"
+        if not isinstance(address, str):
+            raise self._garbage("get_ip_address", address, expected)
+        host, *ports = address.strip().split(":")
+        numbers = [int(p) if p.isdigit() else 0 for p in ports]
+        if not _is_host(host) or not all(0 < n < 65536 for n in numbers):
+            raise self._garbage("get_ip_address", address, expected)
+        return host, numbers[0] if numbers else SERVER_PORT
+
+    def _garbage(self, what: str, value: Any, expected: str) -> ProviderFailure:
+        return ProviderFailure(f"{self.shown}: {what}({self.path_to_vm}) returned {printable(repr(value))[:200]} ({type(value).__name__}), expected {expected}; the VM leaves this run (fix the provider and re-run with --lf)")
+
     def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except EnvFailure:
-            raise
-        except Exception as exc:  # noqa: BLE001 - boto3, docker, vmrun: any failure of the provider is the machine's
-            raise ProviderFailure(f"desktop-env's {self.settings.name} provider: {what}({self.path_to_vm}) failed: {type(exc).__name__}: {exc}") from None
+        """``fn(*args, **kwargs)`` on a thread of its own, waited for at most its deadline (:data:`DEADLINE_OF`): its
+        result, or ProviderFailure when it raised or did not return in time (then the call goes on in the background,
+        where guitest cannot stop it, and :attr:`hung` names it)."""
+        key = DEADLINE_OF[what]
+        seconds = float(getattr(self.settings, key))
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome["value"] = fn(*args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - boto3, docker, vmrun, SystemExit: any failure of the provider is the machine's
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        # a daemon thread: a call that never returns must not keep the process from ending
+        threading.Thread(target=run, name=f"guitest-provider-{what}", daemon=True).start()
+        if not done.wait(seconds):
+            self.hung = f"{what}({self.path_to_vm})"
+            raise ProviderFailure(
+                f"{self.shown}: {what}({self.path_to_vm}) did not return within {seconds:g} s (--env-provider-option {key}=SECONDS); "
+                "the VM leaves this run and its episodes are errors (re-run them with --lf); the call may still be running in the "
+                "provider: stop the VM with the provider's own tools if it does not stop by itself"
+            )
+        error = outcome.get("error")
+        if isinstance(error, EnvFailure):
+            raise error
+        if error is not None:
+            raise ProviderFailure(f"{self.shown}: {what}({self.path_to_vm}) failed: {type(error).__name__}: {printable(str(error))[:300]}") from None
+        return outcome.get("value")
+
+
+def _is_host(host: str) -> bool:
+    """Whether ``host`` is an IPv4 address or a host name (the part before the first ``:`` of desktop-env's address)."""
+    try:
+        ipaddress.IPv4Address(host)
+        return True
+    except ValueError:
+        return bool(_HOST.fullmatch(host)) and not host.replace(".", "").isdigit()
 
 
 def with_command_line(env_options: Mapping[str, Any], name: str | None, pairs: Sequence[str] | None) -> dict[str, Any]:

@@ -22,6 +22,16 @@ case; so does a command whose browser was killed or disconnected (Playwright's `
 The browser: Debian's ``/usr/bin/chromium`` through ``executable_path`` (Playwright downloads
 nothing), launched with :data:`LAUNCH_ARGS`. Override the path with ``env_options.executable`` or
 ``GUITEST_CHROMIUM``. A missing browser or Playwright is an :class:`EnvFailure` saying how to install it.
+
+Memory: each page's renderer process may take ``env_options.page_memory_mb`` (:data:`PAGE_MEMORY_MB`) of memory.
+Chromium's own sandbox bounds a renderer with ``RLIMIT_DATA`` (sandbox/policy/linux/sandbox_linux.cc,
+``SandboxLinux::LimitAddressSpace``: 8 or 16 GB; not ``RLIMIT_AS``, which V8's reserved address space exceeds), but
+not under ``--no-sandbox``, which guitest runs with. So guitest sets ``RLIMIT_DATA`` itself on the browser's zygote
+(the process every renderer is forked from, so every later renderer inherits it) and on the renderers already running
+(:func:`limit_renderers`). ``RLIMIT_DATA`` counts every private writable mapping, so it bounds the JavaScript heap, ArrayBuffers, strings and the
+DOM alike: an allocation past it fails (an ArrayBuffer's is a ``RangeError`` the page's script sees) or ends the
+renderer (the page crashes; its command fails with a message naming the bound, :meth:`BrowserHost.call`), and the
+browser, its other pages and the next episode go on.
 """
 
 from __future__ import annotations
@@ -47,6 +57,11 @@ from ..live.keys import NAMED
 from ..live.protocol import EnvFailure
 from .options import seconds_option
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows: no resource limits, so no bound on a page's memory
+    resource = None  # type: ignore[assignment]
+
 DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 LAUNCH_ARGS = (
     "--headless",
@@ -65,6 +80,10 @@ GRACE = 5.0  # seconds each step of stopping an overrun command (terminate the s
 START_TIMEOUT = 90.0  # seconds Playwright and Chromium may take to start (Playwright's own launch timeout is 30 s)
 LOAD_WINDOW = 1.0  # seconds over which BrowserHost.load() measures how busy the browser thread is
 NOTCH_PIXELS = 50  # CSS pixels per wheel notch (MiniWoB++'s own DEFAULT_SCROLL_AMOUNT)
+#: default env_options.page_memory_mb: the memory (MB of RLIMIT_DATA) each page's renderer may take; an idle renderer
+#: holds 500-650 MB of it already (writable mappings reserved, not touched), so a page has about 1.4 GB of its own.
+#: 0: no bound (Chromium's own, 8 GB or more, does not apply under --no-sandbox)
+PAGE_MEMORY_MB = 2048
 PLAYWRIGHT_KEYS = {
     "ctrl": "Control", "shift": "Shift", "alt": "Alt", "meta": "Meta", "enter": "Enter", "tab": "Tab", "escape": "Escape",
     "backspace": "Backspace", "delete": "Delete", "space": "Space", "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft",
@@ -122,9 +141,11 @@ class BrowserHost:
     """One Chromium on a dedicated thread; :meth:`call` runs a function there, within its deadline (see the module
     docstring). Start it with :func:`host`."""
 
-    def __init__(self, executable_path: str, headless: bool = True) -> None:
+    def __init__(self, executable_path: str, headless: bool = True, memory_mb: int = PAGE_MEMORY_MB) -> None:
         self.executable_path = executable_path
         self.headless = headless
+        self.memory_mb = memory_mb
+        self.memory_bound = False  # whether the bound holds, once started (Linux, a zygote found)
         # on this host's browser process only (Chromium ignores a switch it does not know and passes it to no child):
         # how the watchdog finds the processes to end, and never another's
         self.marker = f"--guitest-browser={os.getpid()}-{secrets.token_hex(8)}"
@@ -181,6 +202,8 @@ class BrowserHost:
             self._ready.set()
             return
         self.pid = next(iter(_marked(self.marker)), None)
+        if self.memory_mb and self.pid is not None:
+            self.memory_bound = limit_renderers(self.pid, self.memory_mb << 20)
         self._ready.set()
         try:
             self._serve()
@@ -387,10 +410,23 @@ class BrowserHost:
         except self._playwright_error as exc:
             if command.steps:
                 raise EnvFailure(command.overran()) from None
-            raise EnvFailure(f"browser: {_first_line(exc)}") from None
+            said = _first_line(exc)
+            if (owner is not None and owner.gone == "crashed") or "crashed" in said.lower():
+                raise EnvFailure(self.crashed(said)) from None
+            raise EnvFailure(f"browser: {said}") from None
         if command.steps:  # it returned only as the watchdog acted: what it did may still reach the page
             raise EnvFailure(command.overran())
         return value
+
+    def crashed(self, said: str) -> str:
+        """The message of a command whose page crashed (``said``: Playwright's words)."""
+        if not self.memory_bound:
+            return f"the page's renderer crashed ({said}); the next episode gets a new page"
+        return (
+            f"the page's renderer crashed ({said}): a page that takes more than env_options.page_memory_mb "
+            f"({self.memory_mb} MB) of memory is ended so, the likely cause; the next episode gets a new page (re-run this one "
+            "with --lf, or raise page_memory_mb for a page that needs more)"
+        )
 
     def stop(self) -> None:
         """Close the browser and end its thread (waits up to 10 s; a browser thread that does not end is abandoned)."""
@@ -433,6 +469,48 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
+def limit_renderers(browser_pid: int, limit: int) -> bool:
+    """Set ``RLIMIT_DATA`` to ``limit`` bytes on the zygote and renderer processes of the browser ``browser_pid`` (its
+    process group, which Playwright makes for it): renderers forked from the zygote later inherit it. True when a
+    zygote was limited (every later renderer is then bounded); False where it cannot be done (not Linux, no zygote)."""
+    if resource is None or not hasattr(resource, "prlimit"):
+        return False
+    zygotes = 0
+    for pid in _group(browser_pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                # split at spaces too: Chromium's child processes rewrite their command line as one string (setproctitle)
+                switches = handle.read().replace(b"\0", b" ").split()
+        except OSError:
+            continue
+        zygote = b"--type=zygote" in switches
+        if not zygote and b"--type=renderer" not in switches:
+            continue
+        try:
+            resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+        except (OSError, ValueError):  # gone meanwhile, or a hard limit already lower than ours (kept)
+            continue
+        zygotes += zygote
+    return zygotes > 0
+
+
+def _group(leader: int) -> list[int]:
+    """The processes of this user in the process group ``leader`` leads (none where /proc cannot be read)."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                if os.getpgid(int(entry)) == leader:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
 def end_processes(marker: str) -> int:
     """SIGKILL the process of this user whose command line holds the switch ``marker`` (one browser's own) and its
     process group: Playwright starts Chromium as the leader of a group of its own, whose members are that browser's
@@ -450,14 +528,23 @@ def end_processes(marker: str) -> int:
     return ended
 
 
-_hosts: dict[tuple[str, bool], BrowserHost] = {}
+_hosts: dict[tuple[str, bool, int], BrowserHost] = {}
 _hosts_lock = threading.RLock()  # re-entered when a browser that failed to start is abandoned inside host()
 
 
+def page_memory(options: Mapping[str, Any] | None) -> int:
+    """``options["page_memory_mb"]`` (default :data:`PAGE_MEMORY_MB`) as a whole number of MB, 0 for no bound;
+    EnvFailure naming the option."""
+    value = (options or {}).get("page_memory_mb", PAGE_MEMORY_MB)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (0 < value < 512):
+        raise EnvFailure(f"env_options.page_memory_mb must be a whole number of MB, 512 or more (or 0: no bound), got {value!r}")
+    return value
+
+
 def host(options: Mapping[str, Any] | None = None) -> BrowserHost:
-    """This process's browser for ``options`` (``executable``, ``headless``), started on first use and again when the
-    one before was abandoned, stopped, or seen gone by Playwright (killed, crashed)."""
-    key = (executable(options), bool((options or {}).get("headless", True)))
+    """This process's browser for ``options`` (``executable``, ``headless``, ``page_memory_mb``), started on first use
+    and again when the one before was abandoned, stopped, or seen gone by Playwright (killed, crashed)."""
+    key = (executable(options), bool((options or {}).get("headless", True)), page_memory(options))
     with _hosts_lock:
         running = _hosts.get(key)
         if running is not None and running.connected():

@@ -21,7 +21,8 @@ Each episode starts clean: cookies cleared, the start URL loaded as a fresh docu
 viewport (``viewport``, default 1024x768 CSS pixels) at ``zoom`` (default 1).
 Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``check_timeout`` (10 s: the longest the set-up script or
 one check may run; past it the episode is an environment error naming the task and the check, see :func:`_bounded_js`),
-``command_timeout`` (120 s: the longest one browser command may run, see :mod:`.browser`), ``executable``, ``headless``.
+``command_timeout`` (120 s: the longest one browser command may run, see :mod:`.browser`), ``page_memory_mb`` (2048: the
+memory each page's renderer may take, see :mod:`.browser`), ``executable``, ``headless``.
 """
 
 from __future__ import annotations

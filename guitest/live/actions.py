@@ -4,11 +4,18 @@ Runners (one per model convention under :mod:`guitest.live.runners`) read a repl
 :class:`Action` objects, their points in the reply's own coordinate space (``space``); :func:`to_screen`
 maps them, through the same geometry as grounding, to pixels of the screenshot the model was
 shown, which is what :meth:`guitest.live.protocol.Environment.step` takes.
+
+Bounds (:func:`problem`, :func:`bounded`): an action an environment takes has every number finite and in its range
+(:data:`MAX_COORDINATE`, :data:`MAX_SCROLL`, :data:`MAX_SECONDS`), and a step runs at most :data:`MAX_ACTIONS`
+actions. The loop holds every decision to them (:func:`guitest.live.loop.run_episode`), so no convention's reader,
+adapter or policy can hand an environment a ``time.sleep(nan)`` or a ``pyautogui.scroll(-10**12)``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 from ..geometry import Point, from_original_pixels, to_original_pixels
 
@@ -25,6 +32,20 @@ MODIFIABLE = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOVE
 FINAL = (DONE, FAIL)
 #: actions that need a point (``drag`` also needs ``end``; ``scroll`` may have one)
 POINTED = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOVE, DRAG)
+
+#: the largest coordinate of a point, either sign, in screenshot pixels: ten times the widest screen a backend shows
+#: (what lies off the screenshot within it is the backend's to handle: the desktop moves it onto the screen's edge, the
+#: browser notes ``outside_screen`` and does nothing)
+MAX_COORDINATE = 100_000.0
+#: the most wheel notches a scroll turns, each way (50 000 CSS pixels in the browser; pyautogui sends one wheel event a
+#: notch, so 10**12 notches kept a machine busy for the whole command deadline)
+MAX_SCROLL = 1_000.0
+#: the longest ``wait`` or ``hold_key``, in seconds: the limit of Anthropic's computer-use demo (tools/computer.py,
+#: ``duration`` of ``wait`` and ``hold_key``); the backends wait at most their own ``max_wait`` / ``MAX_WAIT`` within it
+MAX_SECONDS = 100.0
+#: the most actions one step runs (the rest of the decision's are not run, and noted): the same number of actions
+#: the pyautogui reader unrolls a loop to (guitest.live.runners.prompt_agent.MAX_ACTIONS)
+MAX_ACTIONS = 200
 
 
 @dataclass(frozen=True)
@@ -82,6 +103,42 @@ class Action:
         if self.paste:
             out["paste"] = True
         return out
+
+
+def problem(action: Action) -> str | None:
+    """What is wrong with the numbers of ``action`` (points in screenshot pixels), as a sentence a model can be told:
+    a number that is not finite, or out of its range (:data:`MAX_COORDINATE`, :data:`MAX_SCROLL`, :data:`MAX_SECONDS`;
+    ``seconds`` from 0). None when every number is in range."""
+    for name, point in (("point", action.point), ("end", action.end)):
+        if point is not None and not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in point):
+            return f"{name} ({_number(point[0])}, {_number(point[1])}) is outside the range of coordinates, -{MAX_COORDINATE:.0f} to {MAX_COORDINATE:.0f} pixels"
+    if not all(math.isfinite(v) and abs(v) <= MAX_SCROLL for v in action.scroll):
+        dx, dy = action.scroll
+        return f"a scroll of ({_number(dx)}, {_number(dy)}) notches is outside the range of scrolls, -{MAX_SCROLL:.0f} to {MAX_SCROLL:.0f} notches each way"
+    if not (math.isfinite(action.seconds) and 0 <= action.seconds <= MAX_SECONDS):
+        return f"{_number(action.seconds)} seconds is outside the range of waits, 0 to {MAX_SECONDS:.0f} seconds"
+    return None
+
+
+def bounded(actions: Sequence[Action]) -> tuple[tuple[Action, ...], tuple[str, ...]]:
+    """The actions of one step that may run, in order, and notes on the others: the first :data:`MAX_ACTIONS` are
+    considered (``over_cap:N`` notes how many more were not run), and of those each with a :func:`problem` is refused
+    (``action K refused: <problem>``, K counting from 1 among the decision's actions)."""
+    kept: list[Action] = []
+    notes: list[str] = []
+    for number, action in enumerate(actions[:MAX_ACTIONS], 1):
+        why = problem(action)
+        if why is None:
+            kept.append(action)
+        else:
+            notes.append(f"action {number} refused: {why}")
+    if len(actions) > MAX_ACTIONS:
+        notes.append(f"over_cap:{len(actions) - MAX_ACTIONS}")
+    return tuple(kept), tuple(notes)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if math.isfinite(value) else str(value)
 
 
 def to_screen(action: Action, space: str, sent_size: tuple[int, int], screen_size: tuple[int, int]) -> Action:

@@ -14,8 +14,11 @@ actions of a decision run in order, each through :meth:`~guitest.live.protocol.E
 ``done`` or ``fail`` ends the episode after the actions before it have run (actions after it are not
 run, noted ``not_run:N``), and so does a screen on which the environment ended the episode. A decision
 without actions (nothing readable) uses up its step (noted ``unreadable_action``) and the episode goes
-on from the same screen. An :class:`~guitest.live.protocol.EnvFailure` (from the environment or
-from a policy that reads it) or a :class:`~guitest.errors.ModelError` from the policy ends the
+on from the same screen. The actions a step may run are bounded (:func:`~guitest.live.actions.bounded`): at
+most :data:`~guitest.live.actions.MAX_ACTIONS` of a decision (the rest noted ``over_cap:N``), each with its numbers
+finite and in range (an action out of range is not run, noted ``action K refused: ...``; the others run). An
+:class:`~guitest.live.protocol.EnvFailure` (from the environment or from a policy that reads it) or a
+:class:`~guitest.errors.ModelError` from the policy ends the
 episode with ``end="error"`` and the message, so the case is an error and ``--lf`` runs it again.
 Any other exception is a bug and propagates.
 """
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ..errors import EndpointDown, ModelError
-from .actions import Action
+from .actions import Action, bounded
 from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 
 DONE, FAIL, BUDGET, ENV_DONE, ERROR = "done", "fail", "budget", "env_done", "error"
@@ -123,8 +126,9 @@ class Policy(Protocol):
 class StepRecord:
     """One step (one decision). ``number`` counts from 1. ``screenshot``: the reference returned by the episode's
     screenshot sink for the screen the agent saw (``png`` holds the bytes instead when there is no sink).
-    ``actions``: :meth:`Action.describe` of each action of the decision, in order (screen pixels; empty when
-    nothing was readable); ``executed``: how many of them ran (fewer when a ``done``/``fail`` or the environment
+    ``actions``: :meth:`Action.describe` of each action of the decision that was to run, in order (screen pixels; empty
+    when nothing was readable; those past the cap and those refused for a number out of range are in ``notes`` instead);
+    ``executed``: how many of them ran (fewer when a ``done``/``fail`` or the environment
     ended the episode, or the environment failed, before the rest). ``info``: what the environment reported after
     the last action that ran (plain builtins; the ``notes`` of every action's observation are in ``notes``)."""
 
@@ -307,23 +311,24 @@ def run_episode(
             return finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source, down)
         for action in decision.actions:
             _check_mapped(action)
-        notes = decision.notes + (("unreadable_action",) if not decision.actions and "unreadable_action" not in decision.notes else ())
+        actions, refused = bounded(decision.actions)
+        notes = decision.notes + refused + (("unreadable_action",) if not decision.actions and "unreadable_action" not in decision.notes else ())
         history.append(decision)
-        ran, env_seconds, failure, stop = _execute(env, decision.actions, timer)
+        ran, env_seconds, failure, stop = _execute(env, actions, timer)
         if ran:
             obs = ran[-1]
         results = tuple(ran)
         info = dict(obs.info) if ran else {}
         observed = tuple(str(n) for o in ran for n in o.info.get("notes", ()))
         info.pop("notes", None)
-        left = len(decision.actions) - len(ran)
+        left = len(actions) - len(ran)
         if left:
             notes += (f"not_run:{left}",)
         steps.append(
             StepRecord(
                 number=index + 1,
                 reply=decision.reply,
-                actions=tuple(a.describe() for a in decision.actions),
+                actions=tuple(a.describe() for a in actions),
                 text=decision.history_text,
                 notes=notes + observed,
                 finish_reason=decision.finish_reason,

@@ -4,17 +4,32 @@
 command returns and prints the URL to pass as ``--env-url``, where its secret is (the path of its token
 file, never the secret itself) and its X authority file; ``down`` stops one (or all) by the state file
 ``up`` wrote, once :mod:`.state`'s checks passed; ``status`` lists them and whether their server answers.
+
+The desktop runs every command it is sent with the rights of the user who started it: a model that types a shell
+command into its terminal runs it as that user. Run as root, ``up`` says so, and ``--user NAME`` runs the whole
+command (and so the desktop) as NAME instead (:func:`as_user`); ``down --user NAME`` and ``status --user NAME`` act
+on NAME's desktops.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from typing import Sequence
 
 from ..desktopenv.client import MachineClient
 from .state import TOKEN_VAR
 from .xvfb import DesktopError, LocalDesktop, load_state, scan_desktops, start_desktop
+
+#: what ``up`` says when it runs as root without ``--user``
+AS_ROOT = (
+    "  this desktop runs every command it is sent as root: a model that types a shell command into its terminal runs it "
+    "as root. Start it as an unprivileged user instead: guitest desktop up --user NAME (docs/live.md, 'Whose rights')"
+)
+#: the environment variables a command run as another user keeps (the rest are this user's, not NAME's)
+KEPT = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "GUITEST_CHROMIUM")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +47,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which = down.add_mutually_exclusive_group()
     which.add_argument("--display", type=int, help="the display to stop (default: the only one running)")
     which.add_argument("--all", action="store_true", help="stop every desktop of this user")
-    sub.add_parser("status", help="list the running desktops and whether their servers answer")
+    status = sub.add_parser("status", help="list the running desktops and whether their servers answer")
+    for each in (up, down, status):
+        each.add_argument(
+            "--user", metavar="NAME",
+            help="(as root) run as the user NAME: the desktop, and every command a model types into it, gets NAME's rights, not root's",
+        )
+        each.add_argument("--python", metavar="PATH", help="with --user: the Python NAME runs guitest with (default: this one; NAME must be able to run it)")
+
+
+def as_user(name: str, argv: Sequence[str], python: str | None = None) -> int:
+    """Run ``guitest desktop ARGV`` as the user ``name`` (this process must be root), with a fresh environment (only
+    :data:`KEPT` carried over; ``HOME``, ``USER``, ``LOGNAME`` NAME's; no ``TMPDIR``, so NAME's desktops are in NAME's
+    state folder under ``/tmp``), in ``/``; its exit status. DesktopError when this is not root, NAME is no user or
+    root, or NAME cannot run guitest with ``python`` (checked as NAME first)."""
+    import pwd
+
+    if os.geteuid() != 0:
+        raise DesktopError(f"--user {name}: only root can start a desktop as another user; run guitest desktop as {name} yourself (e.g. su - {name})")
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        raise DesktopError(f"--user {name}: there is no such user (make one, e.g. useradd --create-home {name})") from None
+    if entry.pw_uid == 0:
+        raise DesktopError(f"--user {name}: that is root (uid 0); name an unprivileged user")
+    python = python or sys.executable
+    env = {k: os.environ[k] for k in KEPT if k in os.environ}
+    env.update(HOME=entry.pw_dir, USER=name, LOGNAME=name)
+    groups = os.getgrouplist(name, entry.pw_gid)
+
+    def run_as(command: list[str], capture: bool = False) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command, user=entry.pw_uid, group=entry.pw_gid, extra_groups=groups, env=env, cwd="/", text=True, capture_output=capture)
+
+    try:  # the desktop's own modules are checked by `up` itself, as NAME (what is missing, and how to install it)
+        checked = run_as([python, "-c", "import guitest.localdesktop.commands"], capture=True)
+    except OSError as exc:
+        checked = subprocess.CompletedProcess([python], 1, "", str(exc))
+    if checked.returncode != 0:
+        said = (checked.stderr.strip().splitlines() or ["no message"])[-1]
+        raise DesktopError(
+            f"--user {name}: {name} cannot run guitest with {python} ({said}). Install it where "
+            f"{name} can read them (e.g. python3 -m venv /opt/guitest && /opt/guitest/bin/pip install guitest pyautogui python-xlib) and "
+            "run that guitest, or name such a Python with --python"
+        )
+    code = run_as([python, "-m", "guitest.localdesktop.commands", *argv]).returncode
+    if code == 0 and argv[:1] == ["up"]:
+        print(f"  it runs as {name} (uid {entry.pw_uid}): every command sent to it runs with {name}'s rights; guitest run by root finds its "
+              f"secret too; stop it with: guitest desktop down --user {name}")
+    return code
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -44,6 +106,8 @@ def _up(args: argparse.Namespace) -> int:
         f"only; guitest run by you finds it itself; another client reads it from that file (e.g. {TOKEN_VAR}=\"$(cat {desktop.token_file})\")"
     )
     print(f"  its display takes only clients with its cookie: DISPLAY=:{desktop.display} XAUTHORITY={desktop.xauthority}")
+    if os.geteuid() == 0:
+        print(AS_ROOT)
     return 0
 
 
@@ -99,12 +163,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the parsed ``desktop`` sub-command (for ``guitest/cli.py``'s sub-parser)."""
+    """Run the parsed ``desktop`` sub-command (for ``guitest/cli.py``'s sub-parser); with ``--user``, as that user."""
     try:
+        if args.user:
+            return as_user(args.user, _argv(args), args.python)
+        if args.python:
+            raise DesktopError("--python goes with --user (without it, the desktop's server runs with this Python)")
         return {"up": _up, "down": _down, "status": _status}[args.desktop_command](args)
     except DesktopError as exc:
         print(f"guitest desktop: {exc}", file=sys.stderr)
         return 1
+
+
+def _argv(args: argparse.Namespace) -> list[str]:
+    """The sub-command and its options as given, without ``--user`` and ``--python`` (what NAME runs)."""
+    argv = [args.desktop_command]
+    for option in ("display", "port", "command_timeout"):
+        if getattr(args, option, None) is not None and not (option == "command_timeout" and args.command_timeout == 120.0):
+            argv += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
+    argv += [flag for flag, on in (("--no-reset", getattr(args, "no_reset", False)), ("--all", getattr(args, "all", False))) if on]
+    return argv
 
 
 if __name__ == "__main__":

@@ -73,14 +73,16 @@ def checked_state_dir(create: bool = False) -> str | None:
     return path
 
 
-def folder_problem(info: os.stat_result) -> str | None:
-    """Why a folder with :func:`os.lstat` result ``info`` cannot be this user's state folder, or None."""
+def folder_problem(info: os.stat_result, owner: int | None = None) -> str | None:
+    """Why a folder with :func:`os.lstat` result ``info`` cannot be the state folder of the user ``owner`` (default: this
+    user), or None."""
+    owner = os.getuid() if owner is None else owner
     if stat.S_ISLNK(info.st_mode):
         return "it is a symbolic link"
     if not stat.S_ISDIR(info.st_mode):
         return "it is not a folder"
-    if info.st_uid != os.getuid():
-        return f"it belongs to {_user(info.st_uid)}, not to you ({_user(os.getuid())})"
+    if info.st_uid != owner:
+        return f"it belongs to {_user(info.st_uid)}, not to {'you' if owner == os.getuid() else 'its user'} ({_user(owner)})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "group or others may write in it"
     return None
@@ -118,13 +120,14 @@ def write_private(path: str, data: bytes) -> None:
         raise
 
 
-def read_private(path: str, secret: bool = True) -> bytes:
-    """The bytes of ``path`` when it is a regular file of this user's that nobody else may write (nor read, for a
-    ``secret``), not followed through a symbolic link; DesktopError otherwise, OSError when it cannot be opened."""
+def read_private(path: str, secret: bool = True, owner: int | None = None) -> bytes:
+    """The bytes of ``path`` when it is a regular file of the user ``owner`` (default: this user) that nobody else may
+    write (nor read, for a ``secret``), not followed through a symbolic link; DesktopError otherwise, OSError when it
+    cannot be opened."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & (0o077 if secret else 0o022):
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != (os.getuid() if owner is None else owner) or info.st_mode & (0o077 if secret else 0o022):
             raise DesktopError(f"{path} is not a private file of yours (owner {_user(info.st_uid)}, mode {stat.S_IMODE(info.st_mode):04o})")
         return f.read(MAX_PRIVATE)
 
@@ -155,18 +158,52 @@ def state_files(folder: str) -> list[tuple[int, str]]:
 def token_for(host: str, port: int) -> str | None:
     """The secret of this user's guitest desktop serving ``http://host:port``: read from its token file, found
     through its state file in the (checked) state folder; None when ``host`` is not a loopback address, the
-    folder is missing or unsafe, or no desktop of this user serves that port."""
+    folder is missing or unsafe, or no desktop of this user serves that port. Root also finds the desktop of
+    another user (``guitest desktop up --user NAME``): in that user's state folder under ``/tmp``, checked as that
+    user's own (root may read any file; nothing of root's goes to the desktop)."""
     if host not in LOOPBACK:
         return None
     try:
         folder = checked_state_dir()
     except DesktopError:
-        return None
-    if folder is None:
-        return None
+        folder = None
+    folders = [(folder, os.getuid())] if folder else []
+    if os.getuid() == 0:
+        folders += users_state_dirs()
+    for each, owner in folders:
+        token = _token_in(each, owner, port)
+        if token is not None:
+            return token
+    return None
+
+
+def users_state_dirs(parent: str = "/tmp") -> list[tuple[str, int]]:
+    """The state folders of users other than this one in ``parent``, with their uid, each trusted only when it is
+    its user's alone (:func:`folder_problem`)."""
+    found = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    for name in sorted(names):
+        number = name[len("guitest-desktops-"):]
+        if not name.startswith("guitest-desktops-") or not number.isdigit() or int(number) == os.getuid():
+            continue
+        path = os.path.join(parent, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if folder_problem(info, int(number)) is None:
+            found.append((path, int(number)))
+    return found
+
+
+def _token_in(folder: str, owner: int, port: int) -> str | None:
+    """The secret of the desktop serving ``port`` whose state file is in ``folder`` (the user ``owner``'s)."""
     for _, path in state_files(folder):
         try:
-            data = json.loads(read_private(path, secret=False))
+            data = json.loads(read_private(path, secret=False, owner=owner))
         except (OSError, ValueError, DesktopError):
             continue
         if not isinstance(data, dict) or data.get("port") != port:
@@ -175,7 +212,7 @@ def token_for(host: str, port: int) -> str | None:
         if not isinstance(token_file, str) or not inside(token_file, folder):
             continue
         try:
-            return read_private(token_file).decode("utf-8").strip() or None
+            return read_private(token_file, owner=owner).decode("utf-8").strip() or None
         except (OSError, UnicodeDecodeError, DesktopError):
             return None
     return None

@@ -32,6 +32,7 @@ GUI actions only).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -343,6 +344,8 @@ def _duration(raw: dict[str, Any], action: str) -> float:
     duration = raw.get("duration")
     if not isinstance(duration, (int, float)) or isinstance(duration, bool):
         raise _ToolError(f"duration={duration!r} must be a number")
+    if not math.isfinite(duration):  # the demo's two comparisons are both false for NaN: guitest refuses it
+        raise _ToolError(f"duration={duration!r} must be a finite number")
     if duration < 0:
         raise _ToolError(f"duration={duration!r} must be non-negative")
     if duration > MAX_DURATION:

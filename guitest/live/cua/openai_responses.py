@@ -29,11 +29,13 @@ screenshot goes with the first request (the guide's first turn often only asks f
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ...errors import ModelError
 from ...exchange import SentImage
 from ...images import data_uri
+from ...printable import printable
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from .adapter import ComputerUseModel, ToolLoop
@@ -274,7 +276,13 @@ def _number(value: dict[str, Any], key: str) -> float:
     number = value.get(key)
     if not isinstance(number, (int, float)) or isinstance(number, bool):
         raise ValueError(f"{key}={number!r} is not a number")
-    return float(number)
+    try:
+        result = float(number)
+    except OverflowError:  # an integer past the largest float (10**400)
+        result = math.inf
+    if not math.isfinite(result):
+        raise ValueError(f"{key}={printable(str(number))[:40]} is not a finite number")
+    return result
 
 
 def _text(value: dict[str, Any], key: str) -> str:

@@ -11,7 +11,9 @@ adapters (:mod:`guitest.live.cua.anthropic`, :mod:`guitest.live.cua.openai_respo
    digest; OpenAI's ``previous_response_id`` included, so a cached episode replays its own chain of responses);
 3. reads the reply (:class:`~guitest.live.cua.turns.Turn`) and hands the loop every action of it, in order, mapped
    from the declared display to screenshot pixels (:func:`~guitest.live.actions.to_screen`, space ``pixel_sent``), or
-   ``done``/``fail`` by the provider's stop rule.
+   ``done``/``fail`` by the provider's stop rule. An action with a number out of range (:func:`~guitest.live.actions.problem`)
+   and every action past the :data:`~guitest.live.actions.MAX_ACTIONS` of a step is not run: its call's result is the
+   tool's error saying why, as for a point off the display.
 
 Screenshots are sent at the declared display's size (:mod:`guitest.live.cua.display`): the PNG as the environment
 made it when no resize is needed, else resized once and encoded as PNG.
@@ -31,7 +33,7 @@ from ...errors import ModelError
 from ...exchange import Case, Prompt, SentImage
 from ...images import encode, image_from_bytes, resized
 from ...sample import Sample
-from ..actions import DONE, FAIL, Action, from_screen, to_screen
+from ..actions import DONE, FAIL, MAX_ACTIONS, Action, from_screen, problem, to_screen
 from ..agent import STEP_TASK
 from ..loop import Decision, StepInput, describe
 from ..protocol import Observation, TaskSpec
@@ -54,8 +56,9 @@ class ImageRef:
 
 @dataclass(frozen=True)
 class Result:
-    """The result of one tool call: ``image`` (an :class:`ImageRef`) and/or ``text``, or ``error``; the safety checks
-    acknowledged for it (OpenAI)."""
+    """The result of one tool call: ``image`` (an :class:`ImageRef`) and/or ``text``, or ``error`` (with ``image`` the
+    screen as it stands, for a tool whose every result is a screenshot: OpenAI's); the safety checks acknowledged for it
+    (OpenAI)."""
 
     id: str
     image: ImageRef | None = None
@@ -67,11 +70,13 @@ class Result:
 @dataclass
 class _Ran:
     """What the last decision ran, kept until its results are made: the turn, the screen it was decided on, the index
-    of each operation's action among the decision's actions, the cursor each cursor operation reports (screen pixels)."""
+    of each operation's action among the decision's actions, the cursor each cursor operation reports (screen pixels),
+    and why an operation's action was refused (a number out of range, past the cap of actions a step runs)."""
 
     turn: Turn
     before: Observation
     index: dict[tuple[int, int], int] = field(default_factory=dict)
+    refused: dict[tuple[int, int], str] = field(default_factory=dict)
     cursor: dict[tuple[int, int], tuple[float, float] | None] = field(default_factory=dict)
     acknowledged: dict[int, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
@@ -150,6 +155,14 @@ class ComputerUsePolicy:
                 if op.action is None:
                     continue
                 action = self._screen(op.action, op.scroll_pixels, obs)
+                why = problem(action)
+                if why is None and len(actions) >= MAX_ACTIONS:
+                    why = f"not run: a step runs at most {MAX_ACTIONS} actions, and this reply asked for more"
+                if why is not None:  # refused as the tool refuses a point off the display: the call's result says why
+                    ran.refused[(n, k)] = why
+                    notes.append("over_cap" if len(actions) >= MAX_ACTIONS else "action_out_of_range")
+                    notes.append("tool_error")
+                    continue
                 ran.index[(n, k)] = len(actions)
                 actions.append(action)
                 pointer = action.end or action.point or pointer
@@ -178,11 +191,11 @@ class ComputerUsePolicy:
                 index = ran.index.get((n, k))
                 if index is not None and index < len(after):
                     latest = after[index]
-                error = error or op.error
+                error = error or op.error or ran.refused.get((n, k))
             last = call.ops[-1] if call.ops else None
             acknowledged = ran.acknowledged.get(n, ())
             if error is not None and len(call.ops) == 1:  # a call that is one refused operation: its error is its result
-                out.append(Result(call.id, error=error, acknowledged=acknowledged))
+                out.append(Result(call.id, image=self._image(latest), error=error, acknowledged=acknowledged))
             elif last is not None and last.shows == ZOOM and last.region is not None:
                 out.append(Result(call.id, image=self._zoom(latest, last.region), acknowledged=acknowledged))
             elif last is not None and last.shows == CURSOR:
