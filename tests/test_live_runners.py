@@ -272,6 +272,9 @@ def test_history_images_chooses_how_many_earlier_screenshots_go() -> None:
     assert [p for _, parts in conversation("qwen3vl", 7, images=0) for p in parts if p.startswith("<image")] == ["<image 6>"]
     assert [p for _, parts in conversation("guitest", 4, images=2) for p in parts if p.startswith("<image")] == ["<image 1>", "<image 2>", "<image 3>"]
     assert [p for _, parts in conversation("guitest", 4) for p in parts if p.startswith("<image")] == ["<image 3>"]  # its own default: none earlier
+    # fewer earlier steps than asked for: all of them (the window's start is never negative)
+    assert [p for _, parts in conversation("guitest", 3, images=4) for p in parts if p.startswith("<image")] == ["<image 0>", "<image 1>", "<image 2>"]
+    assert [p for _, parts in conversation("qwen3vl", 3) for p in parts if p.startswith("<image")] == ["<image 0>", "<image 1>", "<image 2>"]
 
 
 def test_image_sizing_and_coordinates_per_runner() -> None:

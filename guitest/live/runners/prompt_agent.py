@@ -35,7 +35,7 @@ from ...answers import pyliteral
 from ...exchange import Prompt, SentImage, conversation
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import normalize
-from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, recent
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, recent, window
 from .calls import MAX_REPLY, fmt, number, quote
 from .guitest import history_block, screenshots_then
 
@@ -97,11 +97,11 @@ class PromptAgentRunner(Runner):
 
     def prompt(self, instruction: str, past: Sequence[Past], sent: SentImage, images: int) -> Prompt:
         system = SYSTEM.replace("{CLIENT_PASSWORD}", PASSWORD) + f"\nYou are asked to complete the following task: {instruction}"
-        shown = past[len(past) - images :] if images > 0 else []
+        shown = window(past, images)  # `self.observations[-self.max_trajectory_length:]` once there are more
         turns: list[tuple[str, tuple[str | int, ...]]] = []
         for index, step in enumerate(shown):
             turns.append((USER, (ASK, index)))
-            turns.append((ASSISTANT, ((step.reply or "").strip() or "No valid action",)))
+            turns.append((ASSISTANT, ((step.reply or "").strip() if step.reply else "No valid action",)))  # a blank reply is sent blank
         turns.append((USER, (ASK, len(shown))))
         return conversation(system, turns, (*(p.image for p in shown), sent))
 

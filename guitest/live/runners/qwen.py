@@ -33,7 +33,7 @@ from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
-from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, window
 from .calls import MAX_REPLY, fmt, number
 
 ENUM = ["key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click", "double_click", "scroll", "wait", "terminate"]
@@ -131,7 +131,7 @@ class QwenRunner(Runner):
         return smart_resize(w, h, self.factor, 56 * 56, self.max_pixels)
 
     def prompt(self, instruction: str, past: Sequence[Past], sent: SentImage, images: int) -> Prompt:
-        shown = past[len(past) - images :] if images > 0 else []
+        shown = window(past, images)  # `history_start_idx = max(0, current_step - self.history_n)`
         older = past[: len(past) - len(shown)]
         previous = "\n".join(f"Step {i + 1}: {p.line}" for i, p in enumerate(older)) or "None"
         text = INSTRUCTION.format(instruction=instruction, previous=previous)

@@ -139,9 +139,15 @@ def numbered(kind: str, notes: Sequence[str], count: int) -> tuple[str, ...]:
     return tuple(f"{kind}: {n}" for n in notes)
 
 
+def window(past: Sequence[Past], images: int) -> Sequence[Past]:
+    """The ``images`` most recent earlier steps, oldest first: all of them while fewer have passed, none for 0 (the
+    references' ``max(0, current_step - history_n)``)."""
+    return past[max(len(past) - images, 0) :] if images > 0 else past[:0]
+
+
 def recent(past: Sequence[Past], images: int) -> list[SentImage]:
     """The screenshots of the ``images`` most recent earlier steps, oldest first."""
-    return [p.image for p in past[len(past) - images :]] if images > 0 else []
+    return [p.image for p in window(past, images)]
 
 
 def merge_drags(actions: Sequence[Action]) -> list[Action]:
