@@ -79,18 +79,31 @@ if _path:
     _log("at", *_pos)
     x11._position = lambda: tuple(_pos)
     x11._size = lambda: (SCREEN_W, SCREEN_H)
+    def _go(x, y):  # X11's _click, _mouseDown, _mouseUp and _vscroll move the pointer to their point first
+        if x is not None and y is not None:
+            _pos[:] = [x, y]
+            with open(_pointer, "w") as f:
+                json.dump(_pos, f)
     def _moveTo(x, y):
-        _pos[:] = [x, y]
+        _go(x, y)
         _log("move", x, y)
-        with open(_pointer, "w") as f:
-            json.dump(_pos, f)
+    def _act(kind):
+        def act(x, y, button):
+            _go(x, y)
+            _log(kind, x, y, button)
+        return act
+    def _wheel(kind):
+        def wheel(clicks, x=None, y=None):
+            _go(x, y)
+            _log(kind, clicks, x, y)
+        return wheel
     x11._moveTo = _moveTo
-    x11._click = lambda x, y, button: _log("click", x, y, button)
-    x11._mouseDown = lambda x, y, button: _log("down", x, y, button)
-    x11._mouseUp = lambda x, y, button: _log("up", x, y, button)
-    x11._scroll = lambda clicks, x=None, y=None: _log("scroll", clicks, x, y)
-    x11._vscroll = lambda clicks, x=None, y=None: _log("scroll", clicks, x, y)
-    x11._hscroll = lambda clicks, x=None, y=None: _log("hscroll", clicks, x, y)
+    x11._click = _act("click")
+    x11._mouseDown = _act("down")
+    x11._mouseUp = _act("up")
+    x11._scroll = _wheel("scroll")
+    x11._vscroll = _wheel("scroll")
+    x11._hscroll = _wheel("hscroll")
     def _key(kind):
         def press(key):
             mapped = key in x11.keyboardMapping and x11.keyboardMapping[key] is not None
@@ -162,6 +175,7 @@ def events(trace: list[list[Any]]) -> list[str]:
                 pending = None
             flush_move()
             out.append(f"{BUTTONS.get(button, ('click_' + str(button),) * 3)[n - 1]}({at(x, y)})")
+            pos[:] = [x, y]
         elif kind in ("scroll", "hscroll"):
             x, y = (event[2], event[3]) if event[2] is not None else tuple(pos)
             if pending == (x, y):
@@ -169,6 +183,7 @@ def events(trace: list[list[Any]]) -> list[str]:
             flush_move()
             where = at(x, y)
             out.append(f"{kind}({event[1]}" + (f" at {where})" if where else ")"))
+            pos[:] = [x, y]
         elif kind == "down":
             flush_move()
             down = (event[1], event[2])

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from ...answers import jsonscan
 from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
-from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
+from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
 from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, window
 from .calls import MAX_REPLY, fmt, number
@@ -88,7 +88,7 @@ QWEN3_ACTIONS = """
 INSTRUCTION = "\nPlease generate the next move according to the UI screenshot, instruction and previous actions.\n\nInstruction: {instruction}\n\nPrevious actions:\n{previous}"
 
 #: what each call becomes (the pyautogui function the agents write, for history lines)
-CLICKS = {"left_click": (CLICK, "click"), "right_click": (RIGHT_CLICK, "rightClick"), "middle_click": (CLICK, "middleClick"), "double_click": (DOUBLE_CLICK, "doubleClick")}
+CLICKS = {"left_click": (CLICK, "click"), "right_click": (RIGHT_CLICK, "rightClick"), "middle_click": (MIDDLE_CLICK, "middleClick"), "double_click": (DOUBLE_CLICK, "doubleClick")}
 
 
 def tool(description: str, action_description: str) -> dict[str, Any]:
@@ -212,7 +212,7 @@ QWEN3VL = QwenRunner(
 )
 
 #: the pyautogui function each action kind is written as (``Performing click action``)
-FUNCTIONS = {CLICK: "click", RIGHT_CLICK: "rightClick", DOUBLE_CLICK: "doubleClick", TYPE: "typewrite", KEY: "hotkey", SCROLL: "scroll", MOVE: "moveTo", DRAG: "dragTo", WAIT: "WAIT", DONE: "DONE"}
+FUNCTIONS = {CLICK: "click", RIGHT_CLICK: "rightClick", DOUBLE_CLICK: "doubleClick", MIDDLE_CLICK: "middleClick", TYPE: "typewrite", KEY: "hotkey", SCROLL: "scroll", MOVE: "moveTo", DRAG: "dragTo", WAIT: "WAIT", DONE: "DONE"}
 
 
 def read(text: str, instruction_lines: tuple[str, ...] = ("action:",), markers: tuple[str, ...] = ("<tool_call>",)) -> Read:
@@ -272,7 +272,7 @@ def _call(block: str) -> tuple[list[Action], str]:
         point = (values[0], values[1])  # type: ignore[assignment]
     if name in CLICKS:
         kind, _ = CLICKS[name]
-        return [Action(kind, point=point)], ("middle_click_as_click" if name == "middle_click" else "")
+        return [Action(kind, point=point)], ""
     if name == "type":
         text = arguments.get("text", "")
         return ([Action(TYPE, text=text)], "") if isinstance(text, str) and text else ([], "type_without_text_does_nothing")
@@ -330,8 +330,8 @@ def _tool_call(action: Action, decimals: int) -> str:
 
     kind = action.kind
     args: dict[str, Any]
-    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE):
-        args = {"action": {CLICK: "left_click", DOUBLE_CLICK: "double_click", RIGHT_CLICK: "right_click", MOVE: "mouse_move"}[kind]}
+    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MIDDLE_CLICK, MOVE):
+        args = {"action": {CLICK: "left_click", DOUBLE_CLICK: "double_click", RIGHT_CLICK: "right_click", MIDDLE_CLICK: "middle_click", MOVE: "mouse_move"}[kind]}
         if action.point:
             args["coordinate"] = xy(action.point)
     elif kind == DRAG:  # the agents drag from where the pointer is: a drag that starts elsewhere moves there first
