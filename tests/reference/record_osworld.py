@@ -243,19 +243,24 @@ class _Stub(types.ModuleType):
 
 STUBS = ["dashscope", "google", "google.generativeai", "google.api_core", "google.api_core.exceptions", "groq", "tiktoken", "pyatspi", "pyxcursor",
          "desktop_env.providers", "desktop_env.evaluators", "desktop_env.evaluators.metrics", "desktop_env.evaluators.getters",
-         "desktop_env.controllers.setup", "anthropic", "mm_agents.accessibility_tree_wrap.heuristic_retrieve"]
+         "desktop_env.controllers.setup", "anthropic", "anthropic.types", "anthropic.types.beta", "mm_agents.accessibility_tree_wrap.heuristic_retrieve"]
 
 
-def load_osworld(root: Path) -> dict[str, Any]:
+MODULES = ["mm_agents.agent", "mm_agents.qwen25vl_agent", "mm_agents.qwen3vl_agent", "mm_agents.uitars15_v1", "desktop_env.desktop_env",
+           "desktop_env.controllers.python", "desktop_env.server.main", "lib_run_single", "mm_agents.anthropic.utils", "mm_agents.anthropic.main"]
+
+
+def load_osworld(root: Path, names: list[str] = MODULES) -> dict[str, Any]:
+    """OSWorld's modules ``names`` from the checkout ``root``."""
     sys.path.insert(0, str(root))
     for name in STUBS:
         sys.modules[name] = _Stub(name)
     sys.modules["desktop_env.providers"].create_vm_manager_and_provider = lambda *a, **k: (None, None)  # type: ignore[attr-defined]
     os.environ.setdefault("DOUBAO_API_URL", "http://127.0.0.1:9")
     os.environ.setdefault("DOUBAO_API_KEY", "unused")
-    mods = {name: importlib.import_module(name) for name in [
-        "mm_agents.agent", "mm_agents.qwen25vl_agent", "mm_agents.qwen3vl_agent", "mm_agents.uitars15_v1",
-        "desktop_env.desktop_env", "desktop_env.controllers.python", "desktop_env.server.main", "lib_run_single"]}
+    mods = {name: importlib.import_module(name) for name in names}
+    if "mm_agents.agent" not in mods:
+        return mods
     for name in ("mm_agents.agent", "mm_agents.qwen25vl_agent", "mm_agents.qwen3vl_agent"):
         import logging
 
@@ -510,6 +515,49 @@ def ui_tars_package(mods: dict[str, Any], machine: Machine, reply: str) -> list[
     return machine.run(mods["desktop_env.desktop_env"]._fix_pyautogui_less_than_bug(code))
 
 
+def record_claude(args: argparse.Namespace, mods: dict[str, Any]) -> None:
+    """claude_screenshots.json: :func:`truncation` for this copy, beside the copies recorded before (one entry each)."""
+    path = OUT / "claude_screenshots.json"
+    copies = [c for c in (json.loads(path.read_text())["copies"] if path.exists() else []) if c["repository"] != args.repo]
+    files = {f: hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() for f in ("mm_agents/anthropic/main.py", "mm_agents/anthropic/utils.py", "run_multienv_claude.py")
+             if (data := (args.osworld.resolve() / f).read_bytes())}
+    runner = (args.osworld.resolve() / "run_multienv_claude.py").read_text()
+    call = runner[runner.index("AnthropicAgent("):].split(")", 1)[0]
+    copies.append({"repository": args.repo, "commit": args.commit, "files": files, "runner_passes_provider": "provider=" in call.replace("provider_name=", ""),
+                   **truncation(mods)})
+    header = {"script": "tests/reference/record_osworld.py", "note": "run_multienv_claude.py builds AnthropicAgent with provider_name (the VM provider) only"}
+    path.write_text(json.dumps({**header, "copies": sorted(copies, key=lambda c: c["repository"])}) + "\n")
+
+
+def truncation(mods: dict[str, Any], steps: int = 60) -> dict[str, Any]:
+    """Which tool-result screenshots Claude's requests hold at each step of an episode: ``AnthropicAgent``'s messages
+    grow by one tool result with its screenshot a step, and ``_maybe_filter_to_n_most_recent_images`` (utils.py)
+    filters them in place before each request, with ``only_n_most_recent_images`` and the
+    ``image_truncation_threshold`` of each provider branch of ``AnthropicAgent.predict`` (main.py); the defaults
+    are read from the agent's own signature."""
+    import inspect
+
+    agent = mods["mm_agents.anthropic.main"].AnthropicAgent
+    defaults = {name: param.default for name, param in inspect.signature(agent.__init__).parameters.items()}
+    source = inspect.getsource(agent.predict)
+    thresholds = {"bedrock": 10, "anthropic": 20}
+    assert "image_truncation_threshold = 10" in source and "image_truncation_threshold = 20" in source  # as the two branches say
+    out: dict[str, Any] = {"default_provider": str(getattr(defaults["provider"], "value", defaults["provider"])),
+                           "only_n_most_recent_images": defaults["only_n_most_recent_images"], "steps": {}}
+    for provider, threshold in thresholds.items():
+        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "image", "source": {"data": "first"}}, {"type": "text", "text": "task"}]}]
+        kept = []
+        for step in range(1, steps + 1):
+            messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{step}", "name": "computer", "input": {}}]})
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{step}", "content": [
+                {"type": "text", "text": "Success"}, {"type": "image", "source": {"data": step}}]}]})
+            mods["mm_agents.anthropic.utils"]._maybe_filter_to_n_most_recent_images(messages, out["only_n_most_recent_images"], min_removal_threshold=threshold)
+            kept.append([part["source"]["data"] for m in messages for block in m["content"] if block.get("type") == "tool_result"
+                         for part in block["content"] if part.get("type") == "image"])
+        out["steps"][provider] = {"image_truncation_threshold": threshold, "kept": kept}
+    return out
+
+
 # -- what is recorded ------------------------------------------------------------------------------------------------
 
 def main() -> None:
@@ -518,8 +566,12 @@ def main() -> None:
     parser.add_argument("--repo", required=True, help="the repository it was checked out from (owner/name)")
     parser.add_argument("--commit", required=True, help="the commit checked out")
     parser.add_argument("--only", default="", help="record only the rows whose name starts with this")
+    parser.add_argument("--claude-only", action="store_true", help="record only claude_screenshots.json")
     args = parser.parse_args()
     os.chdir(tempfile.mkdtemp(prefix="osworld-run-"))  # qwen3vl_agent.py writes ./draft/message_cache/ at every step
+    if args.claude_only:  # only the Claude agent's files: a copy whose other agents differ can be read too
+        record_claude(args, load_osworld(args.osworld.resolve(), ["mm_agents.anthropic.utils", "mm_agents.anthropic.main"]))
+        return
     mods = load_osworld(args.osworld.resolve())
     machine = Machine(mods)
     sys.path.insert(0, str(HERE))
@@ -528,6 +580,10 @@ def main() -> None:
     files = {f: hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() for f in FILES if (data := (args.osworld.resolve() / f).read_bytes())}
     header = {"repository": args.repo, "commit": args.commit, "files": files, "script": "tests/reference/record_osworld.py",
               "pyautogui": importlib.import_module("pyautogui").__version__, "ui_tars": _version("ui-tars"), "screen": list(SCREEN)}
+    OUT.mkdir(parents=True, exist_ok=True)
+    record_claude(args, mods)
+    if args.claude_only:
+        return
     texts = Texts()
     episodes = []
     for name, runner, replies, history in EPISODES:
