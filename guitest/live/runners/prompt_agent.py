@@ -17,7 +17,9 @@ The words in prose do nothing. Each block runs as Python on the machine; guitest
 block's statements in order, each ``pyautogui`` call with literal arguments becoming actions (``press('tab',
 presses=3)`` three key presses, ``typewrite(['a', 'enter'])`` two, ``moveTo`` then ``dragTo`` one drag,
 ``time.sleep(s)`` a wait, ``for _ in range(3):`` its body three times) and imports skipped; a statement it cannot
-read is noted and skipped, and a block that is not Python runs nothing, as on the machine. Coordinates are pixels of the screenshot sent (as taken).
+read is noted and skipped, and a block that is not Python runs nothing, as on the machine: the block is read after
+the controller's one-line prefix (``PythonController.pkgs_prefix``), so a block whose first statement is compound
+runs nothing. Coordinates are pixels of the screenshot sent (as taken), cut to whole pixels as pyautogui cuts them.
 
 ``aguvis``: guitest's own pyautogui prompt (the same reading) with coordinates as fractions of the screenshot, the
 way Aguvis writes them; it follows no reference runner.

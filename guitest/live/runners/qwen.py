@@ -3,8 +3,8 @@
 References: xlang-ai/OSWorld ``mm_agents/qwen25vl_agent.py`` (``Qwen25VLAgent.predict``, ``parse_response``,
 ``process_image``) with ``runners/run_multienv_qwen25vl.py``, and ``mm_agents/qwen3vl_agent.py`` (``Qwen3VLAgent``,
 ``coordinate_type`` ``relative``) with ``runners/run_multienv_qwen3vl.py``; ``mm_agents/utils/qwen_vl_utils.py``
-(``smart_resize``). Read in fork copies (mrwwk/DeskCraft; qwen3vl_agent.py as karakuri-ai/OSWorld-JP holds it, the
-DeskCraft copy having grown an interactive mode), the upstream repository not being reachable here.
+(``smart_resize``). Read and run in the fork copy mrwwk/DeskCraft at ba3cee3 (its first commit, before its
+qwen3vl_agent.py grew an interactive mode), the upstream repository not being reachable here.
 
 What a step sends: the system message declaring the ``computer_use`` function (Qwen2.5-VL: ``You are a helpful
 assistant`` and a short tool description; Qwen3-VL: the tool with its longer description, a 1000x1000 screen and a

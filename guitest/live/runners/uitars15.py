@@ -17,10 +17,12 @@ What a reply does: the text after the last ``Action:``, split at blank lines, on
 unreadable. ``finished`` (done), ``wait``, ``call_user`` or ``error_env`` (fail) anywhere in the reply is the
 step's only action: what came before it does not run. The first ``callusr_tolerance`` (3) ``call_user`` of an
 episode wait instead of failing. At the last step of the budget the reply's actions are replaced by FAIL.
-``type`` pastes its text through the clipboard and presses Enter when the text ends with a newline; ``scroll``
-turns the wheel 5 notches up or down (left and right do nothing); ``hotkey`` splits its keys at spaces.
-Coordinates are pixels of the screenshot as the model saw it (``smart_resize``: factor 28, 100*28*28 to
-16384*28*28 pixels) for UI-TARS-1.5, 0..1000 for UI-TARS v1.
+``type`` pastes its text through the clipboard, pauses 0.5 s (the generated code's ``time.sleep(0.5)``) and presses
+Enter when the text ends with a newline; ``scroll`` turns the wheel 5 notches up or down (left and right do nothing);
+``hotkey`` splits its keys at spaces. ``point=``, ``start_point=`` and ``end_point=`` name the boxes, as the
+``ui-tars`` package reads them (OSWorld's runner fails on them). Coordinates are pixels of the screenshot as the model
+saw it (``smart_resize``: factor 28, 100*28*28 to 16384*28*28 pixels) for UI-TARS-1.5, 0..1000 for UI-TARS v1,
+mapped to the screen as the reference maps them and cut to whole pixels as pyautogui cuts them.
 """
 
 from __future__ import annotations
