@@ -4,7 +4,7 @@ Two recordings, both made by running OSWorld's agents (the repository and commit
 
 - messages.json: what each agent's ``predict`` sent at EVERY step of 7- and 12-step episodes, with the runner's own
   history window and with others. guitest's runner must send the same messages: the same roles in the same order,
-  the same texts byte for byte, the same earlier screenshots in the same places.
+  the same texts byte for byte, the same earlier screenshots in the same places, at the size the model sees.
 - replies.json: what each reply of the reply tables did on OSWorld's machine (the agent's ``predict``, then
   ``lib_run_single``'s loop through ``DesktopEnv.step``, the controller's ``execute_python_command`` and the server's
   ``/execute``, against a recording pyautogui). guitest's runner must do the same, except in the rows of DEPARTURES,
@@ -72,7 +72,7 @@ def guitest_messages(name: str, replies: list[str], seen: list[int], images: int
         prompt = runner.prompt("Open the settings", past, shot, images)
         said: list[list[Any]] = [["system", prompt.system]]
         for role, parts in prompt.turns:
-            said.append([role, *({"image": prompt.images[p].data[0]} if isinstance(p, int) else p for p in parts)])  # type: ignore[index]
+            said.append([role, *({"image": prompt.images[p].data[0], "size": list(prompt.images[p].size)} if isinstance(p, int) else p for p in parts)])  # type: ignore[index]
         out.append(said)
         read = runner.read(reply)
         actions, _ = runner.decide(read, past, step, len(replies))
@@ -81,8 +81,16 @@ def guitest_messages(name: str, replies: list[str], seen: list[int], images: int
 
 
 def reference_messages(episode: dict[str, Any]) -> list[list[list[Any]]]:
+    """The recorded messages, texts written out; an image at the size the model sees it: UI-TARS's as its server's
+    processor resizes it (guitest resizes on the client, docs/live.md: "Images"), the others as sent."""
     texts = MESSAGES["texts"]
-    return [[[m[0], *(texts[p] if isinstance(p, int) else p for p in m[1:])] for m in step] for step in episode["messages"]]
+
+    def part(p: Any) -> Any:
+        if isinstance(p, int):
+            return texts[p]
+        return {"image": p["image"], "size": p.get("model_sees", p["size"])}
+
+    return [[[m[0], *map(part, m[1:])] for m in step] for step in episode["messages"]]
 
 
 EPISODES = MESSAGES["episodes"]

@@ -319,13 +319,19 @@ def colour(step: int) -> tuple[int, int, int]:
 
 
 def which_step(data: str) -> int:
+    return seen_image(data)[0]
+
+
+def seen_image(data: str) -> tuple[int, list[int]]:
+    """The step whose screenshot ``data`` (base64, or a data URL) is, and the size it is sent at."""
     from PIL import Image
 
     raw = data.split(",", 1)[1] if data.startswith("data:") else data
-    pixel = Image.open(io.BytesIO(base64.b64decode(raw))).convert("RGB").getpixel((3, 3))
+    image = Image.open(io.BytesIO(base64.b64decode(raw)))
+    pixel = image.convert("RGB").getpixel((3, 3))
     for step in range(64):
         if all(abs(a - b) <= 2 for a, b in zip(colour(step), pixel, strict=True)):
-            return step
+            return step, list(image.size)
     raise ValueError(f"an image of no step: {pixel}")
 
 
@@ -344,7 +350,8 @@ class Texts:
 
 
 def layout(messages: list[dict[str, Any]], texts: Texts) -> list[list[Any]]:
-    """Messages as ``[role, part, ...]``: a text part as its number in ``texts``, an image as ``{"image": step}``."""
+    """Messages as ``[role, part, ...]``: a text part as its number in ``texts``, an image as ``{"image": step, "size":
+    [w, h]}`` (the step whose screenshot it is, the size it is sent at)."""
     out = []
     for message in messages:
         content = message["content"]
@@ -353,7 +360,8 @@ def layout(messages: list[dict[str, Any]], texts: Texts) -> list[list[Any]]:
             if part["type"] == "text":
                 parts.append(texts(part["text"]))
             elif part["type"] == "image_url":
-                parts.append({"image": which_step(part["image_url"]["url"])})
+                step, size = seen_image(part["image_url"]["url"])
+                parts.append({"image": step, "size": size})
             else:
                 raise ValueError(part)
         out.append([message["role"], *parts])
@@ -589,8 +597,13 @@ def main() -> None:
     for name, runner, replies, history in EPISODES:
         said, steps, crash = play(mods, machine, runner, replies, len(replies), history)
         assert not crash, (name, crash)
-        episodes.append({"name": name, "runner": runner, "history": history, "replies": replies, "seen": said.seen,
-                         "messages": [layout(m, texts) for m in said.asked]})
+        messages = [layout(m, texts) for m in said.asked]
+        if runner.startswith("uitars"):  # the size the model sees: the smart_resize its parser computes (the server's processor makes it)
+            conf = agent(mods, runner, Said(["x"]), 1, history).runtime_conf
+            for part in (p for step in messages for m in step for p in m[1:] if isinstance(p, dict)):
+                h, w = mods["mm_agents.uitars15_v1"].smart_resize(part["size"][1], part["size"][0], factor=28, min_pixels=conf["min_pixels"], max_pixels=conf["max_pixels"])
+                part["model_sees"] = [w, h]
+        episodes.append({"name": name, "runner": runner, "history": history, "replies": replies, "seen": said.seen, "messages": messages})
         print(f"episode {name}: {len(said.asked)} steps", file=sys.stderr)
     rows = []
     for row in ROWS:
