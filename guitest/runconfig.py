@@ -94,6 +94,7 @@ class RunConfig:
     resize: str = option("auto", choices=("auto", "client"), help="openai: models with a smart_resize profile (Qwen2.5-VL, UI-TARS-1.5): 'auto' sends the screenshot file as it is and lets the model server's processor make the smart_resize size (as it would anyway; recorded as sent_size) unless --min-pixels/--max-pixels ask for other limits; 'client' always resizes here first")
     safety_checks: str = option("acknowledge", choices=("acknowledge", "stop"), help="openai-cua: models: a computer_call with pending_safety_checks is run with the checks acknowledged (default, as OSWorld's runner does) or ends the episode as fail (stop); each check is in the step's notes and the policy in the report")
     computer_tool: str = option("auto", choices=("auto", "computer_20250124", "computer_20251124"), help="anthropic: models: the computer tool's version (and beta header); auto picks it from the model's name as Anthropic's documentation lists them (docs/live.md)")
+    screenshot_chunk: int = option(10, metavar="N", check=_at_least_one, help="anthropic: models: tool-result screenshots beyond the 10 most recent are dropped N at a time (default 10, as OSWorld's Claude runner does on its default provider, Bedrock; 20 as on Anthropic's API, docs/live.md)")
     max_image_bytes: int | None = option(metavar="N", help="re-encode a screenshot whose PNG is over N bytes as JPEG, then downscale until it fits")
     data_root: str | None = option(metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else $LMUData (MMBench-GUI's tooling), else ~/.local/share/guitest)")
     report_dir: str | None = option(metavar="DIR", help="folder for reports (default: reports/ under the rootdir): <suite>.json|md|html are the latest run's; every run's are also kept under runs/<suite>/<time>/, and the last run that passed under <suite>.passed.*")
@@ -164,6 +165,7 @@ class RunConfig:
             resize=self.resize,
             safety_checks=self.safety_checks,
             computer_tool=self.computer_tool,
+            screenshot_chunk=self.screenshot_chunk,
         )
 
 

@@ -303,22 +303,46 @@ def test_openai_stop_rules() -> None:
     assert model.refusal(refused) == "a refusal: I can't help with that."
 
 
-def test_old_tool_result_screenshots_go_in_chunks_as_the_reference_drops_them() -> None:
-    def shots(n: int) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "t"}, {"type": "image", "source": "first"}]}]
-        for k in range(n):
-            messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": str(k)}]},
-                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": str(k), "content": [{"type": "image", "source": k}]}]}]
-        return messages
+CLAUDE_SCREENSHOTS = json.loads((Path(__file__).parent / "data" / "osworld_reference" / "claude_screenshots.json").read_text())
 
-    def kept(messages: list[dict[str, Any]]) -> list[Any]:
-        return [p["source"] for m in messages for b in m["content"] if b.get("type") == "tool_result" for p in b["content"]]
 
-    for total, expected in ((10, 10), (29, 29), (30, 10), (35, 15), (50, 10)):  # keep 10, remove in chunks of 20 (OSWorld's)
-        messages = shots(total)
-        out = cua_anthropic._keep_recent_images(messages, 10, 20)
-        assert len(kept(out)) == expected and kept(out) == list(range(total - expected, total))
-        assert out[0]["content"][1]["source"] == "first" and len(kept(messages)) == total  # the first screenshot stays; input untouched
+@pytest.mark.parametrize("copy", CLAUDE_SCREENSHOTS["copies"], ids=[c["repository"] for c in CLAUDE_SCREENSHOTS["copies"]])
+@pytest.mark.parametrize("provider", ["bedrock", "anthropic"])
+def test_old_tool_result_screenshots_go_as_osworlds_claude_runner_drops_them(copy: dict[str, Any], provider: str) -> None:
+    """At every step of a 60-step episode, the request holds the tool-result screenshots OSWorld's AnthropicAgent's
+    held (recorded by running its utils.py's _maybe_filter_to_n_most_recent_images as its predict does, per provider
+    branch; tests/data/osworld_reference/README.md), with --screenshot-chunk set to that branch's threshold."""
+    _require_anthropic()
+    branch = copy["steps"][provider]
+    model = load_model("anthropic:claude-sonnet-4-5", _settings(screenshot_chunk=branch["image_truncation_threshold"]))
+    conversation = model.conversation("linux")
+    request = conversation.request("task", {"data": "first"}, None, D)
+    for step, expected in enumerate(branch["kept"], 1):
+        conversation.commit(request, {"content": [{"type": "tool_use", "id": f"t{step}", "name": "computer", "input": {"action": "screenshot"}}]})
+        result = type("Result", (), {"id": f"t{step}", "error": None, "text": "", "image": {"data": step}})()
+        request = conversation.request("task", None, [result], D)
+        kept = [part["source"]["data"] for m in request["messages"] for block in m["content"] if isinstance(block, dict) and block.get("type") == "tool_result"
+                for part in block["content"] if part.get("type") == "image"]
+        assert kept == expected, f"step {step}"
+        assert request["messages"][0]["content"][1]["source"] == {"data": "first"}  # the first screenshot is no tool result: it stays
+
+
+def test_the_default_screenshot_chunk_is_the_claude_runners_default_provider() -> None:
+    """OSWorld's run_multienv_claude.py passes no provider, so AnthropicAgent's default applies: Bedrock (chunks of 10)
+    in the copy that keeps it (AutoElicit), the Anthropic API (20) in DeskCraft's; guitest's default is Bedrock's."""
+    defaults = {c["repository"]: c["default_provider"] for c in CLAUDE_SCREENSHOTS["copies"]}
+    assert defaults == {"OSU-NLP-Group/AutoElicit": "bedrock", "mrwwk/DeskCraft": "anthropic"}
+    assert not any(c["runner_passes_provider"] for c in CLAUDE_SCREENSHOTS["copies"])
+    bedrock = next(c for c in CLAUDE_SCREENSHOTS["copies"] if c["default_provider"] == "bedrock")["steps"]["bedrock"]
+    assert Settings().screenshot_chunk == bedrock["image_truncation_threshold"] == 10
+
+
+def test_the_chunk_leaves_the_messages_given_untouched() -> None:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "t"}, {"type": "image", "source": "first"}]}]
+    for k in range(30):
+        messages += [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": str(k), "content": [{"type": "image", "source": k}]}]}]
+    before = json.dumps(messages)
+    assert len(cua_anthropic._keep_recent_images(messages, 10, 10)) == len(messages) and json.dumps(messages) == before
 
 
 # -- whole episodes through the real clients, against the loopback fake ---------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from guitest.errors import ModelError
 from guitest.live.baseline_policies import OraclePolicy, RandomPolicy, action_line, oracle_reason
 from guitest.live import runners
+from guitest.live.runners import uitars15
 from guitest.live.actions import Action
 from guitest.live.loop import Decision, StepInput
 from guitest.miniwob.oracle import SOLVED, script
@@ -30,9 +31,11 @@ class PageStub:
 
 
 def only(decision: Decision) -> Action:
-    """The one action of a decision (the baselines decide one action per step)."""
-    assert len(decision.actions) == 1, decision
-    return decision.actions[0]
+    """The one action of a decision (the baselines decide one action per step; the UI-TARS runners' pause after typing,
+    OSWorld's ``time.sleep(0.5)``, goes with the typing)."""
+    actions = [a for a in decision.actions if a.text != uitars15.PAUSE]
+    assert len(actions) == 1, decision
+    return actions[0]
 
 
 def step_input(task: TaskSpec, step: int = 0, size: tuple[int, int] = (480, 630), scale: float = 3.0) -> StepInput:

@@ -131,7 +131,8 @@ def test_every_action_of_each_reply_runs_in_every_runner(pytester: pytest.Pytest
     write = next(c for c in data["cases"] if c["id"] == "write-hello-seed0")
     first = write["episode"]["trajectory"][0]
     kinds = [a["kind"] for a in first["actions"]]
-    assert kinds == (["click", "type", "key", "done"] if together else ["click", "type", "key"]) and "executed" not in first
+    typing = ["type", "wait"] if runner.startswith("uitars") else ["type"]  # UI-TARS: OSWorld's 0.5 s pause after typing
+    assert kinds == (["click", *typing, "key", "done"] if together else ["click", *typing, "key"]) and "executed" not in first
     typed = first["actions"][1]
     assert typed["text"] == TEXT and typed.get("paste", False) == runner.startswith("uitars")  # UI-TARS pastes, as its runner types
     metrics = data["task_metrics"]

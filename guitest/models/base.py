@@ -44,6 +44,7 @@ class Settings:
     resize: str = "auto"
     safety_checks: str = "acknowledge"  # computer-use agents: what a pending safety check does (guitest.live.cua)
     computer_tool: str = "auto"  # anthropic: the computer tool's version (auto: by the model's name)
+    screenshot_chunk: int = 10  # anthropic: old tool-result screenshots dropped this many at a time (OSWorld: 10 on Bedrock, 20 on the API)
 
     def public(self) -> dict[str, Any]:
         """The settings as plain builtins, safe to print and store (credentials in the URL removed)."""

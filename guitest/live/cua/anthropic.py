@@ -18,9 +18,10 @@ computer-use-demo/computer_use_demo/loop.py and tools/computer.py) run it:
 - a reply without ``tool_use`` ends the episode: ``done``, or ``fail`` when it says ``[INFEASIBLE]``
   (OSWorld's rule, mm_agents/anthropic/main.py, whose system prompt asks for that marker; so does guitest's
   :data:`SYSTEM`);
-- tool-result screenshots older than the 10 most recent are dropped in chunks of 20, as the demo's and
-  OSWorld's ``_maybe_filter_to_n_most_recent_images`` does with OSWorld's settings for Anthropic's API
-  (``only_n_most_recent_images=10``, ``image_truncation_threshold=20``);
+- tool-result screenshots older than the 10 most recent are dropped in chunks of ``--screenshot-chunk`` (10), as
+  OSWorld's ``_maybe_filter_to_n_most_recent_images`` does (``only_n_most_recent_images=10``): its Claude runner
+  builds ``AnthropicAgent`` without a provider, whose default is Bedrock, where ``image_truncation_threshold`` stays
+  10; its Anthropic API branch (and the demo's prompt-caching default) make it 20;
 - ``stop_reason`` ``refusal`` is an error of the step (not cached, ``--lf`` asks again); ``max_tokens`` is a
   truncated reply: nothing runs and the same request is asked at the next step.
 
@@ -61,7 +62,7 @@ MAX_DURATION = 100  # seconds: the demo's limit for wait and hold_key
 #: models from this version on answer the classic tool with a 400 on the Claude API (Opus 5.5, Sonnet 5.5, Haiku 5.5:
 #: their migration notes), taking the computer toolset instead
 TOOLSET_ONLY = (5, 5)
-IMAGES_KEPT, IMAGES_CHUNK = 10, 20  # OSWorld: only_n_most_recent_images=10, image_truncation_threshold=20 on Anthropic's API
+IMAGES_KEPT = 10  # OSWorld: only_n_most_recent_images=10; the chunk is --screenshot-chunk (image_truncation_threshold)
 INFEASIBLE = "[INFEASIBLE]"
 SYSTEM = (
     "You are operating {what} through the computer tool; its screen is {width}x{height} pixels. Complete the user's "
@@ -140,8 +141,8 @@ class AnthropicComputerUse(ComputerUseModel):
             source="platform.claude.com computer-use tool page; anthropics/anthropic-quickstarts computer-use-demo (loop.py, "
                    "tools/computer.py); xlang-ai/OSWorld mm_agents/anthropic/main.py and utils.py (stop rules, screenshots kept)",
             convention=f"{self.tool} ({BETAS[self.tool]})",
-            history=f"the whole conversation, its {IMAGES_KEPT} most recent tool-result screenshots and up to {IMAGES_CHUNK - 1} more",
-            reference={"only_n_most_recent_images": IMAGES_KEPT, "image_truncation_threshold": IMAGES_CHUNK, "max_tokens": 4096},
+            history=f"the whole conversation, its {IMAGES_KEPT} most recent tool-result screenshots and up to {self.settings.screenshot_chunk - 1} more",
+            reference={"only_n_most_recent_images": IMAGES_KEPT, "image_truncation_threshold": self.settings.screenshot_chunk, "max_tokens": 4096},
         )
 
     def display(self, screen: tuple[int, int]) -> Display:
@@ -206,7 +207,7 @@ class Conversation:
             messages = [{"role": "user", "content": [{"type": "text", "text": instruction}, {"type": "image", "source": screenshot}]}]
         else:
             messages = self.messages + [{"role": "user", "content": [self._tool_result(r) for r in results]}]
-        messages = _keep_recent_images(messages, IMAGES_KEPT, IMAGES_CHUNK)
+        messages = _keep_recent_images(messages, IMAGES_KEPT, self.model.settings.screenshot_chunk)
         width, height = display.size
         tool: dict[str, Any] = {"type": self.model.tool, "name": "computer", "display_width_px": width, "display_height_px": height}
         if self.model.tool == V20251124:

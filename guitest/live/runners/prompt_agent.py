@@ -17,7 +17,9 @@ The words in prose do nothing. Each block runs as Python on the machine; guitest
 block's statements in order, each ``pyautogui`` call with literal arguments becoming actions (``press('tab',
 presses=3)`` three key presses, ``typewrite(['a', 'enter'])`` two, ``moveTo`` then ``dragTo`` one drag,
 ``time.sleep(s)`` a wait, ``for _ in range(3):`` its body three times) and imports skipped; a statement it cannot
-read is noted and skipped, and a block that is not Python runs nothing, as on the machine. Coordinates are pixels of the screenshot sent (as taken).
+read is noted and skipped, and a block that is not Python runs nothing, as on the machine: the block is read after
+the controller's one-line prefix (``PythonController.pkgs_prefix``), so a block whose first statement is compound
+runs nothing. Coordinates are pixels of the screenshot sent (as taken), cut to whole pixels as pyautogui cuts them.
 
 ``aguvis``: guitest's own pyautogui prompt (the same reading) with coordinates as fractions of the screenshot, the
 way Aguvis writes them; it follows no reference runner.
@@ -33,9 +35,9 @@ from typing import Any, Sequence
 
 from ...answers import pyliteral
 from ...exchange import Prompt, SentImage, conversation
-from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
+from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, WAIT, Action
 from ..keys import normalize
-from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, recent
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, recent, whole_pixels, window
 from .calls import MAX_REPLY, fmt, number, quote
 from .guitest import history_block, screenshots_then
 
@@ -79,8 +81,11 @@ SPECIAL = {"WAIT": WAIT, "DONE": DONE, "FAIL": FAIL}
 WAIT_SECONDS = 1.0
 MAX_ACTIONS = 200  # a loop unrolled to more actions than this is not run
 _CODE = re.compile(r"```(?:\w+\s+)?(.*?)```", re.DOTALL)
-CLICKS = {"click": CLICK, "leftClick": CLICK, "doubleClick": DOUBLE_CLICK, "rightClick": RIGHT_CLICK, "middleClick": CLICK, "tripleClick": DOUBLE_CLICK, "moveTo": MOVE}
-RENDERED = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MOVE: "moveTo"}
+CLICKS = {"click": CLICK, "leftClick": CLICK, "doubleClick": DOUBLE_CLICK, "rightClick": RIGHT_CLICK, "middleClick": MIDDLE_CLICK, "tripleClick": TRIPLE_CLICK, "moveTo": MOVE}
+RENDERED = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MIDDLE_CLICK: "middleClick", TRIPLE_CLICK: "tripleClick", MOVE: "moveTo"}
+#: what OSWorld's controller puts before the code on the same line (``PythonController.pkgs_prefix``): a block whose
+#: first statement is compound (``for``, ``if``, ``with``) is then no Python, and nothing of it runs
+PREFIX = "import pyautogui; import time; pyautogui.FAILSAFE = False; "
 #: pyautogui calls that guitest cannot perform: relative moves, held buttons and keys
 NOT_RUN = frozenset({"moveRel", "move", "drag", "dragRel", "mouseDown", "mouseUp", "keyDown", "keyUp", "hold"})
 
@@ -97,11 +102,11 @@ class PromptAgentRunner(Runner):
 
     def prompt(self, instruction: str, past: Sequence[Past], sent: SentImage, images: int) -> Prompt:
         system = SYSTEM.replace("{CLIENT_PASSWORD}", PASSWORD) + f"\nYou are asked to complete the following task: {instruction}"
-        shown = past[len(past) - images :] if images > 0 else []
+        shown = window(past, images)  # `self.observations[-self.max_trajectory_length:]` once there are more
         turns: list[tuple[str, tuple[str | int, ...]]] = []
         for index, step in enumerate(shown):
             turns.append((USER, (ASK, index)))
-            turns.append((ASSISTANT, ((step.reply or "").strip() or "No valid action",)))
+            turns.append((ASSISTANT, ((step.reply or "").strip() if step.reply else "No valid action",)))  # a blank reply is sent blank
         turns.append((USER, (ASK, len(shown))))
         return conversation(system, turns, (*(p.image for p in shown), sent))
 
@@ -110,6 +115,10 @@ class PromptAgentRunner(Runner):
 
     def render(self, actions: Sequence[Action], decimals: int | None = None) -> str:
         return render(actions, 1 if decimals is None else decimals)
+
+    def to_screen(self, action: Action, space: str, sent: tuple[int, int], screen: tuple[int, int]) -> Action:
+        """Pixels of the screenshot, a fraction cut off as pyautogui cuts it (``int(x)`` in ``_mouseMoveDrag``)."""
+        return whole_pixels(super().to_screen(action, space, sent, screen))
 
 
 @dataclass(frozen=True)
@@ -188,9 +197,10 @@ def run(code: str) -> tuple[list[Action], list[str]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(pyliteral.source(code))
+            tree = ast.parse(pyliteral.source(PREFIX + code))  # the code as the machine runs it
     except pyliteral.PARSE_ERRORS:
         return [], ["not_python"]
+    tree.body = tree.body[3:]  # the prefix's own statements
     imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module == "pyautogui" for alias in node.names}
     actions: list[Action] = []
     notes: list[str] = []
@@ -294,16 +304,16 @@ def pyautogui_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         point, ok = _xy(args, kwargs)
         if not ok:
             return [], "coordinates_not_numbers"
-        kind, note = CLICKS[name], {"tripleClick": "triple_click_as_double", "middleClick": "middle_click_as_click"}.get(name, "")
+        kind, note = CLICKS[name], ""
         if name == "click":
             clicks = number(args[2] if len(args) > 2 else kwargs.get("clicks", 1)) or 1
             button = args[4] if len(args) > 4 else kwargs.get("button", "left")
             if button in ("right", "secondary"):
                 kind = RIGHT_CLICK
+            elif button == "middle":
+                kind = MIDDLE_CLICK
             elif clicks >= 2:
-                kind, note = DOUBLE_CLICK, "triple_click_as_double" if clicks > 2 else ""
-            if button == "middle":
-                note = "middle_click_as_click"
+                kind, note = (DOUBLE_CLICK, "") if clicks == 2 else (TRIPLE_CLICK, "more_than_three_clicks_as_three" if clicks > 3 else "")
         if kind == MOVE and point is None:
             return [], "move_without_point"
         return [Action(kind, point=point)], note

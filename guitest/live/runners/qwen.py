@@ -3,8 +3,8 @@
 References: xlang-ai/OSWorld ``mm_agents/qwen25vl_agent.py`` (``Qwen25VLAgent.predict``, ``parse_response``,
 ``process_image``) with ``runners/run_multienv_qwen25vl.py``, and ``mm_agents/qwen3vl_agent.py`` (``Qwen3VLAgent``,
 ``coordinate_type`` ``relative``) with ``runners/run_multienv_qwen3vl.py``; ``mm_agents/utils/qwen_vl_utils.py``
-(``smart_resize``). Read in fork copies (mrwwk/DeskCraft; qwen3vl_agent.py as karakuri-ai/OSWorld-JP holds it, the
-DeskCraft copy having grown an interactive mode), the upstream repository not being reachable here.
+(``smart_resize``). Read and run in the fork copy mrwwk/DeskCraft at ba3cee3 (its first commit, before its
+qwen3vl_agent.py grew an interactive mode), the upstream repository not being reachable here.
 
 What a step sends: the system message declaring the ``computer_use`` function (Qwen2.5-VL: ``You are a helpful
 assistant`` and a short tool description; Qwen3-VL: the tool with its longer description, a 1000x1000 screen and a
@@ -31,9 +31,9 @@ from typing import Any, Sequence
 from ...answers import jsonscan
 from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
-from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
+from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
-from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, window
 from .calls import MAX_REPLY, fmt, number
 
 ENUM = ["key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click", "double_click", "scroll", "wait", "terminate"]
@@ -88,7 +88,7 @@ QWEN3_ACTIONS = """
 INSTRUCTION = "\nPlease generate the next move according to the UI screenshot, instruction and previous actions.\n\nInstruction: {instruction}\n\nPrevious actions:\n{previous}"
 
 #: what each call becomes (the pyautogui function the agents write, for history lines)
-CLICKS = {"left_click": (CLICK, "click"), "right_click": (RIGHT_CLICK, "rightClick"), "middle_click": (CLICK, "middleClick"), "double_click": (DOUBLE_CLICK, "doubleClick")}
+CLICKS = {"left_click": (CLICK, "click"), "right_click": (RIGHT_CLICK, "rightClick"), "middle_click": (MIDDLE_CLICK, "middleClick"), "double_click": (DOUBLE_CLICK, "doubleClick")}
 
 
 def tool(description: str, action_description: str) -> dict[str, Any]:
@@ -131,7 +131,7 @@ class QwenRunner(Runner):
         return smart_resize(w, h, self.factor, 56 * 56, self.max_pixels)
 
     def prompt(self, instruction: str, past: Sequence[Past], sent: SentImage, images: int) -> Prompt:
-        shown = past[len(past) - images :] if images > 0 else []
+        shown = window(past, images)  # `history_start_idx = max(0, current_step - self.history_n)`
         older = past[: len(past) - len(shown)]
         previous = "\n".join(f"Step {i + 1}: {p.line}" for i, p in enumerate(older)) or "None"
         text = INSTRUCTION.format(instruction=instruction, previous=previous)
@@ -212,7 +212,7 @@ QWEN3VL = QwenRunner(
 )
 
 #: the pyautogui function each action kind is written as (``Performing click action``)
-FUNCTIONS = {CLICK: "click", RIGHT_CLICK: "rightClick", DOUBLE_CLICK: "doubleClick", TYPE: "typewrite", KEY: "hotkey", SCROLL: "scroll", MOVE: "moveTo", DRAG: "dragTo", WAIT: "WAIT", DONE: "DONE"}
+FUNCTIONS = {CLICK: "click", RIGHT_CLICK: "rightClick", DOUBLE_CLICK: "doubleClick", MIDDLE_CLICK: "middleClick", TYPE: "typewrite", KEY: "hotkey", SCROLL: "scroll", MOVE: "moveTo", DRAG: "dragTo", WAIT: "WAIT", DONE: "DONE"}
 
 
 def read(text: str, instruction_lines: tuple[str, ...] = ("action:",), markers: tuple[str, ...] = ("<tool_call>",)) -> Read:
@@ -272,7 +272,7 @@ def _call(block: str) -> tuple[list[Action], str]:
         point = (values[0], values[1])  # type: ignore[assignment]
     if name in CLICKS:
         kind, _ = CLICKS[name]
-        return [Action(kind, point=point)], ("middle_click_as_click" if name == "middle_click" else "")
+        return [Action(kind, point=point)], ""
     if name == "type":
         text = arguments.get("text", "")
         return ([Action(TYPE, text=text)], "") if isinstance(text, str) and text else ([], "type_without_text_does_nothing")
@@ -330,8 +330,8 @@ def _tool_call(action: Action, decimals: int) -> str:
 
     kind = action.kind
     args: dict[str, Any]
-    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE):
-        args = {"action": {CLICK: "left_click", DOUBLE_CLICK: "double_click", RIGHT_CLICK: "right_click", MOVE: "mouse_move"}[kind]}
+    if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MIDDLE_CLICK, MOVE):
+        args = {"action": {CLICK: "left_click", DOUBLE_CLICK: "double_click", RIGHT_CLICK: "right_click", MIDDLE_CLICK: "middle_click", MOVE: "mouse_move"}[kind]}
         if action.point:
             args["coordinate"] = xy(action.point)
     elif kind == DRAG:  # the agents drag from where the pointer is: a drag that starts elsewhere moves there first

@@ -12,7 +12,7 @@ episode whatever ran before.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ...exchange import Prompt, SentImage
@@ -139,9 +139,25 @@ def numbered(kind: str, notes: Sequence[str], count: int) -> tuple[str, ...]:
     return tuple(f"{kind}: {n}" for n in notes)
 
 
+def window(past: Sequence[Past], images: int) -> Sequence[Past]:
+    """The ``images`` most recent earlier steps, oldest first: all of them while fewer have passed, none for 0 (the
+    references' ``max(0, current_step - history_n)``)."""
+    return past[max(len(past) - images, 0) :] if images > 0 else past[:0]
+
+
 def recent(past: Sequence[Past], images: int) -> list[SentImage]:
     """The screenshots of the ``images`` most recent earlier steps, oldest first."""
-    return [p.image for p in past[len(past) - images :]] if images > 0 else []
+    return [p.image for p in window(past, images)]
+
+
+def whole_pixels(action: Action) -> Action:
+    """``action`` (screen pixels) with its points cut to whole pixels as pyautogui cuts what OSWorld's agents write
+    (``int(x)``), so the point a reference's machine is sent is the one guitest's is sent."""
+
+    def cut(p: tuple[float, float] | None) -> tuple[float, float] | None:
+        return None if p is None else (float(int(p[0])), float(int(p[1])))
+
+    return replace(action, point=cut(action.point), end=cut(action.end))
 
 
 def merge_drags(actions: Sequence[Action]) -> list[Action]:

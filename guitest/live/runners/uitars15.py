@@ -17,10 +17,12 @@ What a reply does: the text after the last ``Action:``, split at blank lines, on
 unreadable. ``finished`` (done), ``wait``, ``call_user`` or ``error_env`` (fail) anywhere in the reply is the
 step's only action: what came before it does not run. The first ``callusr_tolerance`` (3) ``call_user`` of an
 episode wait instead of failing. At the last step of the budget the reply's actions are replaced by FAIL.
-``type`` pastes its text through the clipboard and presses Enter when the text ends with a newline; ``scroll``
-turns the wheel 5 notches up or down (left and right do nothing); ``hotkey`` splits its keys at spaces.
-Coordinates are pixels of the screenshot as the model saw it (``smart_resize``: factor 28, 100*28*28 to
-16384*28*28 pixels) for UI-TARS-1.5, 0..1000 for UI-TARS v1.
+``type`` pastes its text through the clipboard, pauses 0.5 s (the generated code's ``time.sleep(0.5)``) and presses
+Enter when the text ends with a newline; ``scroll`` turns the wheel 5 notches up or down (left and right do nothing);
+``hotkey`` splits its keys at spaces. ``point=``, ``start_point=`` and ``end_point=`` name the boxes, as the
+``ui-tars`` package reads them (OSWorld's runner fails on them). Coordinates are pixels of the screenshot as the model
+saw it (``smart_resize``: factor 28, 100*28*28 to 16384*28*28 pixels) for UI-TARS-1.5, 0..1000 for UI-TARS v1,
+mapped to the screen as the reference maps them and cut to whole pixels as pyautogui cuts them.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import ast
 import math
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from ...answers import pyliteral
@@ -37,7 +39,7 @@ from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import normalize
-from .runner import ASSISTANT, USER, Past, Read, Runner
+from .runner import ASSISTANT, USER, Past, Read, Runner, whole_pixels
 from .calls import MAX_REPLY, fmt
 
 PROMPT = (
@@ -67,6 +69,9 @@ SYSTEM = "You are a helpful assistant."
 FACTOR = 28
 NOTCHES = 5.0  # parsing_response_to_pyautogui_code: pyautogui.scroll(+-5)
 WAIT_SECONDS = 5.0  # "wait() #Sleep for 5s and take a screenshot"
+TYPE_PAUSE, PAUSE = 0.5, "after_typing"  # parsing_response_to_pyautogui_code: `time.sleep(0.5)` after the text, before its Enter
+#: the ``ui-tars`` package's names for the box arguments (``ui_tars.action_parser``'s ``KEY_MAPPING``)
+POINT_NAMES = {"point": "start_box", "start_point": "start_box", "end_point": "end_box"}
 CALL_USER, ERROR_ENV = "call_user", "error_env"
 CLICKS = {"click": CLICK, "left_single": CLICK, "left_double": DOUBLE_CLICK, "right_single": RIGHT_CLICK, "hover": MOVE}
 ARROWS = {"arrowleft": "left", "arrowright": "right", "arrowup": "up", "arrowdown": "down"}
@@ -115,12 +120,25 @@ class UITarsRunner(Runner):
     def read(self, text: str) -> Read:
         return read(text)
 
+    def to_screen(self, action: Action, space: str, sent: tuple[int, int], screen: tuple[int, int]) -> Action:
+        """``parse_action_to_structure_output`` then ``parsing_response_to_pyautogui_code``: the reply's number over the
+        side of the image the model saw (``model_type`` qwen2vl: over 1000), times the screen's side, rounded to 3
+        places; pyautogui then cuts it to a whole pixel (``int(x)``)."""
+        across, down = sent if space == "pixel_sent" else (1000, 1000) if space == "grid1000" else (0, 0)
+        if not (across and down):
+            return whole_pixels(super().to_screen(action, space, sent, screen))
+
+        def mapped(p: tuple[float, float] | None) -> tuple[float, float] | None:
+            return None if p is None else (float(int(round(p[0] / across * screen[0], 3))), float(int(round(p[1] / down * screen[1], 3))))
+
+        return replace(action, point=mapped(action.point), end=mapped(action.end), space="screen")
+
     def decide(self, read: Read, past: Sequence[Past], step: int, budget: int) -> tuple[tuple[Action, ...], tuple[str, ...]]:
         """``UITARSAgent.predict``'s rules (see the module docstring); ``wait``/``call_user`` read as WAIT/FAIL with the text
         ``call_user``, a ``call_user`` within the tolerance runs as a WAIT with that text."""
         actions: list[Action] = []
         for action in read.actions:
-            if action.kind in (DONE, WAIT) or (action.kind == FAIL and action.text == ERROR_ENV):
+            if action.kind == DONE or (action.kind == WAIT and action.text != PAUSE) or (action.kind == FAIL and action.text == ERROR_ENV):
                 return (action,), (("stops_here",) if len(read.actions) > 1 else ())
             if action.kind == FAIL and action.text == CALL_USER:
                 waited = sum(1 for p in past for a in p.actions if a.kind == WAIT and a.text == CALL_USER)
@@ -284,7 +302,8 @@ def _action(name: str, kwargs: dict[str, Any]) -> tuple[list[Action] | None, str
             continue
         if not isinstance(value, str):
             return None, f"{key.strip()}_not_a_string", False
-        args[key.strip()] = value.lstrip()  # `param = param.lstrip()`
+        key = POINT_NAMES.get(key.strip(), key.strip())  # `point=` as the ui-tars package reads it (OSWorld's runner fails)
+        args[key] = value.lstrip()  # `param = param.lstrip()`
     if name == "finished":
         return [Action(DONE, text=args.get("content", ""))], "", True
     if name == "wait":
@@ -326,7 +345,7 @@ def _action(name: str, kwargs: dict[str, Any]) -> tuple[list[Action] | None, str
             return None, "type_without_content_does_nothing", True
         enter = content.endswith("\n") or content.endswith("\\n")
         text = content.rstrip("\\n").rstrip("\n") if enter else content
-        typed = [Action(TYPE, text=text, paste=True)] if text else []
+        typed = [Action(TYPE, text=text, paste=True), Action(WAIT, seconds=TYPE_PAUSE, text=PAUSE)] if text else []
         return typed + ([Action(KEY, keys=("enter",))] if enter else []), "", True
     if name in ("keydown", "keyup"):
         return None, f"{name}_not_run", True  # guitest holds no key down between actions
