@@ -397,3 +397,12 @@ class PngEnv(FakeEnv):
         image = io.BytesIO()
         Image.new("RGB", (100, 50), (len(self.actions) % 256, 0, 0)).save(image, format="PNG")
         return Observation(image.getvalue(), (100, 50), "Press the button")
+
+
+@pytest.mark.parametrize(("presses", "count", "note"), [(3, 3, ""), (200, 200, ""), (201, 0, "presses_too_many_not_run"), (1e12, 0, "presses_too_many_not_run")])
+def test_a_press_repeated_past_the_cap_is_not_unrolled(presses: float, count: int, note: str) -> None:
+    # before: press('tab', presses=1e12) built 10**12 actions inside the reader, before any cap on a step applied
+    from guitest.live.runners.prompt_agent import pyautogui_call
+
+    actions, why = pyautogui_call("press", ("tab",), {"presses": presses})
+    assert (len(actions), why) == (count, note)

@@ -333,6 +333,8 @@ def pyautogui_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         presses = number(args[1] if len(args) > 1 else kwargs.get("presses", 1))
         if not pressed or not all(isinstance(k, str) and k for k in pressed) or presses is None:
             return [], "no_key"
+        if presses * len(pressed) > MAX_ACTIONS:  # press('tab', presses=1e12) would build 10**12 actions: like a loop too long, not run
+            return [], "presses_too_many_not_run"
         return [Action(KEY, keys=(normalize(k),)) for _ in range(max(int(presses), 0)) for k in pressed], ""
     if name == "hotkey":
         flat = [k for a in args for k in (a if isinstance(a, (list, tuple)) else [a])]
