@@ -10,8 +10,8 @@ Whose replies are read back (``--cache``):
 
 - ``resume`` (the default): only the replies of the run being resumed. A fresh run asks the model
   for everything; a run resumes the previous run of the same model and settings when it is given
-  ``--lf``, or when that run did not end complete (killed, a worker lost, exit 11). The attempts of
-  ``--repeats`` within one run are answered once each.
+  ``--lf``, or when that run did not end complete (killed, a worker lost, exit 11, its report not
+  saved). The attempts of ``--repeats`` within one run are answered once each.
 - ``on`` and ``read``: the replies of any earlier run with the same key. The risk: an endpoint that
   serves another checkpoint under the same name and reports the same identity (vLLM's
   ``--served-model-name`` and the same weights path) is answered from the old replies.
@@ -23,6 +23,8 @@ session), because a commit per reply costs more interpreter time than the reques
 fast endpoint (docs/bench.md); a run killed at any moment (SIGKILL, power loss) loses at most the
 replies of the last batch, which a re-run asks for again. The keys this run may read are loaded
 once, so a lookup of a reply that is not there (every lookup of a fresh run) does not touch the file.
+A batch that cannot be stored (a full disk) is counted and its reason kept (``failure``), and the
+run goes on: the replies are scored all the same.
 """
 
 from __future__ import annotations
@@ -107,7 +109,8 @@ class ResponseCache:
         self.run = run
         self.path = Path(folder) / FILENAME
         self._local = threading.local()
-        self.write_errors = 0
+        self.write_errors = 0  # replies that could not be stored
+        self.failure: str | None = None  # the first reason a batch could not be stored: the file and the error
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._pending: dict[str, tuple[str, str, str | None, str, float, str]] = {}  # stored, not yet committed
@@ -179,12 +182,11 @@ class ResponseCache:
             if not rows:
                 return
             try:
-                db = self._connect()
-                with db:  # one transaction
-                    db.execute("BEGIN")
-                    db.executemany("INSERT OR REPLACE INTO replies (key, text, finish_reason, model, created, run) VALUES (?, ?, ?, ?, ?, ?)", rows)
-            except sqlite3.Error:
+                _commit(self._connect(), rows)
+            except sqlite3.Error as exc:
                 self.write_errors += len(rows)  # the replies are still scored; they will only be asked again next run
+                if self.failure is None:
+                    self.failure = f"{self.path}: {exc}"
                 return
             with self._lock:
                 if self._readable is not None:
@@ -198,6 +200,20 @@ class ResponseCache:
         if db is not None:
             db.close()
             self._local.db = None
+
+
+def _commit(db: sqlite3.Connection, rows: list[tuple[str, str, str | None, str, float, str]]) -> None:
+    """Store a batch of replies in one transaction."""
+    with db:
+        db.execute("BEGIN")
+        db.executemany("INSERT OR REPLACE INTO replies (key, text, finish_reason, model, created, run) VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
+def failure_message(failure: str) -> str:
+    """What a run says, once, when its response cache cannot store replies (``failure``: the file and the error)."""
+    return (f"the response cache cannot store replies ({failure}). The run goes on and every reply is still scored and "
+            "reported, but replies not stored would be asked again if this run were resumed. Free space there, or pass "
+            "--cache-dir=DIR on another disk (--cache=off stores nothing)")
 
 
 def new_run_id() -> str:
@@ -218,7 +234,7 @@ def open_run(folder: Path, scope: str, resume: bool) -> Run:
     try:
         row = db.execute("SELECT id, started, finished, complete FROM runs WHERE scope = ? ORDER BY started DESC LIMIT 1", (scope,)).fetchone()
         if row is not None and (resume or not row[3]):
-            why = "--lf" if resume else ("it did not finish" if row[2] is None else "it ended with cases missing")
+            why = "--lf" if resume else ("it did not finish" if row[2] is None else "it ended with cases missing or its report not saved")
             db.execute("UPDATE runs SET finished = NULL, complete = 0 WHERE id = ?", (row[0],))
             return Run(row[0], {"id": row[0], "started": row[1], "why": why})
         run = Run(new_run_id())
@@ -229,7 +245,7 @@ def open_run(folder: Path, scope: str, resume: bool) -> Run:
 
 
 def close_run(folder: Path, run: str, complete: bool) -> None:
-    """Record the end of ``run``: ``complete`` when every selected case produced a result."""
+    """Record the end of ``run``: ``complete`` when every selected case produced a result and its reports were written."""
     path = Path(folder) / FILENAME
     try:
         db = _connect(path)

@@ -168,9 +168,10 @@ def unreported(key: str, reason: str) -> list[Line]:
 
 
 def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baseline: str | None = None, baseline_path: str | None = None,
-                  paths: Iterable[Path] = (), kept: list[str] | None = None) -> list[Line]:
+                  paths: Iterable[Path] = (), kept: list[str] | None = None, unsaved: str | None = None, uncopied: str | None = None) -> list[Line]:
     """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.reporting.report.text_table`), warnings,
-    the gate, the comparison with ``--baseline`` (its text) and where the reports went."""
+    the gate, the comparison with ``--baseline`` (its text) and where the reports went, or ``unsaved``: why they could
+    not be written (``uncopied``: why this run's copies of them could not be made)."""
     out = [Line(f"guitest: {report['suite']['name']} ({key})", sep="="), Line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")]
     run = report["run"]
     if run.get("data"):
@@ -209,7 +210,12 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     if baseline is not None:
         out.append(Line(f"compared with --baseline {baseline_path}", sep="-"))
         out += [Line(line) for line in baseline.splitlines()]
+    if unsaved is not None:
+        out.append(Line(f"guitest: {printable(unsaved)}", ("red", "bold")))
+        return out
     out.append(Line("reports: " + ", ".join(str(p) for p in paths)))
+    if uncopied is not None:
+        out.append(Line(f"warning: {printable(uncopied)}", ("yellow",)))
     if kept:
         out.append(Line("kept: " + ", ".join(kept) + " (each run's reports under runs/; *.passed.* is the last run that passed)"))
     return out
