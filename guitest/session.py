@@ -77,6 +77,7 @@ class Session:
         self.model = self._make_model(make_model)
         self.report_dir = config.report_folder
         self.cache_folder = Path(config.cache_dir) if config.cache_dir else self.report_dir
+        self._run_lock: cache_mod.RunLock | None = None  # held for the run's life by the controller (or a serial run)
         self.run = self._open_run(worker)
         self.started = time.time()
         # this run's folder under runs/<suite>/ (the controller's, so workers write live episodes into the same one)
@@ -140,7 +141,8 @@ class Session:
             return cache_mod.Run(given["id"], given.get("resumes")) if given else None
         scope = cache_mod.ResponseCache.key({**key_parts(self.model, identity=False), "base_urls": self.model.settings.public()["base_urls"]})
         try:
-            return cache_mod.open_run(self.cache_folder, scope, resume=config.last_failed)
+            run, self._run_lock = cache_mod.open_run(self.cache_folder, scope, resume=config.last_failed)
+            return run
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"--cache-dir={self.cache_folder}: cannot open the response cache ({exc}); give a writable folder or pass --cache=off") from None
 
@@ -410,6 +412,7 @@ class Session:
         if self.run is not None:  # a run whose report was not saved is resumed by the next one, as an incomplete run is
             done = not incomplete and not interrupted and bool(self.reports) and not self.unsaved
             cache_mod.close_run(self.cache_folder, self.run.id, complete=done)
+            self.release_run()
         if self.unsaved:
             return UNSAVED_EXIT_CODE
         return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
@@ -484,6 +487,8 @@ class Session:
             "attempts_answered_from_cache": sum(r.get("cached_attempts", 1) for r in cached),
             "cases_answered_from_cache": len(cached),
         }
+        if self.run is not None and self.run.running:
+            record["running_runs_passed_over"] = [other["id"] for other in self.run.running]
         if self.cache_failure is not None:  # the run's, not this suite's: every process's replies the cache could not store
             record["not_stored"] = {"replies": self.cache_not_stored, "error": self.cache_failure}
         if cached:
@@ -602,15 +607,24 @@ class Session:
                                      uncopied=self.uncopied.get(report["suite"]["path"]))
 
     def close(self, model: bool = True) -> None:
-        """Close what this process opened: the case threads, the environments, the cache (each closes again safely) and the model."""
+        """Close what this process opened: the case threads, the environments, the cache (each closes again safely);
+        with ``model``, the model and this run's lock too."""
         if self._prefetcher is not None:
             self._prefetcher.close()
         if self._environments is not None:
             self._environments.close()
         if self._cache is not None:
             self._cache.close()  # a second close only closes this thread's connection
-        if model and self.model is not None:
-            self.model.close()
+        if model:  # the end of the process (pytest_unconfigure); finish_work leaves the lock to finish
+            if self.model is not None:
+                self.model.close()
+            self.release_run()
+
+    def release_run(self) -> None:
+        """Release this run's lock in the cache's ledger (once its end is recorded, or the process ends): another run
+        may then resume it. Safe to call more than once."""
+        if self._run_lock is not None:
+            self._run_lock.release()
 
 
 class ReportNotSaved(Exception):

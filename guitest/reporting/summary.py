@@ -67,6 +67,7 @@ def header_lines(model: "Model | None", config: "RunConfig", run: "Run | None", 
         cache_line = cache_header(model, config.cache, run, cache_folder)
         if cache_line:
             lines.append(cache_line)
+            lines += running_lines(run, config.cache, cache_folder)
         if (config.env_url or config.env_provider) and not config.collect_only:
             from ..envs.machine import machines_header  # asks the machines: only when there are some
 
@@ -91,6 +92,24 @@ def cache_header(model: "Model", mode: str, run: "Run | None", cache_folder: Pat
     if mode in ("on", "read"):
         return f"guitest cache: {mode}: replies recorded by earlier runs of this model, endpoint and settings in {where} are REUSED, not asked again"
     return f"guitest cache: {mode}: a fresh run{f' (run {run.id})' if run else ''}: every case asks the model; replies are stored in {where} (read back only when this run is resumed)"
+
+
+def running_lines(run: "Run | None", mode: str, cache_folder: Path) -> list[str]:
+    """The header's lines on the runs of the same model and settings that were running on this cache when this run
+    started: passed over (neither resumed nor read), and what to do instead."""
+    if run is None:
+        return []
+    where = cache_folder / FILENAME
+    out = []
+    for other in run.running:
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(other["started"]))
+        process = f"process {other['pid']}, " if other.get("pid") else ""
+        out.append(
+            f"guitest cache: {mode}: run {other['id']} of this model, endpoint and settings is running now on {where} ({process}started {started}): "
+            "this run neither resumes it nor reads any of its replies. To resume it instead, wait until it ends (or stop it) and run again; "
+            "to run both at once, give each its own --cache-dir and --report-dir (both write <report-dir>/<suite>.*)"
+        )
+    return out
 
 
 # -- sentences the terminal and the reports share ------------------------------------------------
