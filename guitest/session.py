@@ -527,12 +527,16 @@ class Session:
         except compare_mod.ReportError as exc:
             report["gate"]["failures"].append(f"--baseline: {exc}")
             return
-        result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop)
-        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"]}
+        result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop, min_paired=self.config.baseline_min_paired)
+        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"],
+                              "comparable": result["comparable"]}
         self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
         for row in result["regressions"]:
             report["gate"]["failures"].append(f"regression against {path}: {row}")
-        if result["regressions"]:
+        unfit = compare_mod.not_comparable(result)
+        if unfit is not None:
+            report["gate"]["failures"].append(f"not comparable with {path}: {unfit}")
+        if result["regressions"] or unfit is not None:
             report["gate"]["passed"] = False
 
     def report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:

@@ -258,6 +258,15 @@ def test_html_report_junit_properties_and_baseline_gate(pytester: pytest.Pyteste
     assert 'name="guitest.tag.data_source" value="macos"' in junit
     # the same model as the baseline: nothing to report
     assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={base}", *mode).ret == 0
+    # a baseline that shares no case with the run (another suite's, or ids that changed): nothing to compare, never a pass
+    other = json.loads(base.read_text())
+    for case in other["cases"]:
+        case["id"] = "renamed-" + case["id"]
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    result = run(pytester, "suites/tiny", "--model=oracle", f"--baseline={tmp_path / 'other.json'}", *mode)
+    assert result.ret == 10, result.stdout.str()
+    result.stdout.fnmatch_lines(["GATE FAILED: not comparable with *other.json: the runs share no selected case*", "*NOT COMPARABLE*"])
+    assert report_of(pytester)["baseline"]["comparable"]["enough"] is False
     assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={tmp_path / 'nope.json'}").ret == 4
 
 
