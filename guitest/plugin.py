@@ -26,7 +26,7 @@ from .sample import Sample
 from .scheduling import make, queued
 from .session import Session, exit_status
 from .suite import SUITE_FILENAMES, prompt_text
-from .reporting.summary import Line, endpoint_down
+from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
 from .verdict import ERROR, test_status
 
@@ -315,11 +315,21 @@ class GuitestHooks:
         if self.session.is_worker and self.session.model is not None:
             self.config.workeroutput["guitest_endpoints"] = self.session.model.endpoint_stats()  # type: ignore[attr-defined]
             self.config.workeroutput["guitest_cache"] = self.session.worker_cache()  # type: ignore[attr-defined]
+        if self.session.is_worker and self.session.deselected:
+            self.config.workeroutput["guitest_deselected"] = [self.session.deselected, sorted(self.session.deselected_tags)]  # type: ignore[attr-defined]
         session.exitstatus = exit_status(session.exitstatus, code)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        cases = [item for item in items if isinstance(item, GuitestItem)]
+        if cases:  # -k, -m (or --lf) left these out; said when nothing is left (pytest_terminal_summary)
+            self.session.note_deselected(len(cases), {(str(k), str(v)) for item in cases for k, v in item.sample.tags.items()})
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         for key in sorted({*self.session.reports, *self.session.unreported}):
             write_lines(terminalreporter, self.session.summary_lines(key))
+        opt = self.config.option
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.deselected and (opt.keyword or opt.markexpr):
+            write_lines(terminalreporter, nothing_selected(opt.keyword, opt.markexpr, self.session.deselected, self.session.deselected_tags))
 
 
 class SummaryFirst:
@@ -373,6 +383,9 @@ class XdistHooks:
             self.session.endpoint_stats.append(output["guitest_endpoints"])
         if output.get("guitest_cache"):
             self.session.worker_cache_received(output["guitest_cache"])
+        if output.get("guitest_deselected"):
+            n, tags = output["guitest_deselected"]
+            self.session.note_deselected(n, {(str(k), str(v)) for k, v in tags}, same_cases=True)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under ``--dist load`` (what ``-n`` uses by default): xdist's scheduling with every worker's queue kept

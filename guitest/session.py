@@ -57,6 +57,9 @@ UNSAVED_EXIT_CODE = 12
 SPARE_THREADS = 8
 LOOKAHEAD = 4
 
+#: tag values kept for the hint of a selection that left no case (more are not shown anyway)
+MAX_KEYWORDS = 200
+
 #: a model made by a plugin (pytest's hook ``pytest_guitest_make_model``): (spec, settings, profile, reason) -> model or None
 ModelMaker = Callable[[str, Settings, Profile, str], "Model | None"]
 #: what runs one case and returns its result
@@ -107,6 +110,8 @@ class Session:
         self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
         self.runner_lines: dict[str, None] = {}  # the runners the collected live suites drive the model with, for the header
         self.baseline_text: dict[str, str] = {}
+        self.deselected = 0  # guitest cases -k, -m (or --lf) left out
+        self.deselected_tags: set[tuple[str, str]] = set()  # their (tag, value)s (each value a keyword), for the hint when none is left
         self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
 
     # -- start ---------------------------------------------------------------------------------
@@ -364,6 +369,13 @@ class Session:
             return None
         self._cache_failure_said = True
         return cache_mod.failure_message(self.cache_failure)
+
+    def note_deselected(self, n: int, tags: Iterable[tuple[str, str]], same_cases: bool = False) -> None:
+        """``n`` guitest cases left out of the run, with their ``(tag, value)`` pairs; ``same_cases``: another xdist worker's
+        count of the cases every worker collects (the largest count is kept, not their sum)."""
+        self.deselected = max(self.deselected, n) if same_cases else self.deselected + n
+        if len(self.deselected_tags) < MAX_KEYWORDS:
+            self.deselected_tags.update(tags)
 
     def record_skip(self, nodeid: str) -> None:
         """A suite file's case was skipped (a baseline cannot run it): reported as skipped, never as missing."""

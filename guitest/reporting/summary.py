@@ -176,6 +176,20 @@ def endpoint_down(reports: Iterable[dict[str, Any]]) -> list[Line]:
     ]
 
 
+def nothing_selected(keyword: str, marker: str, n: int, tags: Iterable[tuple[str, str]]) -> list[Line]:
+    """Said when ``-k keyword`` and/or ``-m marker`` left none of the ``n`` guitest cases collected: how -k and -m match,
+    with the cases' own keywords (their tag values) and a marker made of one of their ``(tag, value)`` pairs."""
+    chosen = " and ".join(part for part in (f"-k {keyword!r}" if keyword else "", f"-m {marker!r}" if marker else "") if part)
+    pairs = sorted(tags)
+    values = sorted({value for _, value in pairs})
+    some = ", ".join(values[:20]) + (", ..." if len(values) > 20 else "")
+    example = f", e.g. -m \"guitest({pairs[0][0]}={pairs[0][1]!r})\"" if pairs else ""
+    return [Line(printable(
+        f"guitest: {chosen} selected none of the {n} guitest case(s) collected. -k matches substrings of case ids and of "
+        f"keywords, and each tag value of a case is a keyword (here: {some}); -m takes the marker guitest(tag='value'){example}. "
+        "List the cases with --collect-only -q"), ("yellow", "bold"))]
+
+
 def runner_line(record: dict[str, Any]) -> str:
     """A live suite's runner in one line, from the report's record of it (:func:`guitest.live.flow.live_record`'s ``runner``)."""
     return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
