@@ -162,17 +162,24 @@ def describe_limits(limits: dict[str, Any]) -> str:
 
 
 def endpoint_down(reports: Iterable[dict[str, Any]]) -> list[Line]:
-    """Said once, before pytest's own sections: the endpoint that was unreachable and how many cases were therefore
-    not asked; nothing when every endpoint answered."""
-    downs = [r["run"]["unreachable"] for r in reports if r["run"].get("unreachable")]
-    if not downs:
+    """Said once, before pytest's own sections: the endpoint that was unreachable, how many cases were therefore not
+    asked, and how many were not run at all (the run stopped early, ``-x``); nothing when every endpoint answered. It is
+    the one message of that cause: the suites' summaries then say nothing of their missing cases or their gate."""
+    hit = [r for r in reports if endpoint_cause(r)]
+    if not hit:
         return []
+    downs = [endpoint_cause(r) or {} for r in hit]
     down = downs[0]
     state = down.get("state", "unreachable")
+    not_asked = sum(d["cases_not_asked"] for d in downs)
+    not_run = sum(len(r["missing"]) for r in hit)
+    counts = ([f"{not_asked} case(s) were not asked and are errors"] if not_asked else []) + ([f"{not_run} were not run (the run stopped early)"] if not_run else [])
+    what = (", and ".join(counts) + ": start the endpoint (or check --base-url), then "
+            + ("run the same command again." if not_run else "re-run them with --lf."))
     return [
         Line(f"guitest: endpoint {state}", ("red", "bold"), sep="="),
         Line(printable(f"{down['url']} is {state} ({down['reason']})."), ("red", "bold")),
-        Line(f"{sum(d['cases_not_asked'] for d in downs)} case(s) were not asked and are errors: start the endpoint (or check --base-url), then re-run them with --lf."),
+        Line(what),
     ]
 
 
@@ -188,6 +195,19 @@ def nothing_selected(keyword: str, marker: str, n: int, tags: Iterable[tuple[str
         f"guitest: {chosen} selected none of the {n} guitest case(s) collected. -k matches substrings of case ids and of "
         f"keywords, and each tag value of a case is a keyword (here: {some}); -m takes the marker guitest(tag='value'){example}. "
         "List the cases with --collect-only -q"), ("yellow", "bold"))]
+
+
+def endpoint_cause(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The endpoint that failed this suite's run (``url``, ``state``, ``reason``, ``cases_not_asked``), or None: the one
+    that was unreachable when cases were not asked because of it, or, when the run stopped early (``-x``) before any
+    case was turned away, the last of its endpoints when every one of them was taken out."""
+    run = report["run"]
+    if run.get("unreachable"):
+        return dict(run["unreachable"])
+    endpoints = run.get("endpoints") or []
+    if report["missing"] and endpoints and all(e.get("down") for e in endpoints):
+        return {"url": endpoints[-1]["url"], "state": "down", "reason": endpoints[-1]["down"], "cases_not_asked": 0}
+    return None
 
 
 def runner_line(record: dict[str, Any]) -> str:
@@ -217,7 +237,8 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     if cached:
         out.append(Line(cached, ("yellow", "bold")))
     out += [Line(line) for line in table]
-    if not report["complete"]:
+    down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
+    if not report["complete"] and not down:
         shown = ", ".join(report["missing"][:5]) + (" ..." if len(report["missing"]) > 5 else "")
         out.append(Line(
             f"INCOMPLETE: {report['n_selected'] - report['n_results']} selected case(s) produced no result "
@@ -235,7 +256,7 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
         out.append(Line(f"warning: {unknown}", ("yellow",)))
     gate = report["gate"]
     out += [Line(f"gate note: {note}", ("yellow",)) for note in gate["notes"]]
-    if gate["failures"]:
+    if gate["failures"] and not down:
         out.append(Line("GATE FAILED: " + gate_failures(report), ("red", "bold")))
     elif gate["passed"]:
         out.append(Line("gate passed: " + describe_limits(gate["thresholds"]) + cache_suffix(report), ("green",)))
