@@ -661,7 +661,8 @@ def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], repo
     where = Path(exc.filename) if exc.filename else report_dir
     folder = where.parent if where in files else where  # a file it could not write, or a folder it could not make
     needed = sum(len(data) for path, data in files.items() if path.parent == folder) or sum(map(len, files.values()))
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if full:
         free = _free_bytes(folder)
         why = (f"no space left in {folder}: the report's files there need {_size(needed)}"
                + (" (and as much again for this run's copy under runs/, which --keep-runs keeps)" if copies and folder == report_dir else "")
@@ -671,8 +672,8 @@ def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], repo
     again = " then run the same command again"
     if resumable:
         again += ": it resumes this run and reads back the replies the response cache stored" + (" before it failed" if cache_failed else ", not asking for them again")
-    return (f"{name}: the report was NOT saved ({why}). The previous report there is untouched and no partial file is left. "
-            f"Free space there (or pass --report-dir=DIR on another disk),{again}")
+    fix = "Free space there (or pass --report-dir=DIR on another disk)" if full else "Make that folder writable (or pass --report-dir=DIR)"
+    return f"{name}: the report was NOT saved ({why}). The previous report there is untouched and no partial file is left. {fix},{again}"
 
 
 def _free_bytes(folder: Path) -> int | None:

@@ -21,7 +21,7 @@ from builders import n_rows, write_suite
 from guitest import cache as cache_mod
 from guitest import strictjson
 from guitest.reporting import history
-from guitest.session import UNSAVED_EXIT_CODE
+from guitest.session import UNSAVED_EXIT_CODE, not_saved_message
 
 MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 REPORTS = ("tiny.json", "tiny.md", "tiny.html")
@@ -94,6 +94,13 @@ def test_the_cache_keeps_the_first_reason_it_could_not_store_replies(tmp_path: P
     assert cache.failure == f"{cache.path}: database or disk is full"
     assert "The run goes on" in cache_mod.failure_message(cache.failure)
     cache.close()
+
+
+def test_a_report_folder_it_may_not_write_is_named_with_what_to_do() -> None:
+    error = PermissionError(errno.EACCES, "Permission denied", "/r/tiny.json")
+    message = not_saved_message("tiny", error, {Path("/r/tiny.json"): b"{}"}, Path("/r"), True, resumable=False, cache_failed=False)
+    assert message == ("tiny: the report was NOT saved (/r: Permission denied (tiny.json)). The previous report there is untouched and no partial "
+                       "file is left. Make that folder writable (or pass --report-dir=DIR), then run the same command again")
 
 
 # -- whole runs --------------------------------------------------------------------------------------
