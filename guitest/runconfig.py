@@ -17,8 +17,7 @@ from typing import Any, Callable, Mapping
 from .cache import DEFAULT_MODE, FILENAME, MODES
 from .miniwob import rules as miniwob_rules
 from .errors import GuitestError
-from .reporting.compare import DEFAULT_MIN_PAIRED
-from .reporting.gate import DEFAULT_EXIT_CODE
+from .reporting.gate import DEFAULT_EXIT_CODE, DEFAULT_MIN_PAIRED
 from .models import SPECS
 from .models.base import Settings
 from .desktopenv.provider import parse_pairs

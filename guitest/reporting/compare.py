@@ -31,12 +31,11 @@ from typing import Any, Iterable, Sequence
 
 from .. import strictjson
 from ..errors import GuitestError
+from .gate import DEFAULT_MIN_PAIRED
 from .tallies import group_key
 from .report import align_table
 
 HIT, ERROR = "hit", "error"
-#: the share of the cases both runs selected that must be scored in both for a comparison to count (``--min-paired``)
-DEFAULT_MIN_PAIRED = 0.9
 BETTER, WORSE, SAME = "better", "worse", "no detectable change"
 OVERALL = "overall"
 
