@@ -225,8 +225,10 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
-@MODES
-def test_a_report_folder_on_a_full_filesystem(pytester: pytest.Pytester, tmp_path: Path, small_disk: Path, mode: list[str]) -> None:
+def test_a_report_folder_on_a_full_filesystem(pytester: pytest.Pytester, tmp_path: Path, small_disk: Path) -> None:
+    """The same as above with no injection, on a real full filesystem: serial only (the run above checks -n 2; the
+    report and the cache fail alike in either)."""
+    mode: list[str] = []
     write_suite(pytester.path / "suites" / "tiny")
     reports = small_disk / "reports"
     script = {"*": [{"pad": 12000}] * (3 * n_rows())}  # 12 KB replies: the cache and the report need room for them
