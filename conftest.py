@@ -1,4 +1,5 @@
-"""Root conftest: gives the project's own tests pytester, and keeps the pytest runs they start lean.
+"""Root conftest: says once when this Python cannot run guitest, gives the project's own tests pytester, and keeps
+the pytest runs they start lean.
 
 The guitest plugin itself is registered through the ``pytest11`` entry point
 (pyproject.toml), so suites under ``suites/`` are collected by an installed
@@ -8,9 +9,22 @@ guitest, with or without this file.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
+
+try:
+    import guitest.plugin  # noqa: F401  (what every test and suite here needs; the pytest11 entry point loads the same module)
+except ImportError as exc:
+    # A pytest from another environment (``python -m pytest`` finds guitest's source in the repository, not its
+    # dependencies): without this, every test module failed to import on its own, 61 times the same traceback.
+    sys.stderr.write(
+        f"guitest: this Python ({sys.executable}) cannot import guitest: {exc}. It is not the environment guitest is "
+        "installed in: activate that one (. .venv/bin/activate) or run its own pytest (.venv/bin/pytest); the README's "
+        "\"The two commands\" make one\n"
+    )
+    raise SystemExit(4) from None  # pytest's usage error
 
 pytest_plugins = ("pytester",)
 

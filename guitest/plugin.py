@@ -25,9 +25,9 @@ from .pysuite import Point, Region, load_samples, region
 from .runconfig import OPTIONS, ConfigError, RunConfig, from_values
 from .sample import Sample
 from .scheduling import make, queued
-from .session import Session
+from .session import Session, exit_status
 from .suite import SUITE_FILENAMES, prompt_text
-from .reporting.summary import Line, endpoint_down
+from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
 from .verdict import ERROR, test_status
 
@@ -218,6 +218,16 @@ class GuitestItem(pytest.Item):
         return self.path, 0, printable(f"{self.sample.id}: {self.sample.instruction}")
 
 
+def say_now(config: pytest.Config, line: Line) -> None:
+    """Print a line while the run goes on (on a line of its own, between the progress characters)."""
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.ensure_newline()  # after a serial run's progress characters
+        if getattr(getattr(tr, "_tw", None), "width_of_current_line", 0):  # after xdist's, which ensure_newline does not track
+            tr.write("\n")
+        write_lines(tr, [line])
+
+
 def write_lines(terminalreporter: Any, lines: list[Line]) -> None:
     """Print summary lines (:class:`guitest.reporting.summary.Line`) on pytest's terminal."""
     for line in lines:
@@ -294,7 +304,9 @@ class GuitestHooks:
         if report.skipped:
             self.session.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if report.when == "call" and result:
-            self.session.record(report.nodeid, result)
+            news = self.session.record(report.nodeid, result)
+            if news is not None:  # said at once, not at the end: the run goes on (README, "The response cache")
+                say_now(self.config, Line(f"guitest: {news}", ("red", "bold")))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Cases end and the cache commits here, before the session's end is reported: an xdist worker says it
@@ -304,12 +316,22 @@ class GuitestHooks:
         code = self.session.finish(interrupted=interrupted)
         if self.session.is_worker and self.session.model is not None:
             self.config.workeroutput["guitest_endpoints"] = self.session.model.endpoint_stats()  # type: ignore[attr-defined]
-        if session.exitstatus == 0 and code:
-            session.exitstatus = code
+            self.config.workeroutput["guitest_cache"] = self.session.worker_cache()  # type: ignore[attr-defined]
+        if self.session.is_worker and self.session.deselected:
+            self.config.workeroutput["guitest_deselected"] = [self.session.deselected, sorted(self.session.deselected_tags)]  # type: ignore[attr-defined]
+        session.exitstatus = exit_status(session.exitstatus, code)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        cases = [item for item in items if isinstance(item, GuitestItem)]
+        if cases:  # -k, -m (or --lf) left these out; said when nothing is left (pytest_terminal_summary)
+            self.session.note_deselected(len(cases), {(str(k), str(v)) for item in cases for k, v in item.sample.tags.items()})
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         for key in sorted({*self.session.reports, *self.session.unreported}):
             write_lines(terminalreporter, self.session.summary_lines(key))
+        opt = self.config.option
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.deselected and (opt.keyword or opt.markexpr):
+            write_lines(terminalreporter, nothing_selected(opt.keyword, opt.markexpr, self.session.deselected, self.session.deselected_tags))
 
 
 class SummaryFirst:
@@ -324,6 +346,9 @@ class SummaryFirst:
         """Before pytest's own sections: say once that an endpoint was unreachable, and leave the cases that were
         therefore not asked out of the failures listed one by one (they are still failed, counted, and --lf runs them)."""
         tr = terminalreporter
+        unsaid = self.session.unsaid_cache_failure()
+        if unsaid is not None:
+            write_lines(tr, [Line(f"guitest: {unsaid}", ("red", "bold"))])
         write_lines(tr, endpoint_down(self.session.reports.values()))
         failed = tr.stats.get("failed", [])
         hidden = [r for r in failed if getattr(r, "guitest", None) and r.guitest.get("unreachable")]
@@ -355,9 +380,14 @@ class XdistHooks:
         node.workerinput.update(self.session.worker_input())
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        stats = getattr(node, "workeroutput", {}).get("guitest_endpoints")
-        if stats:
-            self.session.endpoint_stats.append(stats)
+        output = getattr(node, "workeroutput", {})
+        if output.get("guitest_endpoints"):
+            self.session.endpoint_stats.append(output["guitest_endpoints"])
+        if output.get("guitest_cache"):
+            self.session.worker_cache_received(output["guitest_cache"])
+        if output.get("guitest_deselected"):
+            n, tags = output["guitest_deselected"]
+            self.session.note_deselected(n, {(str(k), str(v)) for k, v in tags}, same_cases=True)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under ``--dist load`` (what ``-n`` uses by default): xdist's scheduling with every worker's queue kept

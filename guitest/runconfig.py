@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 from .cache import DEFAULT_MODE, FILENAME, MODES
 from .miniwob import rules as miniwob_rules
 from .errors import GuitestError
-from .reporting.gate import DEFAULT_EXIT_CODE
+from .reporting.gate import DEFAULT_EXIT_CODE, DEFAULT_MIN_PAIRED
 from .models import SPECS
 from .models.base import Settings
 from .desktopenv.provider import parse_pairs
@@ -105,7 +105,8 @@ class RunConfig:
     report_html: str | None = option(metavar="PATH", help="also write the HTML report here ('{suite}' is replaced too)")
     report_images: str = option("link", choices=PICTURE_MODES, help="the HTML report's screenshots: 'link' shows the screenshot files where the run read them (default: costs nothing per case), 'embed' puts a thumbnail of each into the page, one self-contained file for a CI artifact (made when the report is written: a 4K PNG costs 100-200 ms of CPU to decode, docs/bench.md)")
     baseline: str | None = option(metavar="OLD.json", check=_a_file, help="compare with an earlier JSON report at the end (exact McNemar per category) and fail the gate on a significant regression")
-    baseline_min_drop: float = option(0.0, metavar="X", help="with --baseline: only a drop of at least X (0..1) counts as a regression")
+    baseline_min_drop: float = option(0.0, metavar="X", check=_fraction, help="with --baseline: only a drop of at least X (0..1) counts as a regression")
+    baseline_min_paired: float = option(DEFAULT_MIN_PAIRED, metavar="X", check=_fraction, help=f"with --baseline: the share (0..1) of the cases both runs selected that must be scored in both (not an error, a result in each); below it the runs are not comparable and the gate fails (default {DEFAULT_MIN_PAIRED})")
     device: str = option("cpu", help="hf: models: cpu, cuda, cuda:N, mps or auto (default cpu)")
     dtype: str = option("auto", help="hf: models: auto (the checkpoint's own), float32, float16, bfloat16")
     batch_size: int = option(1, metavar="N", help="hf: models: generate up to N cases in one batch per worker (needs --concurrency >= N)")

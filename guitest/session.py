@@ -9,8 +9,10 @@ results and ends the run, on a worker it runs cases and sends what its endpoints
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -19,6 +21,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import bundled
 from . import cache as cache_mod
+from . import strictjson
 from .reporting import compare as compare_mod
 from .reporting import gate as gate_mod
 from .reporting import history, html
@@ -45,6 +48,8 @@ from .reporting.thumbnails import embed, picture
 
 #: exit status of a run that ended with fewer results than cases selected
 INCOMPLETE_EXIT_CODE = 11
+#: exit status of a run whose report could not be written (a full disk, a folder it may not write): its results are not saved
+UNSAVED_EXIT_CODE = 12
 # Cases run ahead of pytest in a pool of --concurrency threads plus a few spare ones, which
 # read screenshots, build requests, judge replies and write the cache while the others
 # hold the --concurrency request slots; at most LOOKAHEAD x --concurrency results are
@@ -52,6 +57,9 @@ INCOMPLETE_EXIT_CODE = 11
 # leave slots empty at 100 ms replies; more threads cost more in interpreter-lock hand-offs).
 SPARE_THREADS = 8
 LOOKAHEAD = 4
+
+#: tag values kept for the hint of a selection that left no case (more are not shown anyway)
+MAX_KEYWORDS = 200
 
 #: a model made by a plugin (pytest's hook ``pytest_guitest_make_model``): (spec, settings, profile, reason) -> model or None
 ModelMaker = Callable[[str, Settings, Profile, str], "Model | None"]
@@ -73,6 +81,7 @@ class Session:
         self.model = self._make_model(make_model)
         self.report_dir = config.report_folder
         self.cache_folder = Path(config.cache_dir) if config.cache_dir else self.report_dir
+        self._run_lock: cache_mod.RunLock | None = None  # held for the run's life by the controller (or a serial run)
         self.run = self._open_run(worker)
         self.started = time.time()
         # this run's folder under runs/<suite>/ (the controller's, so workers write live episodes into the same one)
@@ -92,11 +101,18 @@ class Session:
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
         self.reports: dict[str, dict[str, Any]] = {}
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
+        self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
+        self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed) could not be made
+        self.cache_failure: str | None = None  # the first reason the response cache could not store replies, in any process
+        self.cache_not_stored = 0  # replies the response cache could not store, all processes
+        self._cache_failure_said = False  # said during the run (once); else said in the summary
         self.paths: dict[str, list[Path]] = {}
         self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
         self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
         self.runner_lines: dict[str, None] = {}  # the runners the collected live suites drive the model with, for the header
         self.baseline_text: dict[str, str] = {}
+        self.deselected = 0  # guitest cases -k, -m (or --lf) left out
+        self.deselected_tags: set[tuple[str, str]] = set()  # their (tag, value)s (each value a keyword), for the hint when none is left
         self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
 
     # -- start ---------------------------------------------------------------------------------
@@ -131,7 +147,8 @@ class Session:
             return cache_mod.Run(given["id"], given.get("resumes")) if given else None
         scope = cache_mod.ResponseCache.key({**key_parts(self.model, identity=False), "base_urls": self.model.settings.public()["base_urls"]})
         try:
-            return cache_mod.open_run(self.cache_folder, scope, resume=config.last_failed)
+            run, self._run_lock = cache_mod.open_run(self.cache_folder, scope, resume=config.last_failed)
+            return run
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"--cache-dir={self.cache_folder}: cannot open the response cache ({exc}); give a writable folder or pass --cache=off") from None
 
@@ -287,8 +304,23 @@ class Session:
         """Run one case with this session's model and options: an episode when ``live`` is given, else one screenshot."""
         assert self.model is not None
         if live is not None:
-            return run_live_case(sample, self.model, live, self.environments, self.options)
-        return run_case(sample, self.model, task, prompt, self.options)
+            result = run_live_case(sample, self.model, live, self.environments, self.options)
+        else:
+            result = run_case(sample, self.model, task, prompt, self.options)
+        self._carry_cache_failure(result)
+        return result
+
+    def _carry_cache_failure(self, result: dict[str, Any]) -> None:
+        """The first case to end after the response cache failed to store replies carries the reason to the process
+        that prints the run's progress (once per process), so the run says it at once."""
+        cache = self._cache
+        if cache is None or cache.failure is None or self._cache_failure_said:
+            return
+        with self._lock:
+            if self._cache_failure_said:
+                return
+            self._cache_failure_said = True
+        result["cache_failure"] = cache.failure
 
     def result(self, position: int | None, job: Job, name: str = "") -> dict[str, Any]:
         """The result of the case at ``position`` among the session's items (started now unless it runs already),
@@ -307,10 +339,44 @@ class Session:
             return [jobs[i] for i in self.pending(window) if 0 <= i < len(jobs) and jobs[i] is not None]  # type: ignore[misc]
         return [j for j in jobs[position + 1 : position + 1 + window] if j is not None]
 
-    def record(self, nodeid: str, result: dict[str, Any]) -> None:
-        """A case's result as the controller received it (a suite file's case, or a Python test's)."""
+    def record(self, nodeid: str, result: dict[str, Any]) -> str | None:
+        """A case's result as the controller received it (a suite file's case, or a Python test's). Returns what to
+        say at once: that the response cache cannot store replies, the first time a result says so, else None."""
         key = suite_key(nodeid) or nodeid.partition("::")[0]
+        failure = result.pop("cache_failure", None)
         self.results.setdefault(key, []).append(result)
+        if failure is None or self.cache_failure is not None:
+            return None
+        self.cache_failure = failure
+        self._cache_failure_said = True
+        return cache_mod.failure_message(failure)
+
+    def worker_cache(self) -> dict[str, Any] | None:
+        """What a worker's response cache could not store (sent to the controller at its end), or None when it stored all."""
+        cache = self._cache
+        if cache is None or not cache.write_errors:
+            return None
+        return {"failure": cache.failure, "not_stored": cache.write_errors}
+
+    def worker_cache_received(self, stats: Mapping[str, Any]) -> None:
+        """A worker's :meth:`worker_cache`, as the controller received it."""
+        self.cache_not_stored += int(stats.get("not_stored") or 0)
+        if self.cache_failure is None and stats.get("failure"):
+            self.cache_failure = str(stats["failure"])
+
+    def unsaid_cache_failure(self) -> str | None:
+        """The response cache's failure when no line of the run said it yet (it failed in the last commit), once."""
+        if self.cache_failure is None or self._cache_failure_said:
+            return None
+        self._cache_failure_said = True
+        return cache_mod.failure_message(self.cache_failure)
+
+    def note_deselected(self, n: int, tags: Iterable[tuple[str, str]], same_cases: bool = False) -> None:
+        """``n`` guitest cases left out of the run, with their ``(tag, value)`` pairs; ``same_cases``: another xdist worker's
+        count of the cases every worker collects (the largest count is kept, not their sum)."""
+        self.deselected = max(self.deselected, n) if same_cases else self.deselected + n
+        if len(self.deselected_tags) < MAX_KEYWORDS:
+            self.deselected_tags.update(tags)
 
     def record_skip(self, nodeid: str) -> None:
         """A suite file's case was skipped (a baseline cannot run it): reported as skipped, never as missing."""
@@ -329,13 +395,17 @@ class Session:
     def finish(self, interrupted: bool = False) -> int:
         """End this process's part: on the controller, build, compare and write every suite's report and close this
         run in the cache's ledger. The exit status the run should end with when pytest's own is 0: 0, the gate's
-        exit code, or :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected."""
+        exit code, :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected, or
+        :data:`UNSAVED_EXIT_CODE` when a report could not be written (:func:`exit_status` says which wins)."""
         self.finish_work()
         if self.is_worker or self.model is None or self.config.collect_only:
             return 0
         incomplete = gate_failed = False
         if not self.endpoint_stats:  # serial: this process asked the endpoints itself
             self.endpoint_stats.append(self.model.endpoint_stats())
+        own = self.worker_cache()  # serial: this process's own cache (under xdist the workers sent theirs)
+        if own is not None:
+            self.worker_cache_received(own)
         for key in sorted(set(self.selected) | set(self.results)):
             try:
                 report = self.build_report(key)
@@ -346,11 +416,18 @@ class Session:
             self.compare_baseline(report)
             self.reports[key] = report
             pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
-            self.paths[key] = self.write(report, pictures)
+            try:
+                self.paths[key] = self.write(report, pictures)
+            except ReportNotSaved as exc:
+                self.unsaved[key] = str(exc)
             incomplete |= not report["complete"]
             gate_failed |= bool(report["gate"]["failures"])
-        if self.run is not None:
-            cache_mod.close_run(self.cache_folder, self.run.id, complete=not incomplete and not interrupted and bool(self.reports))
+        if self.run is not None:  # a run whose report was not saved is resumed by the next one, as an incomplete run is
+            done = not incomplete and not interrupted and bool(self.reports) and not self.unsaved
+            cache_mod.close_run(self.cache_folder, self.run.id, complete=done)
+            self.release_run()
+        if self.unsaved:
+            return UNSAVED_EXIT_CODE
         return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
 
     def build_report(self, key: str) -> dict[str, Any]:
@@ -423,6 +500,10 @@ class Session:
             "attempts_answered_from_cache": sum(r.get("cached_attempts", 1) for r in cached),
             "cases_answered_from_cache": len(cached),
         }
+        if self.run is not None and self.run.running:
+            record["running_runs_passed_over"] = [other["id"] for other in self.run.running]
+        if self.cache_failure is not None:  # the run's, not this suite's: every process's replies the cache could not store
+            record["not_stored"] = {"replies": self.cache_not_stored, "error": self.cache_failure}
         if cached:
             times = sorted(r["cached_recorded"] for r in cached if r.get("cached_recorded"))
             record["recorded"] = {"first": times[0], "last": times[-1]} if times else None
@@ -459,12 +540,16 @@ class Session:
         except compare_mod.ReportError as exc:
             report["gate"]["failures"].append(f"--baseline: {exc}")
             return
-        result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop)
-        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"]}
+        result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop, min_paired=self.config.baseline_min_paired)
+        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"],
+                              "comparable": result["comparable"]}
         self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
         for row in result["regressions"]:
             report["gate"]["failures"].append(f"regression against {path}: {row}")
-        if result["regressions"]:
+        unfit = compare_mod.not_comparable(result)
+        if unfit is not None:
+            report["gate"]["failures"].append(f"not comparable with {path}: {unfit}")
+        if result["regressions"] or unfit is not None:
             report["gate"]["passed"] = False
 
     def report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:
@@ -480,21 +565,21 @@ class Session:
         return json_paths, md_paths, html_paths
 
     def write(self, report: dict[str, Any], pictures: dict[str, str]) -> list[Path]:
-        """Write the report as JSON, Markdown and HTML where :meth:`report_paths` says, and keep this run's copies
-        (:func:`guitest.reporting.history.keep`); the paths written."""
+        """Write the report as JSON, Markdown and HTML where :meth:`report_paths` says, all or none (a report that
+        cannot be written leaves the files there before untouched and no temporary file: :class:`ReportNotSaved`),
+        and keep this run's copies (:func:`guitest.reporting.history.keep`); the paths written."""
         config = self.config
         json_paths, md_paths, html_paths = self.report_paths(report["suite"]["name"])
         problems = report_mod.validate(report)
         if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
             report["schema_problems"] = problems
-        written = []
+        files: dict[Path, bytes] = {}
+        data = strictjson.encode(report_mod.json_text(report))
         for path in json_paths:
-            report_mod.write_json(report, path)
-            written.append(path)
-        text = report_mod.markdown(report)
+            files[path] = data
+        data = strictjson.encode(report_mod.markdown(report))
         for path in md_paths:
-            report_mod.write_text(path, text)
-            written.append(path)
+            files[path] = data
         if config.report_images == "embed":
             pictures = embed(pictures)
         files_dir = self.report_dir.resolve()  # the episodes' screenshots are named relative to the report folder
@@ -502,21 +587,32 @@ class Session:
         def page(folder: Path) -> str:
             return html.render(report, pictures, folder, files_dir)
 
-        pages: dict[Path, str] = {}  # one page per folder: linked screenshots are relative to it
+        pages: dict[Path, bytes] = {}  # one page per folder: linked screenshots are relative to it
         for path in html_paths:
             folder = path.parent.resolve()
             if folder not in pages:
-                pages[folder] = page(folder)
-            report_mod.write_text(path, pages[folder])
-            written.append(path)
+                pages[folder] = strictjson.encode(page(folder))
+            files[path] = pages[folder]
+        del pages, data
+        try:
+            strictjson.write_together(files)
+        except OSError as exc:
+            raise ReportNotSaved(not_saved_message(report["suite"]["name"], exc, files, self.report_dir, config.keep_runs > 0, self.run is not None,
+                                                   self.cache_failure is not None)) from None
         good = history.passed(report)
-        kept = history.keep(
-            [json_paths[0], md_paths[0], html_paths[0]], self.report_dir, report["suite"]["name"], self.run_stamp, good,
-            config.keep_runs, page=page, keep_episodes=config.keep_episodes,
-        )
+        try:
+            kept = history.keep(
+                [json_paths[0], md_paths[0], html_paths[0]], self.report_dir, report["suite"]["name"], self.run_stamp, good,
+                config.keep_runs, page=page, keep_episodes=config.keep_episodes,
+            )
+        except OSError as exc:  # the latest report is complete; its copies are not
+            self.uncopied[report["suite"]["path"]] = (
+                f"the report was written, but this run's copies of it (under {self.report_dir / history.RUNS}, or its .passed.* files) "
+                f"were not: {exc}. Free space there; the next run makes its own copies")
+            kept = []
         folders = sorted({str(p.parent) for p in kept if p.parent != self.report_dir})
-        self.kept[report["suite"]["path"]] = folders + ([f"{self.report_dir / report['suite']['name']}.passed.*"] if good else [])
-        return written
+        self.kept[report["suite"]["path"]] = folders + ([f"{self.report_dir / report['suite']['name']}.passed.*"] if good and kept else [])
+        return list(files)
 
     def summary_lines(self, key: str) -> list[summary.Line]:
         """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
@@ -524,18 +620,77 @@ class Session:
             return summary.unreported(key, self.unreported[key])
         report = self.reports[key]
         return summary.suite_summary(report, key, report_mod.text_table(report), baseline=self.baseline_text.get(key), baseline_path=self.config.baseline,
-                                     paths=self.paths.get(key, []), kept=self.kept.get(key))
+                                     paths=self.paths.get(key, []), kept=self.kept.get(key), unsaved=self.unsaved.get(key),
+                                     uncopied=self.uncopied.get(report["suite"]["path"]))
 
     def close(self, model: bool = True) -> None:
-        """Close what this process opened: the case threads, the environments, the cache (each closes again safely) and the model."""
+        """Close what this process opened: the case threads, the environments, the cache (each closes again safely);
+        with ``model``, the model and this run's lock too."""
         if self._prefetcher is not None:
             self._prefetcher.close()
         if self._environments is not None:
             self._environments.close()
         if self._cache is not None:
             self._cache.close()  # a second close only closes this thread's connection
-        if model and self.model is not None:
-            self.model.close()
+        if model:  # the end of the process (pytest_unconfigure); finish_work leaves the lock to finish
+            if self.model is not None:
+                self.model.close()
+            self.release_run()
+
+    def release_run(self) -> None:
+        """Release this run's lock in the cache's ledger (once its end is recorded, or the process ends): another run
+        may then resume it. Safe to call more than once."""
+        if self._run_lock is not None:
+            self._run_lock.release()
+
+
+class ReportNotSaved(Exception):
+    """A suite's report could not be written; the message says where, why, and what to do."""
+
+
+def exit_status(pytest_status: int, guitest_status: int) -> int:
+    """The run's exit status from pytest's and :meth:`Session.finish`'s: pytest's own unless it is 0; but a report that
+    could not be written (:data:`UNSAVED_EXIT_CODE`) wins over pytest's "tests failed" (1) too, since nothing of the run is saved."""
+    if guitest_status == UNSAVED_EXIT_CODE and pytest_status in (0, 1):
+        return guitest_status
+    return guitest_status if pytest_status == 0 and guitest_status else pytest_status
+
+
+def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], report_dir: Path, copies: bool, resumable: bool, cache_failed: bool) -> str:
+    """Why suite ``name``'s report could not be written (``exc`` names the file) and what to do: for a full disk, the
+    folder, the space its files need and the space free there."""
+    where = Path(exc.filename) if exc.filename else report_dir
+    folder = where.parent if where in files else where  # a file it could not write, or a folder it could not make
+    needed = sum(len(data) for path, data in files.items() if path.parent == folder) or sum(map(len, files.values()))
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if full:
+        free = _free_bytes(folder)
+        why = (f"no space left in {folder}: the report's files there need {_size(needed)}"
+               + (" (and as much again for this run's copy under runs/, which --keep-runs keeps)" if copies and folder == report_dir else "")
+               + (f", {_size(free)} are free" if free is not None else ""))
+    else:
+        why = f"{folder}: {exc.strerror or exc}" + (f" ({where.name})" if where != folder else "")
+    again = " then run the same command again"
+    if resumable:
+        again += ": it resumes this run and reads back the replies the response cache stored" + (" before it failed" if cache_failed else ", not asking for them again")
+    fix = "Free space there (or pass --report-dir=DIR on another disk)" if full else "Make that folder writable (or pass --report-dir=DIR)"
+    return f"{name}: the report was NOT saved ({why}). The previous report there is untouched and no partial file is left. {fix},{again}"
+
+
+def _free_bytes(folder: Path) -> int | None:
+    for path in (folder, *folder.parents):  # the folder itself may not have been made
+        try:
+            return shutil.disk_usage(path).free
+        except OSError:
+            continue
+    return None
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
 
 
 def suite_key(nodeid: str) -> str | None:

@@ -7,11 +7,12 @@ lone surrogate (``\\ud800``, which a JSON-escaped model reply can carry) as UTF-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 
 def finite(value: Any) -> Any:
@@ -34,11 +35,38 @@ def dumps(data: Any, indent: int | None = None) -> str:
         return json.dumps(finite(data), ensure_ascii=False, allow_nan=False, indent=indent)
 
 
+def encode(text: str) -> bytes:
+    """``text`` as the bytes :func:`write_text` writes: UTF-8, characters UTF-8 cannot hold (lone surrogates) as
+    backslash escapes rather than losing the file (inside a JSON string the escape is JSON's own)."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 def write_text(path: Path, text: str) -> None:
-    """Write a text file atomically (a crash mid-write never leaves half a file) as UTF-8; characters UTF-8 cannot
-    hold (lone surrogates) are written as backslash escapes rather than losing the file (inside a JSON string the
-    escape is JSON's own)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(text.encode("utf-8", "backslashreplace"))
-    os.replace(tmp, path)
+    """Write a text file atomically as :func:`encode` makes it: a crash or a full disk mid-write never leaves half a
+    file, never touches the file there before, and leaves no temporary file behind (the OSError is raised)."""
+    write_together({path: encode(text)})
+
+
+def write_together(files: Mapping[Path, bytes]) -> None:
+    """Write several files all or none: each is written to a temporary file beside it first, and only when every one
+    is complete do they replace the files there before. When one cannot be written (``ENOSPC``: the disk is full), the
+    temporary files are removed, the earlier files are untouched, and the OSError is raised (its ``filename`` is the
+    file that could not be written)."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}-{os.urandom(3).hex()}.tmp")  # two runs writing one report never share one
+            temps.append((tmp, path))
+            try:
+                with open(tmp, "wb") as f:
+                    f.write(data)
+            except OSError as exc:
+                exc.filename = str(path)
+                raise
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in temps:
+            with contextlib.suppress(OSError):
+                tmp.unlink()  # replaced already (nothing there), or left by a failure

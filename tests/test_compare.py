@@ -334,3 +334,59 @@ def test_json_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     captured = capsys.readouterr()
     assert json.loads(captured.out)["paired"] == 7
     assert "no detectable change" in captured.err
+
+
+# -- runs that are not comparable ------------------------------------------------------------------
+
+
+def test_a_new_run_whose_every_case_errored_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: exit 0 and "no detectable change" with 0 paired cases."""
+    old, _ = pairs("text", both=15, neither=5)
+    new = dict.fromkeys(old, "error")
+    result = compare(make_report(old), make_report(new))
+    assert result["comparable"] == {"selected_by_both": 20, "paired": 0, "share": 0.0, "min_paired": 0.9, "enough": False,
+                                    "error_in_new": 20, "no_result_in_new": 0, "error_in_old": 0, "no_result_in_old": 0}
+    assert result["regressions"] == []
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression") == 1
+    out = capsys.readouterr().out
+    assert ("NOT COMPARABLE: only 0 of the 20 cases both runs selected were scored in both (0.0%, below --min-paired 90.0%): "
+            "20 errored in the new run. Too few paired cases say nothing about a regression: re-run the failed cases (pytest --lf)") in out
+    assert "no detectable change" not in out
+    assert run_main(tmp_path, make_report(old), make_report(new)) == 0  # without the gate: said, not failed
+    assert "NOT COMPARABLE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("errors", "extra", "code"), [(2, [], 0), (3, [], 1), (3, ["--min-paired", "0.85"], 0), (20, ["--min-paired", "0"], 1)])
+def test_the_share_of_paired_cases_gates_at_min_paired(tmp_path: Path, errors: int, extra: list[str], code: int) -> None:
+    old, new = pairs("text", both=15, neither=5)
+    for cid in sorted(new)[:errors]:
+        new[cid] = "error"
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression", *extra) == code  # 90% is enough; 0 paired never
+
+
+def test_cases_without_a_result_count_against_and_cases_new_in_the_new_run_do_not(tmp_path: Path) -> None:
+    old, new = pairs("text", both=10)
+    for i in range(10):
+        new[f"text-added-{i}"] = "hit"  # a suite that grew: not in the old run, not held against the new one
+    report = make_report(new)
+    assert compare(make_report(old), report)["comparable"]["enough"] is True
+    stopped = make_report({cid: v for cid, v in new.items() if cid not in ("text-0000", "text-0001")})
+    stopped["missing"], stopped["complete"] = ["text-0000", "text-0001"], False  # the run stopped before these
+    comparable = compare(make_report(old), stopped)["comparable"]
+    assert (comparable["selected_by_both"], comparable["paired"], comparable["no_result_in_new"], comparable["enough"]) == (10, 8, 2, False)
+    assert run_main(tmp_path, make_report(old), stopped, "--fail-on-regression") == 1
+
+
+def test_runs_of_different_cases_are_not_comparable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, _ = pairs("text", both=5)
+    _, new = pairs("icon", both=5)
+    assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression") == 1
+    assert "NOT COMPARABLE: the runs share no selected case (different suites, or case ids that changed)" in capsys.readouterr().out
+
+
+def test_min_paired_is_a_fraction(tmp_path: Path) -> None:
+    old, new = pairs("text", both=5)
+    with pytest.raises(SystemExit):
+        run_main(tmp_path, make_report(old), make_report(new), "--min-paired", "90")
+    with pytest.raises(ValueError):
+        compare(make_report(old), make_report(new), min_paired=1.5)

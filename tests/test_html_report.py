@@ -162,6 +162,17 @@ def test_thumbnail_never_enlarges() -> None:
         assert out.size == (200, 100)
 
 
+def test_the_settings_name_where_the_suites_data_came_from() -> None:
+    """Before: the demo's page named the data root (~/.local/share/guitest), though its data comes from suites/demo/data."""
+    report = sample_report()
+    report["run"] |= {"data_root": "/home/u/.local/share/guitest", "data": "/repo/suites/demo/data (its own data, beside the suite file)"}
+    page = render(report)
+    assert '<th scope="row">data</th><td>/repo/suites/demo/data (its own data, beside the suite file)</td>' in page
+    assert ".local/share/guitest" not in page
+    del report["run"]["data"]  # a Python suite: its data is the test's own, guitest knows only the data root
+    assert '<th scope="row">data root</th><td>/home/u/.local/share/guitest (from --data-root)</td>' in render(report)
+
+
 def test_render_escapes_every_report_string() -> None:
     report = sample_report()
     page = render(report)
@@ -515,6 +526,7 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
         str(repo / "suites" / "demo"), f"--model=replay:{tmp_path / 'replies.jsonl'}", f"--report-html={out}", f"--report-dir={tmp_path}", "-p", "no:cacheprovider"
     )
     assert result.ret == 0, result.stdout.str()[-2000:]
+    assert f"{data} (its own data, beside the suite file)" in out.read_text()
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))

@@ -258,7 +258,29 @@ def test_html_report_junit_properties_and_baseline_gate(pytester: pytest.Pyteste
     assert 'name="guitest.tag.data_source" value="macos"' in junit
     # the same model as the baseline: nothing to report
     assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={base}", *mode).ret == 0
+    # a baseline that shares no case with the run (another suite's, or ids that changed): nothing to compare, never a pass
+    other = json.loads(base.read_text())
+    for case in other["cases"]:
+        case["id"] = "renamed-" + case["id"]
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    result = run(pytester, "suites/tiny", "--model=oracle", f"--baseline={tmp_path / 'other.json'}", *mode)
+    assert result.ret == 10, result.stdout.str()
+    result.stdout.fnmatch_lines(["GATE FAILED: not comparable with *other.json: the runs share no selected case*", "*NOT COMPARABLE*"])
+    assert report_of(pytester)["baseline"]["comparable"]["enough"] is False
     assert run(pytester, "suites/tiny", "--model=oracle", f"--baseline={tmp_path / 'nope.json'}").ret == 4
+
+
+def test_a_keyword_that_selects_no_case_gets_a_hint_naming_it(pytester: pytest.Pytester, mode: list[str]) -> None:
+    """Before: exit 5 and only "6 deselected" (under -n 2, "no tests ran")."""
+    write_suite(pytester.path / "suites" / "tiny")
+    result = run(pytester, "suites/tiny", "--model=oracle", "-k", "iconn and windows", *mode)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines([
+        "guitest: -k 'iconn and windows' selected none of the 6 guitest case(s) collected. -k matches substrings of case ids and of keywords, "
+        "and each tag value of a case is a keyword (here: android, desktop, icon, ios, macos, mobile, text, windows); -m takes the marker "
+        "guitest(tag='value'), e.g. -m \"guitest(data_source='android')\". List the cases with --collect-only -q",
+    ])
+    assert "selected none" not in run(pytester, "suites/tiny", "--model=oracle", "-k", "icon and windows", *mode).stdout.str()
 
 
 def test_normalized_answers_under_a_pixel_profile_are_flagged(pytester: pytest.Pytester) -> None:

@@ -61,6 +61,8 @@ def test_values_are_typed_by_their_field() -> None:
         (["--min-accuracy=85"], "--min-accuracy=85.0 is not between 0 and 1 (accuracy is a fraction: 0.85, not 85)"),
         (["--gate-exit-code=3"], "--gate-exit-code=3 collides with pytest's own exit codes 0-5; pick another"),
         (["--baseline=no/such.json"], "--baseline=no/such.json: no such file (give the JSON report of an earlier run)"),
+        (["--baseline-min-paired=90"], "--baseline-min-paired=90.0 is not between 0 and 1"),
+        (["--baseline-min-drop=-0.1"], "--baseline-min-drop=-0.1 is not between 0 and 1"),  # before: a traceback at the end of the run
         (["--env-provider-option=region"], "--env-provider-option"),
     ],
 )

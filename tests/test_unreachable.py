@@ -54,3 +54,21 @@ def test_an_unreachable_endpoint_is_said_once_and_lf_completes_the_report(pytest
     assert again.ret == 0, again.stdout.str()
     merged = json.loads((pytester.path / "reports" / "tiny.json").read_text())
     assert merged["overall"]["error"] == 0 and merged["complete"] and "unreachable" not in merged["run"]
+
+
+@MODES
+def test_with_x_an_unreachable_endpoint_is_one_message(pytester: pytest.Pytester, mode: list[str]) -> None:
+    """Before: the endpoint's section, then INCOMPLETE (47 cases without a result, "re-run them with --lf", which would
+    run only the one that failed) and GATE FAILED ("no scored case"): three messages for one cause."""
+    write_suite(pytester.path / "suites" / "tiny", "gate:\n  accuracy: 0.5\n")
+    down = run(pytester, free_port(), "-x", "--concurrency=1", *mode)
+    assert down.ret in (1, 2)  # xdist reports a stop after -x as interrupted
+    out = down.stdout.str()
+    assert out.count("guitest: endpoint ") == 1 and "INCOMPLETE" not in out and "GATE FAILED" not in out, out
+    report = json.loads((pytester.path / "reports" / "tiny.json").read_text())
+    assert report["missing"] and report["gate"]["failures"]  # still in the report, said once in the terminal
+    # the first case may have tried and failed (listed as pytest's failure) or been turned away (not asked)
+    not_asked = report["run"].get("unreachable", {}).get("cases_not_asked", 0)
+    asked = f"{not_asked} case(s) were not asked and are errors, and " if not_asked else ""
+    down.stdout.fnmatch_lines([f"{asked}{len(report['missing'])} were not run (the run stopped early): start the endpoint (or check --base-url), "
+                               "then run the same command again."])

@@ -1,6 +1,6 @@
 """Compare two guitest reports: accuracy per category, a paired exact McNemar test, a CI exit status.
 
-``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--json OUT]``
+``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--json OUT]``
 
 Accuracies are the reports' own (``overall`` and ``breakdown``). Significance is decided
 on the cases both runs share and both scored (an error in either run takes the case out):
@@ -11,6 +11,12 @@ is "worse" when p < alpha, new lost more than it gained (b > c) and the paired d
 p-values are per category and not corrected for multiple comparisons. A case counts as a
 hit in the paired test only when its verdict is "hit" (with ``--repeats``, a "partial" case
 is not a hit).
+
+A comparison is only evidence when enough cases are paired: of the cases both runs selected,
+at least ``min_paired`` (default :data:`DEFAULT_MIN_PAIRED`) must be scored in both. Below that
+(every case of the new run errored, a run that stopped early, two different suites) the runs are
+"not comparable", which ``--fail-on-regression`` fails like a regression: a run that produced
+nothing must not pass a gate as "no detectable change".
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any, Iterable, Sequence
 
 from .. import strictjson
 from ..errors import GuitestError
+from .gate import DEFAULT_MIN_PAIRED
 from .tallies import group_key
 from .report import align_table
 
@@ -195,19 +202,22 @@ def _describe(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alpha: float = 0.05) -> dict[str, Any]:
+def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alpha: float = 0.05, min_paired: float = DEFAULT_MIN_PAIRED) -> dict[str, Any]:
     """Compare two reports: overall and per breakdown value (present in either), accuracies, the paired test, a verdict.
 
     Returns plain builtins (JSON-ready): ``rows`` (overall first, then each breakdown's
     values in sorted order), ``regressions`` and ``improvements`` (the rows judged worse
     or better), ``only_in_old`` / ``only_in_new`` (case ids in one run only, sorted),
-    ``excluded`` (shared case ids left out of the paired test because they errored) and
-    ``warnings`` (different suites, incomplete runs, tags that changed between the runs).
+    ``excluded`` (shared case ids left out of the paired test because they errored),
+    ``warnings`` (different suites, incomplete runs, tags that changed between the runs) and
+    ``comparable`` (how many of the cases both runs selected were paired, and whether that reaches ``min_paired``).
     """
     if not 0 < alpha <= 1:
         raise ValueError(f"alpha must be in (0, 1], got {alpha}")
     if min_drop < 0:
         raise ValueError(f"min_drop must be >= 0, got {min_drop}")
+    if not 0 <= min_paired <= 1:
+        raise ValueError(f"min_paired must be in [0, 1], got {min_paired}")
     alpha_q = Fraction(str(alpha))
     old_cases = {c["id"]: c for c in old["cases"]}
     new_cases = {c["id"]: c for c in new["cases"]}
@@ -252,6 +262,7 @@ def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alp
         "new": d_new,
         "alpha": alpha,
         "min_drop": min_drop,
+        "comparable": _comparable(old_cases, new_cases, _id_set(old.get("missing")), _id_set(new.get("missing")), len(scored), min_paired),
         "test": "exact two-sided McNemar on shared cases scored in both runs (errors excluded); p-values not corrected for multiple comparisons",
         "shared": len(shared),
         "paired": len(scored),
@@ -264,6 +275,45 @@ def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alp
         "tag_changed": tag_changed,
         "warnings": warnings,
     }
+
+
+def _id_set(value: Any) -> set[str]:
+    """A report's ``missing`` (selected case ids without a result) as a set; nothing when absent or not a list of ids."""
+    return {i for i in value if isinstance(i, str)} if isinstance(value, list) else set()
+
+
+def _comparable(old_cases: dict[str, Any], new_cases: dict[str, Any], old_missing: set[str], new_missing: set[str], paired: int,
+                min_paired: float) -> dict[str, Any]:
+    """Of the cases both runs selected, how many were paired (scored in both) and why the others were not; ``enough`` when
+    at least one was and their share reaches ``min_paired``."""
+    both = (old_cases.keys() | old_missing) & (new_cases.keys() | new_missing)
+    share = Fraction(paired, len(both)) if both else Fraction(0)
+    return {
+        "selected_by_both": len(both),
+        "paired": paired,
+        "share": round(float(share), 6),
+        "min_paired": min_paired,
+        "enough": paired > 0 and share >= Fraction(str(min_paired)),
+        "error_in_new": sum(1 for i in both if i in new_cases and new_cases[i]["verdict"] == ERROR),
+        "no_result_in_new": len(both & new_missing),
+        "error_in_old": sum(1 for i in both if i in old_cases and old_cases[i]["verdict"] == ERROR),
+        "no_result_in_old": len(both & old_missing),
+    }
+
+
+def not_comparable(result: dict[str, Any]) -> str | None:
+    """Why the two runs of a comparison are not comparable (too few cases paired), or None when they are."""
+    c = result["comparable"]
+    if c["enough"]:
+        return None
+    if not c["selected_by_both"]:
+        return "the runs share no selected case (different suites, or case ids that changed): there is nothing to compare"
+    why = [f"{c[key]} {label}" for key, label in (("error_in_new", "errored in the new run"), ("no_result_in_new", "have no result in the new run"),
+                                                    ("error_in_old", "errored in the old run"), ("no_result_in_old", "have no result in the old run")) if c[key]]
+    return (f"only {c['paired']} of the {c['selected_by_both']} cases both runs selected were scored in both ({100 * c['share']:.1f}%, "
+            f"below --min-paired {100 * c['min_paired']:.1f}%)" + (f": {', '.join(why)}" if why else "")
+            + ". Too few paired cases say nothing about a regression: re-run the failed cases (pytest --lf) and compare again, "
+            "or pass a lower --min-paired to accept fewer")
 
 
 def _label(row: dict[str, Any]) -> str:
@@ -313,7 +363,7 @@ def format_text(result: dict[str, Any]) -> str:
         p = r["paired"]
         old_acc = r["old"]["accuracy"] if r["old"] else None
         new_acc = r["new"]["accuracy"] if r["new"] else None
-        verdict = r["verdict"].upper() if r["verdict"] in (WORSE, BETTER) else r["verdict"]
+        verdict = r["verdict"].upper() if r["verdict"] in (WORSE, BETTER) else r["verdict"] if p["n"] else "no paired case"
         cells.append((r["category"], r["value"], _pct(old_acc), _pct(new_acc), _pts(r["delta"]), str(p["n"]), str(p["b"]), str(p["c"]), _p(p["p_value"]), verdict))
     lines += align_table(cells, left=(0, 1, 9))
     lines += [
@@ -326,7 +376,10 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append("REGRESSION: " + ", ".join(result["regressions"]))
     if result["improvements"]:
         lines.append("improved: " + ", ".join(result["improvements"]))
-    if not result["regressions"] and not result["improvements"]:
+    unfit = not_comparable(result)
+    if unfit is not None:
+        lines.append(f"NOT COMPARABLE: {unfit}")
+    elif not result["regressions"] and not result["improvements"]:
         lines.append("no detectable change")
     for w in result["warnings"]:
         lines.append(f"warning: {w}")
@@ -361,22 +414,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``compare`` command's arguments to ``parser`` (a subcommand parser of ``guitest``)."""
     parser.add_argument("old", help="the baseline report (JSON written by guitest)")
     parser.add_argument("new", help="the report to check against it")
-    parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any category is significantly worse (by at least --min-drop)")
+    parser.add_argument("--fail-on-regression", action="store_true",
+                        help="exit 1 when any category is significantly worse (by at least --min-drop), or when the runs are not comparable (--min-paired)")
     parser.add_argument("--min-drop", type=_fraction_arg(0, 1, False), default=0.0, metavar="X",
                         help="smallest drop of paired accuracy (0..1, e.g. 0.02 = 2 points) that counts as a regression; default 0")
     parser.add_argument("--alpha", type=_fraction_arg(0, 1, True), default=0.05, metavar="A", help="significance level of the McNemar test; default 0.05")
+    parser.add_argument("--min-paired", type=_fraction_arg(0, 1, False), default=DEFAULT_MIN_PAIRED, metavar="X",
+                        help=f"the share (0..1) of the cases both runs selected that must be scored in both (not an error, a result in each); "
+                             f"below it the runs are not comparable; default {DEFAULT_MIN_PAIRED}")
     parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON to OUT ('-' for stdout)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the ``compare`` command from parsed arguments: 0, 1 (regression with --fail-on-regression) or 2 (bad input)."""
+    """Run the ``compare`` command from parsed arguments: 0, 1 (with --fail-on-regression: a regression, or runs not
+    comparable) or 2 (bad input)."""
     try:
         old = load_report(args.old)
         new = load_report(args.new)
     except ReportError as exc:
         print(f"guitest compare: {exc}", file=sys.stderr)
         return 2
-    result = compare(old, new, min_drop=args.min_drop, alpha=args.alpha)
+    result = compare(old, new, min_drop=args.min_drop, alpha=args.alpha, min_paired=args.min_paired)
     result["old"]["path"], result["new"]["path"] = str(args.old), str(args.new)
     # With --json - the JSON owns stdout and the table goes to stderr.
     print(format_text(result), end="", file=sys.stderr if args.json == "-" else sys.stdout)
@@ -390,13 +448,13 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 print(f"guitest compare: cannot write {args.json}: {exc}", file=sys.stderr)
                 return 2
-    if args.fail_on_regression and result["regressions"]:
+    if args.fail_on_regression and (result["regressions"] or not result["comparable"]["enough"]):
         return 1
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--json OUT]``."""
+    """``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--json OUT]``."""
     parser = argparse.ArgumentParser(
         prog="guitest compare",
         description="Compare two guitest reports: accuracy per category and an exact paired McNemar test on the shared cases.",

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 DEFAULT_EXIT_CODE = 10
+#: the share of the cases both runs selected that a comparison needs scored in both (``--min-paired``, ``--baseline-min-paired``)
+DEFAULT_MIN_PAIRED = 0.9
 #: verdicts of a live episode that count in its suite's score (an error or an unsure one does not)
 SCORED = ("hit", "miss")
 UNKNOWN = "none"

@@ -10,11 +10,14 @@ leaves in place (``guitest compare reports/<suite>.passed.json reports/<suite>.j
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from ..strictjson import encode, write_together
 
 RUNS = "runs"
 PASSED = "passed"
@@ -51,7 +54,7 @@ def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: b
         for path in files:
             if page is not None and path.suffix == ".html":
                 target = folder / path.name
-                target.write_bytes(page(folder.resolve()).encode("utf-8", "backslashreplace"))
+                write_together({target: encode(page(folder.resolve()))})
                 made.append(target)
             else:
                 made.append(_copy(path, folder / path.name))
@@ -66,9 +69,13 @@ def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: b
 
 
 def _copy(source: Path, target: Path) -> Path:
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, target)  # a crash mid-copy never leaves half a file where the last good one was
+    tmp = target.with_name(f"{target.name}.{os.getpid()}-{os.urandom(3).hex()}.tmp")
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)  # a crash mid-copy never leaves half a file where the last good one was
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()  # a copy that failed (a full disk) leaves no temporary file
     return target
 
 

@@ -124,7 +124,10 @@ def _settings(report: Mapping[str, Any]) -> str:
         if isinstance(task_settings, Mapping):
             rows += [(f"live: {k}", _fmt(v)) for k, v in task_settings.items() if not (k == "success_rule" and isinstance(rule, Mapping))]
     rows.append(("guitest", _fmt(report.get("guitest", "–"))))
-    rows.append(("data root", f"{run.get('data_root', '–')}" + (f" (from {run['data_root_source']})" if run.get("data_root_source") else "")))
+    if run.get("data"):  # where this suite's data came from (a suite with its own data reads nothing under the data root)
+        rows.append(("data", _fmt(run["data"])))
+    else:
+        rows.append(("data root", f"{run.get('data_root', '–')}" + (f" (from {run['data_root_source']})" if run.get("data_root_source") else "")))
     for key in ("started", "seconds", "workers"):
         if key in run:
             rows.append((key, _fmt(run[key])))

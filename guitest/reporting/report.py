@@ -91,10 +91,15 @@ def validate(report: dict[str, Any]) -> list[str]:
     return [f"{f or '(top level)'}: {m}" for f, m in schema.iter_problems("report", report)]
 
 
-def write_json(report: dict[str, Any], path: Path) -> None:
-    """Write the report atomically as strict JSON (:func:`guitest.strictjson.dumps`)."""
+def json_text(report: dict[str, Any]) -> str:
+    """The report as strict JSON (:func:`guitest.strictjson.dumps`), one line."""
     # no indent: the C encoder only serves indent=None (8x faster on 100,000 cases); the .md and .html are for reading
-    write_text(path, dumps(report) + "\n")
+    return dumps(report) + "\n"
+
+
+def write_json(report: dict[str, Any], path: Path) -> None:
+    """Write the report atomically as strict JSON (:func:`json_text`)."""
+    write_text(path, json_text(report))
 
 
 def pct(value: float | None) -> str:

@@ -67,6 +67,7 @@ def header_lines(model: "Model | None", config: "RunConfig", run: "Run | None", 
         cache_line = cache_header(model, config.cache, run, cache_folder)
         if cache_line:
             lines.append(cache_line)
+            lines += running_lines(run, config.cache, cache_folder)
         if (config.env_url or config.env_provider) and not config.collect_only:
             from ..envs.machine import machines_header  # asks the machines: only when there are some
 
@@ -91,6 +92,24 @@ def cache_header(model: "Model", mode: str, run: "Run | None", cache_folder: Pat
     if mode in ("on", "read"):
         return f"guitest cache: {mode}: replies recorded by earlier runs of this model, endpoint and settings in {where} are REUSED, not asked again"
     return f"guitest cache: {mode}: a fresh run{f' (run {run.id})' if run else ''}: every case asks the model; replies are stored in {where} (read back only when this run is resumed)"
+
+
+def running_lines(run: "Run | None", mode: str, cache_folder: Path) -> list[str]:
+    """The header's lines on the runs of the same model and settings that were running on this cache when this run
+    started: passed over (neither resumed nor read), and what to do instead."""
+    if run is None:
+        return []
+    where = cache_folder / FILENAME
+    out = []
+    for other in run.running:
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(other["started"]))
+        process = f"process {other['pid']}, " if other.get("pid") else ""
+        out.append(
+            f"guitest cache: {mode}: run {other['id']} of this model, endpoint and settings is running now on {where} ({process}started {started}): "
+            "this run neither resumes it nor reads any of its replies. To resume it instead, wait until it ends (or stop it) and run again; "
+            "to run both at once, give each its own --cache-dir and --report-dir (both write <report-dir>/<suite>.*)"
+        )
+    return out
 
 
 # -- sentences the terminal and the reports share ------------------------------------------------
@@ -143,18 +162,52 @@ def describe_limits(limits: dict[str, Any]) -> str:
 
 
 def endpoint_down(reports: Iterable[dict[str, Any]]) -> list[Line]:
-    """Said once, before pytest's own sections: the endpoint that was unreachable and how many cases were therefore
-    not asked; nothing when every endpoint answered."""
-    downs = [r["run"]["unreachable"] for r in reports if r["run"].get("unreachable")]
-    if not downs:
+    """Said once, before pytest's own sections: the endpoint that was unreachable, how many cases were therefore not
+    asked, and how many were not run at all (the run stopped early, ``-x``); nothing when every endpoint answered. It is
+    the one message of that cause: the suites' summaries then say nothing of their missing cases or their gate."""
+    hit = [r for r in reports if endpoint_cause(r)]
+    if not hit:
         return []
+    downs = [endpoint_cause(r) or {} for r in hit]
     down = downs[0]
     state = down.get("state", "unreachable")
+    not_asked = sum(d["cases_not_asked"] for d in downs)
+    not_run = sum(len(r["missing"]) for r in hit)
+    counts = ([f"{not_asked} case(s) were not asked and are errors"] if not_asked else []) + ([f"{not_run} were not run (the run stopped early)"] if not_run else [])
+    what = (", and ".join(counts) + ": start the endpoint (or check --base-url), then "
+            + ("run the same command again." if not_run else "re-run them with --lf."))
     return [
         Line(f"guitest: endpoint {state}", ("red", "bold"), sep="="),
         Line(printable(f"{down['url']} is {state} ({down['reason']})."), ("red", "bold")),
-        Line(f"{sum(d['cases_not_asked'] for d in downs)} case(s) were not asked and are errors: start the endpoint (or check --base-url), then re-run them with --lf."),
+        Line(what),
     ]
+
+
+def nothing_selected(keyword: str, marker: str, n: int, tags: Iterable[tuple[str, str]]) -> list[Line]:
+    """Said when ``-k keyword`` and/or ``-m marker`` left none of the ``n`` guitest cases collected: how -k and -m match,
+    with the cases' own keywords (their tag values) and a marker made of one of their ``(tag, value)`` pairs."""
+    chosen = " and ".join(part for part in (f"-k {keyword!r}" if keyword else "", f"-m {marker!r}" if marker else "") if part)
+    pairs = sorted(tags)
+    values = sorted({value for _, value in pairs})
+    some = ", ".join(values[:20]) + (", ..." if len(values) > 20 else "")
+    example = f", e.g. -m \"guitest({pairs[0][0]}={pairs[0][1]!r})\"" if pairs else ""
+    return [Line(printable(
+        f"guitest: {chosen} selected none of the {n} guitest case(s) collected. -k matches substrings of case ids and of "
+        f"keywords, and each tag value of a case is a keyword (here: {some}); -m takes the marker guitest(tag='value'){example}. "
+        "List the cases with --collect-only -q"), ("yellow", "bold"))]
+
+
+def endpoint_cause(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The endpoint that failed this suite's run (``url``, ``state``, ``reason``, ``cases_not_asked``), or None: the one
+    that was unreachable when cases were not asked because of it, or, when the run stopped early (``-x``) before any
+    case was turned away, the last of its endpoints when every one of them was taken out."""
+    run = report["run"]
+    if run.get("unreachable"):
+        return dict(run["unreachable"])
+    endpoints = run.get("endpoints") or []
+    if report["missing"] and endpoints and all(e.get("down") for e in endpoints):
+        return {"url": endpoints[-1]["url"], "state": "down", "reason": endpoints[-1]["down"], "cases_not_asked": 0}
+    return None
 
 
 def runner_line(record: dict[str, Any]) -> str:
@@ -168,9 +221,10 @@ def unreported(key: str, reason: str) -> list[Line]:
 
 
 def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baseline: str | None = None, baseline_path: str | None = None,
-                  paths: Iterable[Path] = (), kept: list[str] | None = None) -> list[Line]:
+                  paths: Iterable[Path] = (), kept: list[str] | None = None, unsaved: str | None = None, uncopied: str | None = None) -> list[Line]:
     """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.reporting.report.text_table`), warnings,
-    the gate, the comparison with ``--baseline`` (its text) and where the reports went."""
+    the gate, the comparison with ``--baseline`` (its text) and where the reports went, or ``unsaved``: why they could
+    not be written (``uncopied``: why this run's copies of them could not be made)."""
     out = [Line(f"guitest: {report['suite']['name']} ({key})", sep="="), Line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")]
     run = report["run"]
     if run.get("data"):
@@ -183,7 +237,8 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     if cached:
         out.append(Line(cached, ("yellow", "bold")))
     out += [Line(line) for line in table]
-    if not report["complete"]:
+    down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
+    if not report["complete"] and not down:
         shown = ", ".join(report["missing"][:5]) + (" ..." if len(report["missing"]) > 5 else "")
         out.append(Line(
             f"INCOMPLETE: {report['n_selected'] - report['n_results']} selected case(s) produced no result "
@@ -201,7 +256,7 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
         out.append(Line(f"warning: {unknown}", ("yellow",)))
     gate = report["gate"]
     out += [Line(f"gate note: {note}", ("yellow",)) for note in gate["notes"]]
-    if gate["failures"]:
+    if gate["failures"] and not down:
         out.append(Line("GATE FAILED: " + gate_failures(report), ("red", "bold")))
     elif gate["passed"]:
         out.append(Line("gate passed: " + describe_limits(gate["thresholds"]) + cache_suffix(report), ("green",)))
@@ -209,7 +264,12 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     if baseline is not None:
         out.append(Line(f"compared with --baseline {baseline_path}", sep="-"))
         out += [Line(line) for line in baseline.splitlines()]
+    if unsaved is not None:
+        out.append(Line(f"guitest: {printable(unsaved)}", ("red", "bold")))
+        return out
     out.append(Line("reports: " + ", ".join(str(p) for p in paths)))
+    if uncopied is not None:
+        out.append(Line(f"warning: {printable(uncopied)}", ("yellow",)))
     if kept:
         out.append(Line("kept: " + ", ".join(kept) + " (each run's reports under runs/; *.passed.* is the last run that passed)"))
     return out
