@@ -213,4 +213,9 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     out.append(Line("reports: " + ", ".join(str(p) for p in paths)))
     if kept:
         out.append(Line("kept: " + ", ".join(kept) + " (each run's reports under runs/; *.passed.* is the last run that passed)"))
+        if gate.get("passed") is None and any(k.endswith(".passed.*") for k in kept):
+            out.append(Line(
+                "note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this "
+                "run; give the suite a gate: (or --min-accuracy) to keep *.passed.* for runs that meet it", ("yellow",),
+            ))
     return out
