@@ -8,7 +8,10 @@ BrowserGym runs in its own venv (it pins playwright 1.44; never install it into 
     python3.11 -m venv /work/venv-bg && /work/venv-bg/bin/pip install browsergym-miniwob==0.14.3
 
 Episodes: every task of the oracle (:data:`guitest.miniwob.oracle.SOLVED`) x ``--seeds`` seeds (0, 1, ...),
-at most ``--max-steps`` actions each. BrowserGym's task ``reset(seed=s)`` seeds the page with
+at most ``--max-steps`` actions each. An episode succeeds by the success rule of ``suites/miniwob`` (its
+``settings.success_rule``, ``binary``: raw reward 1, or the task's threshold for the five continuous tasks;
+``--success-rule`` chooses another, :mod:`guitest.miniwob.rules`), judged on each side's raw reward the same way.
+BrowserGym's task ``reset(seed=s)`` seeds the page with
 ``Math.seedrandom(numpy.random.RandomState(s).randint(0, 1000000))`` (browsergym/miniwob/base.py); guitest's side
 is given that number as its MiniWoB++ seed, so both sides get the same task instance (the table counts the episodes
 whose utterance is the same on both sides). Both pages come from the same folder (the ``miniwob`` package guitest
@@ -51,6 +54,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "browsergym_driver.py"
+MINIWOB_SUITE = HERE.parent / "suites" / "miniwob" / "suite.yaml"
 BROWSERGYM_VERSION = "0.14.3"
 SETUP = (
     "set up BrowserGym in its own venv (it pins playwright 1.44; never in guitest's environment):\n"
@@ -83,10 +87,24 @@ def check_browsergym(bg_python: str) -> tuple[dict[str, str] | None, str]:
     return json.loads(done.stdout), ""
 
 
+def suite_rule() -> str:
+    """The success rule ``suites/miniwob`` runs by (its ``settings.success_rule``, else the default)."""
+    import yaml
+
+    from guitest.miniwob import rules
+
+    settings = (yaml.safe_load(MINIWOB_SUITE.read_text()) or {}).get("settings") or {}
+    return str(settings.get("success_rule") or rules.DEFAULT)
+
+
 def _record(task: str, seed: int, raw: float, seconds: float, reset_s: float, step_s: list[float], policy_s: float,
-            decisions: int, utterance: str, error: str | None, reward: float | None = None) -> dict[str, Any]:
-    """One episode in the form both sides report: success is raw reward == 1 on both."""
-    return {"task": task, "seed": seed, "raw": raw, "success": error is None and raw == 1.0, "seconds": seconds, "reset_s": reset_s,
+            decisions: int, utterance: str, error: str | None, rule: str, reward: float | None = None) -> dict[str, Any]:
+    """One episode in the form both sides report: success is the raw reward judged by ``rule`` on both
+    (:func:`guitest.miniwob.rules.judge`), and no error."""
+    from guitest.miniwob import rules
+
+    success = error is None and rules.judge(rule, task, raw)[0]
+    return {"task": task, "seed": seed, "raw": raw, "success": success, "seconds": seconds, "reset_s": reset_s,
             "step_s": step_s, "policy_s": policy_s, "decisions": decisions, "actions": len(step_s), "utterance": utterance,
             "error": error, "reward": reward}
 
@@ -98,26 +116,27 @@ def guitest_side(job: dict[str, Any]) -> dict[str, Any]:
     run = oracle_run([(task, page_seed(seed)) for task, seed in job["jobs"]], max_steps=job["max_steps"])
     episodes = []
     for (task, seed), ep in zip(job["jobs"], run["episodes"], strict=True):
-        acts = [s for s in ep.steps if s.action is not None and s.action.get("kind") not in ("done", "fail")]
+        # the decisions that ran an action on the page (the oracle decides one action a step; done and fail run none)
+        acts = [s for s in ep.steps if any(a.get("kind") not in ("done", "fail") for a in s.actions[: s.executed])]
         step_s = [s.env_seconds for s in acts]
         reset_s = ep.env_seconds - sum(s.env_seconds for s in ep.steps)  # reset and the reward read (no browser call)
         raw = ep.score if ep.score is not None else 0.0
-        episodes.append(_record(task, seed, raw, ep.wall_seconds, reset_s, step_s, ep.policy_seconds, len(ep.steps), ep.instruction, ep.error))
+        episodes.append(_record(task, seed, raw, ep.wall_seconds, reset_s, step_s, ep.policy_seconds, len(ep.steps), ep.instruction, ep.error, job["rule"]))
     return {"wall_seconds": run["open_s"] + run["run_s"] + run["close_s"], "episodes": episodes}
 
 
-def browsergym_side(raw: dict[str, Any]) -> dict[str, Any]:
-    """The driver's result in the common form."""
+def browsergym_side(raw: dict[str, Any], rule: str) -> dict[str, Any]:
+    """The driver's result in the common form, success judged by ``rule``."""
     episodes = []
     for e in raw["episodes"]:
         if "error" in e:
-            episodes.append(_record(e["task"], e["seed"], 0.0, 0.0, 0.0, [], 0.0, 0, "", e["error"]))
+            episodes.append(_record(e["task"], e["seed"], 0.0, 0.0, 0.0, [], 0.0, 0, "", e["error"], rule))
             continue
         error = None if e["done"] else f"the task never ended ({e['end']})"
         if e["errors"]:
             error = "; ".join(e["errors"])
         record = _record(e["task"], e["seed"], e["raw"], e["seconds"], e["reset_seconds"], e["step_seconds"], e["policy_seconds"],
-                         e["decisions"], e["utterance"], error, e["reward"])
+                         e["decisions"], e["utterance"], error, rule, e["reward"])
         episodes.append({**record, "reset_parts": e.get("reset_parts", {}), "step_parts": e.get("step_parts", {})})
     return {"wall_seconds": raw["wall_seconds"], "episodes": episodes, "versions": raw.get("versions", {})}
 
@@ -130,7 +149,7 @@ def run_side(side: str, settings: str, args: argparse.Namespace, jobs: list[list
 
     work = Path(args.work)
     out = work / f"{tag}.json"
-    job = {"jobs": jobs, "max_steps": args.max_steps, "out": str(out)}
+    job = {"jobs": jobs, "max_steps": args.max_steps, "out": str(out), "rule": args.success_rule}
     if side == "guitest":
         command = [sys.executable, str(Path(__file__).resolve()), "--side", "guitest", "--job"]
     else:
@@ -151,7 +170,7 @@ def run_side(side: str, settings: str, args: argparse.Namespace, jobs: list[list
     if done.returncode != 0 or not out.exists():
         raise SystemExit(f"the {side} side failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     result = json.loads(out.read_text())
-    result = result if side == "guitest" else browsergym_side(result)
+    result = result if side == "guitest" else browsergym_side(result, args.success_rule)
     return {"side": side, "settings": settings, "process_s": process_s, "load": (load_before, load_after), **result}
 
 
@@ -177,7 +196,7 @@ def label(run: dict[str, Any]) -> str:
 def table(runs: list[dict[str, Any]]) -> list[str]:
     """The Markdown rows: every run, then per side the medians over the repeats and guitest's lead."""
     lines = [
-        "| repeat | side | success (raw = 1) | wall s | episodes/s | s per episode, median | reset s, median | `step` s, median | s per action (episode s / actions) | oracle s per decision | process s | load before / after |",
+        "| repeat | side | success | wall s | episodes/s | s per episode, median | reset s, median | `step` s, median | s per action (episode s / actions) | oracle s per decision | process s | load before / after |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
@@ -246,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--settings", nargs="+", default=["default", "tuned"], choices=sorted(SETTINGS), help="BrowserGym's settings to run")
     parser.add_argument("--max-steps", type=int, default=15)
+    parser.add_argument("--success-rule", default=None, help="the MiniWoB++ success rule both sides are judged by (default: suites/miniwob's)")
     parser.add_argument("--work", default="/tmp/guitest-bench-browsergym", help="scratch folder (job and result files, Playwright's browser link)")
     parser.add_argument("--out", default=None, help="also write the Markdown to this file")
     parser.add_argument("--side", choices=["guitest"], help=argparse.SUPPRESS)  # child mode
@@ -257,8 +277,13 @@ def main(argv: list[str] | None = None) -> int:
         Path(job["out"]).write_text(json.dumps(guitest_side(job)))
         return 0
 
+    from guitest.miniwob import rules
     from guitest.miniwob.oracle import SOLVED
 
+    args.success_rule = args.success_rule or suite_rule()
+    if args.success_rule not in rules.RULES:
+        print(f"--success-rule {args.success_rule}: the rules are {', '.join(rules.RULES)}", file=sys.stderr)
+        return 2
     tasks = args.tasks or list(SOLVED)
     unknown = [t for t in tasks if t not in SOLVED]
     if unknown:
@@ -290,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"guitest beside BrowserGym: {len(tasks)} tasks x {args.seeds} seeds ({len(jobs)} episodes, at most {args.max_steps} actions), "
         f"{args.repeats} repeats, {began}-{time.strftime('%H:%M')} on {os.cpu_count()} cores; guitest at {commit}{' (with changes)' if dirty else ''}, "
-        f"browsergym-miniwob {bg.get('browsergym-miniwob')} (playwright {bg.get('playwright')}, python {bg.get('python')}).",
+        f"browsergym-miniwob {bg.get('browsergym-miniwob')} (playwright {bg.get('playwright')}, python {bg.get('python')}); "
+        f"success by the rule {args.success_rule} ({rules.MEANING[args.success_rule]}).",
         "",
         f"- uptime before: `{uptime_before}`",
         f"- uptime after: `{uptime_after}`",

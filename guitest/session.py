@@ -33,7 +33,7 @@ from .miniwob import rules as miniwob_rules
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .live import runners as live_runners
-from .live.flow import Environments, LiveSetup, live_record, run_live_case, skip_reason
+from .live.flow import Environments, LiveSetup, live_record, run_live_case, settings_lines, skip_reason
 from .models import SPECS, choose_profile, load_model
 from .models.base import Model, Settings
 from .desktopenv import provider as provider_mod
@@ -185,6 +185,8 @@ class Session:
         folder = history.run_folder(self.report_dir, suite.name, self.run_stamp) if keep else self.report_dir / "episodes" / suite.name
         rule = miniwob_rules.choose(suite.env or "", task.settings, config.success_rule, str(suite.path))
         self._say_runner(self.history_images(task))
+        if self.model is not None:  # the backend's settings in force (a desktop suite's waits), in the header
+            self.runner_lines.update(dict.fromkeys("guitest " + line for line in settings_lines(suite, self.model, config.runner)))
         return LiveSetup(
             env=suite.env or "",
             env_options=options,

@@ -12,8 +12,15 @@ Faults (queued per "METHOD /path", each used once): ``{"status": N, "message": t
 with ``{"status": "error", "message": text}`` (``{"status": N, "body": bytes}``: that body as it is, plain
 text); ``{"drop": true}`` closes the connection without an
 answer; ``{"sleep": s}`` waits that long first. ``files`` is the machine's file system (path -> bytes);
-``/execute`` answers ``{"status": "success", "output": outputs.get(joined command, ""), ...}``. It has no
-``/guitest/reset`` (404), like OSWorld's and WAA's servers.
+``/execute`` answers ``{"status": "success", "output": outputs.get(joined command, ""), ...}``.
+
+``kind`` says how the server answers a route it does not have, as the three servers guitest meets do:
+
+- ``osworld`` (the default): HTTP 404, as OSWorld's Flask server (desktop_env/server/main.py has no error handler);
+- ``waa``: HTTP 500 ``{"message": "404 Not Found: ...", "status": "error"}``, as Windows Agent Arena's server, whose
+  ``@app.errorhandler(Exception)`` turns every exception, Flask's own NotFound included, into a 500 (:data:`WAA_NOT_FOUND`);
+- ``guitest``: a guitest desktop with its reset on: ``GET /guitest/info`` answers ``{"server": "guitest", "reset": true}``
+  and ``POST /guitest/reset`` 200; other unknown routes 404.
 """
 
 from __future__ import annotations
@@ -33,6 +40,17 @@ from PIL import Image
 from guitest.desktopenv.client import forget
 
 
+#: what Windows Agent Arena's server answers for a route it does not have: its own main.py (src/win-arena-container/vm/setup/
+#: server/main.py at microsoft/WindowsAgentArena a194956, read in the fork PaulJiangMS/WindowsAgentArena) run under Flask
+#: 3.1.3 with its Windows-only modules stubbed, asked POST /guitest/reset, GET /guitest/info and GET /no/such/route
+#: through Flask's test client: HTTP 500, application/json, this body, for all three.
+WAA_NOT_FOUND = {
+    "message": "404 Not Found: The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.",
+    "status": "error",
+}
+KINDS = ("osworld", "waa", "guitest")
+
+
 def png(size: tuple[int, int]) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", size, (30, 30, 30)).save(out, "PNG")
@@ -40,7 +58,10 @@ def png(size: tuple[int, int]) -> bytes:
 
 
 class FakeMachine:
-    def __init__(self, screen: tuple[int, int] = (1920, 1080), shot: tuple[int, int] | None = None) -> None:
+    def __init__(self, screen: tuple[int, int] = (1920, 1080), shot: tuple[int, int] | None = None, kind: str = "osworld") -> None:
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        self.kind = kind
         self.screen = screen
         self.shot = png(shot or screen)
         self.files: dict[str, bytes] = {}
@@ -157,6 +178,12 @@ class FakeMachine:
                     self._json(200, {"AT": "<desktop/>"})
                 elif route.startswith("POST /setup/"):
                     self._reply(200, b"ok", "text/plain")
+                elif machine.kind == "guitest" and route == "GET /guitest/info":
+                    self._json(200, {"server": "guitest", "reset": True})
+                elif machine.kind == "guitest" and route == "POST /guitest/reset":
+                    self._json(200, {"status": "success"})
+                elif machine.kind == "waa":
+                    self._json(500, WAA_NOT_FOUND)
                 else:
                     self._json(404, {"error": "no such endpoint"})
 

@@ -253,7 +253,7 @@ def test_an_episode_runs_setup_actions_and_the_evaluator(tmp_path: Path) -> None
         env = env_for(m.url, tmp_path=tmp_path)
         obs = env.reset(TASK, seed=0)
         assert (obs.size, obs.scale, obs.instruction, obs.done) == ((2560, 1440), 2.0, "Save a draft.", False)
-        assert m.paths()[:6] == ["POST /guitest/reset", "POST /screen_size", "POST /setup/launch", "POST /setup/activate_window", "POST /setup/execute", "GET /screenshot"]
+        assert m.paths()[:6] == ["GET /guitest/info", "POST /screen_size", "POST /setup/launch", "POST /setup/activate_window", "POST /setup/execute", "GET /screenshot"]
         env.step(Action("click", point=(1000, 500), space="screen"))
         assert m.requests[-2][2]["command"][2] == PYAUTOGUI_PREFIX + "pyautogui.click(500, 250)"
         before = len(m.requests)

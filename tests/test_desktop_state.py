@@ -308,17 +308,38 @@ def test_open_file_waits_as_long_as_osworld_and_its_timeout_keeps_the_machine(tm
         assert info.value.kind == "command_timeout" and not info.value.taken_out and env.pool.taken_out == {}
 
 
-def test_a_server_without_reset_is_asked_once_per_machine(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["osworld", "waa"])
+def test_a_server_without_reset_is_asked_once_per_machine_and_never_sent_one(tmp_path: Path, kind: str) -> None:
+    # OSWorld's server answers the route it lacks with 404, WAA's with 500 (its catch-all error handler): guitest asks
+    # /guitest/info once per machine and sends its reset to neither. Before, it sent POST /guitest/reset and took only
+    # a 404 for "no reset", so every WAA episode failed on the 500.
     task = TaskSpec("desktop", "t", "x", {"config": [], "evaluator": INFEASIBLE})
-    with FakeMachine() as m:
+    with FakeMachine(kind=kind) as m:
         env = machine_env(m.url, tmp_path)
         resets = []
         for _ in range(3):
             resets.append(env.reset(task, seed=None).info.get("reset"))
             env.release()
-        assert m.paths().count("POST /guitest/reset") == 1  # each episode has a client of its own; the machine is the same
+        assert m.paths().count("GET /guitest/info") == 1  # each episode has a client of its own; the machine is the same
+        assert "POST /guitest/reset" not in m.paths()
         assert resets == ["none"] * 3 and env.reset_info["reset"] == "none"
         assert MachineClient(m.url).resets() is False
+        env.close()
+
+
+def test_a_guitest_desktop_is_reset_before_each_episode(tmp_path: Path) -> None:
+    task = TaskSpec("desktop", "t", "x", {"config": [], "evaluator": INFEASIBLE})
+    with FakeMachine(kind="guitest") as m:
+        env = machine_env(m.url, tmp_path)
+        resets = []
+        for _ in range(3):
+            resets.append(env.reset(task, seed=None).info.get("reset"))
+            env.release()
+        assert m.paths().count("GET /guitest/info") == 1 and m.paths().count("POST /guitest/reset") == 3
+        assert resets == ["reset"] * 3 and MachineClient(m.url).resets() is True
+        m.fault("POST /guitest/reset", {"status": 500, "message": "cannot empty the home folder"})  # a reset that fails is an error, not "none"
+        with pytest.raises(MachineFailure, match="POST /guitest/reset: HTTP 500: cannot empty the home folder"):
+            env.reset(task, seed=None)
         env.close()
 
 
@@ -445,10 +466,10 @@ def test_the_gate_refuses_a_machine_in_an_unknown_state_and_passes_a_reverted_on
 
 
 def test_the_header_names_machines_that_cannot_be_reset_and_a_bad_url_is_no_traceback() -> None:
-    with FakeMachine() as m:
-        line = desktop.machines_header([m.url, "vm:port"], None)
+    with FakeMachine() as m, FakeMachine(kind="waa") as waa, FakeMachine(kind="guitest") as mine:
+        line = desktop.machines_header([m.url, waa.url, mine.url, "vm:port"], None)
     assert line == (
-        f"guitest machines: 0 of 2 reset by guitest's desktop server between episodes; 1 CANNOT BE RESET ({m.url}): their episodes run in an "
+        f"guitest machines: 1 of 4 reset by guitest's desktop server between episodes; 2 CANNOT BE RESET ({m.url}, {waa.url}): their episodes run in an "
         "unknown state (reset: none) and the gate will not pass on them without --allow-unknown-state; revert VMs with --env-provider; "
         "1 not answering now (vm:port)"
     )

@@ -70,3 +70,23 @@ def test_a_run_against_a_dead_endpoint_leaves_the_last_good_report(pytester: pyt
     runs = sorted(p for p in (reports / "runs" / "tiny").iterdir() if p.is_dir())
     assert len(runs) == 2 and all({p.name for p in r.iterdir()} >= {"tiny.json", "tiny.md", "tiny.html"} for r in runs)
     assert guitest_main(["compare", str(reports / "tiny.passed.json"), str(reports / "tiny.json")]) == 0  # comparable
+
+
+def test_a_run_without_a_gate_passes_whatever_its_score_and_says_so_when_it_replaces_passed(pytester: pytest.Pytester) -> None:
+    # .passed is the last run whose exit status was 0 (a miss is a result, not a failure): without a gate a run of misses
+    # passes and replaces it, and the summary says so; with a gate it fails and leaves .passed as it was.
+    write_suite(pytester.path / "suites" / "tiny")
+    passed = pytester.path / "reports" / "tiny.passed.json"
+    args = ["suites/tiny", "-p", "no:cacheprovider"]
+    good = pytester.runpytest_subprocess(*args, "--model=oracle", "--min-accuracy=0.5")
+    assert good.ret == 0 and "this run has no gate" not in good.stdout.str()  # a gate met: nothing more to say
+    assert json.loads(passed.read_text())["overall"]["accuracy"] == 1.0
+    missed = pytester.runpytest_subprocess(*args, "--model=center")  # the centre of every image is outside its box
+    assert missed.ret == 0, missed.stdout.str()
+    assert json.loads(passed.read_text())["overall"]["accuracy"] == 0.0
+    missed.stdout.fnmatch_lines(["note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this run; "
+                                 "give the suite a gate: (or --min-accuracy) to keep *.passed.* for runs that meet it"])
+    before = passed.read_text()
+    gated = pytester.runpytest_subprocess(*args, "--model=center", "--min-accuracy=0.5")
+    assert gated.ret != 0 and "this run has no gate" not in gated.stdout.str()
+    assert passed.read_text() == before

@@ -164,16 +164,16 @@ def _excerpt(reply: Reply, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-# Optional endpoints each machine (by URL) answered 404 to, shared by every client of this process: an episode
+# What each machine (by URL) said of itself at ``GET /guitest/info``, shared by every client of this process: an episode
 # makes a client of its own, and the answer is the machine's, not the episode's.
-_MISSING: dict[str, set[str]] = {}
-_MISSING_LOCK = threading.Lock()
+_INFO: dict[str, dict[str, Any]] = {}
+_INFO_LOCK = threading.Lock()
 
 
 def forget(url: str) -> None:
-    """Forget what the machine at ``url`` lacks (its server was replaced: a new one may offer more)."""
-    with _MISSING_LOCK:
-        _MISSING.pop(shown_url(url.rstrip("/")), None)
+    """Forget what the machine at ``url`` said of itself (its server was replaced: a new one may offer more)."""
+    with _INFO_LOCK:
+        _INFO.pop(shown_url(url.rstrip("/")), None)
 
 
 class MachineClient:
@@ -414,39 +414,48 @@ class MachineClient:
         """``POST /setup/<endpoint>`` with a JSON ``payload``; the answer as it is (the caller judges 4xx/5xx)."""
         return self._post_json(f"/setup/{endpoint}", payload, timeout=timeout or self.command_timeout)
 
+    def info(self, timeout: float | None = None, retries: int | None = None) -> dict[str, Any]:
+        """What this machine's server says of itself beyond the shared protocol (``GET /guitest/info``; a guitest
+        desktop answers ``{server, reset}``); ``{}`` from any other server, however it says that it has no such route:
+        OSWorld's answers 404, WAA's 500 (its catch-all error handler turns every unknown route into HTTP 500, as it
+        does any exception). Asked once per machine in this process (the answer is kept, :func:`forget` drops it);
+        MachineFailure when the machine does not answer at all."""
+        with _INFO_LOCK:
+            known = _INFO.get(self.url)
+        if known is not None:
+            return dict(known)
+        # not repeatable: a 5xx here is WAA's word for "no such route", not a passing fault worth two more tries
+        reply = self.request("GET", INFO_PATH, timeout=timeout, repeatable=False, retries=retries)
+        data: dict[str, Any] = {}
+        if reply.status == 200:
+            try:
+                answer = reply.json()
+            except ValueError:
+                answer = None
+            if isinstance(answer, dict):
+                data = answer
+        with _INFO_LOCK:
+            _INFO[self.url] = data
+        return dict(data)
+
     def reset_desktop(self) -> bool:
         """Ask a guitest desktop server to close what earlier episodes opened and empty its home folder
-        (``POST /guitest/reset``, a guitest extension); False when the server does not offer it (remembered
-        per machine for the rest of this process, so later episodes on it do not ask again)."""
-        if self.lacks(RESET_PATH):
+        (``POST /guitest/reset``, a guitest extension). Sent only to a machine whose ``GET /guitest/info`` said it has
+        a reset (:meth:`info`: ``reset: true``), never to another server (WAA's answers an unknown route with 500, which
+        is no "I have no reset"); False when it was not sent."""
+        if self.info().get("reset") is not True:
             return False
-        reply = self.request("POST", RESET_PATH, timeout=self.command_timeout, repeatable=False)
-        if reply.status == 404:
-            with _MISSING_LOCK:
-                _MISSING.setdefault(self.url, set()).add(RESET_PATH)
-            return False
-        self._ok(reply, f"POST {RESET_PATH}")
+        self._ok(self.request("POST", RESET_PATH, timeout=self.command_timeout, repeatable=False), f"POST {RESET_PATH}")
         return True
 
-    def lacks(self, path: str) -> bool:
-        """Whether this machine answered 404 to the optional endpoint ``path`` earlier in this process."""
-        with _MISSING_LOCK:
-            return path in _MISSING.get(self.url, ())
-
     def resets(self, timeout: float = 3.0) -> bool | None:
-        """Whether this machine is a guitest desktop whose reset is on (``GET /guitest/info``, read only):
-        False for any other server (OSWorld's and WAA's have no reset), None when it does not answer."""
+        """Whether this machine is a guitest desktop whose reset is on (:meth:`info`, one short request without
+        retries when not known yet): False for any other server (OSWorld's and WAA's have no reset), None when it
+        does not answer."""
         try:
-            reply = self.request("GET", INFO_PATH, timeout=timeout, retries=0)
+            return self.info(timeout=timeout, retries=0).get("reset") is True
         except MachineFailure:
             return None
-        if reply.status != 200:
-            return False
-        try:
-            data = reply.json()
-        except ValueError:
-            return False
-        return isinstance(data, dict) and data.get("reset") is True
 
 
 class _ConnectFailed(Exception):

@@ -8,7 +8,16 @@ workers), runs the task's ``config`` steps (:mod:`guitest.desktopenv.setup`), an
 - the screen through ``GET /screenshot`` (its scale against ``POST /screen_size`` maps points back);
 - an action as pyautogui code through ``POST /execute``, as OSWorld's and WAA's ``PythonController``
   send it: ``["python", "-c", "import pyautogui; import time; pyautogui.FAILSAFE = False; <code>"]``;
-- WAIT sleeps, DONE and FAIL end the episode without touching the machine (OSWorld's action space).
+- WAIT sleeps, DONE and FAIL end the episode without touching the machine (OSWorld's action space);
+- after every action, WAIT, DONE and FAIL included, ``settle`` seconds before the next screenshot, as OSWorld's
+  ``DesktopEnv.step(action, pause)`` sleeps ``pause`` (its run script's ``--sleep_after_execution``).
+
+The waits (:func:`waits`): ``ready_after`` seconds from the end of the set-up to the first screenshot (OSWorld's
+``lib_run_single.py`` sleeps 60 s after ``env.reset``), ``settle`` after each action (a number, or ``runner``: the
+runner's own :attr:`~guitest.live.runners.runner.Runner.sleep_after_execution`), ``evaluate_after`` from the last
+action to the evaluation (OSWorld's 20 s). The defaults are guitest's own; the suites that claim a reference's
+numbers set the reference's (docs/live.md, "Waits"). A wait is time on the machine, not the CPU: the episodes of a
+pool of machines wait side by side.
 
 :meth:`DesktopEnv.evaluate` runs the task's evaluator (:mod:`guitest.desktopenv.evaluate`). A machine
 that stops answering is taken out of the pool and the episode raises
@@ -33,7 +42,7 @@ import struct
 import tempfile
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..live.actions import (
     CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK,
@@ -61,6 +70,15 @@ DEFAULT_WAIT = 1.0
 MAX_WAIT = 60.0
 #: seconds from the last action to the evaluation: OSWorld's lib_run_single.py, ``time.sleep(20) # Wait for the environment to settle``
 EVALUATE_AFTER = 20.0
+#: seconds from the end of the set-up to the first screenshot: guitest's own none (OSWorld's lib_run_single.py sleeps 60,
+#: ``# Wait for the environment to be ready``; a suite says so with ``ready_after``)
+READY_AFTER = 0.0
+#: seconds after an action before the next screenshot: guitest's own (OSWorld's run scripts set their own per runner)
+SETTLE = 0.3
+#: ``settle: runner``: wait as long as the runner's reference does (its ``sleep_after_execution``)
+RUNNER = "runner"
+#: the options the live flow adds for the runner driving the agent (guitest.live.flow.LiveSetup.options)
+RUNNER_NAME, RUNNER_SETTLE = "runner_name", "runner_settle"
 #: how a machine was brought into a known state before an episode (see the module docstring)
 REVERTED, RESET, NONE = "reverted", "reset", "none"
 
@@ -77,6 +95,48 @@ def shared_pool(urls: Sequence[str], **options: Any) -> MachinePool:
         if pool is None:
             pool = _pools[key] = MachinePool(list(key), **options)
         return pool
+
+
+def waits(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The waits of a desktop episode under ``options`` (a suite's ``env_options``, with the runner's
+    ``runner_name`` and ``runner_settle`` the live flow adds): ``ready_after``, ``settle`` and ``evaluate_after`` in
+    seconds, and ``sources``: where each came from (``env_options``, ``runner NAME``, or guitest's ``default``).
+    ``settle: runner`` takes the runner's ``sleep_after_execution``, guitest's 0.3 s when the runner's reference sets
+    none. EnvFailure naming an option that is not a number of seconds (0 or more)."""
+    out: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name, default in (("ready_after", READY_AFTER), ("settle", SETTLE), ("evaluate_after", EVALUATE_AFTER)):
+        given = options.get(name)
+        if name == "settle" and given == RUNNER:
+            runner = str(options.get(RUNNER_NAME) or "of this run")
+            chosen = options.get(RUNNER_SETTLE)
+            if chosen is None:
+                out[name] = SETTLE
+                sources[name] = f"runner {runner} sets no sleep_after_execution: guitest's default"
+            else:
+                out[name] = seconds_option({name: chosen}, name, SETTLE, zero=True)
+                sources[name] = f"runner {runner}'s sleep_after_execution"
+            continue
+        if name == "settle" and isinstance(given, str):
+            try:
+                float(given)
+            except ValueError:
+                raise EnvFailure(f"env_options.settle must be a number of seconds (0 or more) or {RUNNER!r} (the runner's own sleep_after_execution), got {given!r}") from None
+        out[name] = seconds_option(options, name, default, zero=True)
+        sources[name] = "env_options" if name in options else "default"
+    out["sources"] = sources
+    return out
+
+
+def waits_text(record: Mapping[str, Any]) -> str:
+    """The waits of :func:`waits` in words, for the run header and the summary."""
+    sources = record.get("sources", {})
+    parts = [
+        (record["ready_after"], "after the set-up before the first screenshot", sources.get("ready_after")),
+        (record["settle"], "after each action", sources.get("settle")),
+        (record["evaluate_after"], "from the last action to the evaluation", sources.get("evaluate_after")),
+    ]
+    return ", ".join(f"{seconds:g} s {what} ({source})" for seconds, what, source in parts)
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -214,9 +274,12 @@ else:
 class DesktopEnv:
     """Episodes on the machines at ``urls`` (one or more ``http://HOST:PORT``), one episode at a time per instance.
 
-    ``settle``: seconds to wait after an action before the next screenshot (the screen has to catch up);
-    ``evaluate_after``: seconds from the episode's last action (or its reset) to the evaluation, as OSWorld's
-    ``lib_run_single.py`` sleeps 20 s before ``env.evaluate()`` (an application still saving is not scored early);
+    ``settle``: seconds to wait after an action before the next screenshot (the screen has to catch up), as
+    OSWorld's ``DesktopEnv.step`` sleeps its ``pause``; ``ready_after``: seconds from the end of the set-up to the
+    first screenshot, as OSWorld's ``lib_run_single.py`` sleeps 60 s after ``env.reset`` (an application the set-up
+    launched may still be loading); ``evaluate_after``: seconds from the episode's last action (or its reset) to the
+    evaluation, as OSWorld's ``lib_run_single.py`` sleeps 20 s before ``env.evaluate()`` (an application still saving
+    is not scored early);
     ``a11y``: also fetch the accessibility tree into ``Observation.text`` (slow on big trees);
     ``timeout`` / ``command_timeout``: the client's limits for ordinary requests and for commands;
     ``acquire_wait``: how long :meth:`reset` waits for a free machine; ``reset_desktop``: ask a guitest
@@ -235,8 +298,9 @@ class DesktopEnv:
         self,
         urls: Sequence[str] | str,
         *,
-        settle: float = 0.3,
+        settle: float = SETTLE,
         evaluate_after: float = EVALUATE_AFTER,
+        ready_after: float = READY_AFTER,
         a11y: bool = False,
         timeout: float = 30.0,
         command_timeout: float = 130.0,
@@ -249,8 +313,9 @@ class DesktopEnv:
         urls = [urls] if isinstance(urls, str) else list(urls)
         self.pool = pool or shared_pool(urls)
         self.machines = dict(machines or {})
-        self.settle = settle
+        self.settle = seconds_option({"settle": settle}, "settle", SETTLE, zero=True)
         self.evaluate_after = seconds_option({"evaluate_after": evaluate_after}, "evaluate_after", EVALUATE_AFTER, zero=True)
+        self.ready_after = seconds_option({"ready_after": ready_after}, "ready_after", READY_AFTER, zero=True)
         self._acted_at = 0.0  # time.monotonic() when the episode's last action (or its reset) ended
         self.a11y = a11y
         self.timeout = timeout
@@ -310,6 +375,8 @@ class DesktopEnv:
                 cache_dir=self.download_cache or None, work_dir=self._work_dir, screen=self._screen,
             )
             notes.extend(run.notes)
+            if self.ready_after > 0:  # the machine's time, not the CPU's: other machines' episodes run meanwhile
+                time.sleep(self.ready_after)
             self._acted_at = time.monotonic()
             return self._observe({"reset": info["reset"], "wait_seconds": info["wait_seconds"], **({"setup_notes": list(notes)} if notes else {})})
         except EnvFailure as exc:
@@ -324,9 +391,11 @@ class DesktopEnv:
             self._last = action.kind
             if action.kind in (DONE, FAIL):
                 self._ended = True
+                self._settle()
                 return self._observe({"final": action.kind}, done=True)
             if action.kind == WAIT:
                 time.sleep(min(action.seconds or DEFAULT_WAIT, MAX_WAIT))
+                self._settle()
                 return self._observe({})
             try:
                 code = pyautogui_code(action, self._screen, self._shot_scale)
@@ -338,8 +407,7 @@ class DesktopEnv:
                     info["action_error"] = printable((result.get("error") or result.get("output") or "")[-500:]) or f"returncode {result.get('returncode')}"
                 info["code"] = code
                 self._acted_at = time.monotonic()
-                if self.settle > 0:
-                    time.sleep(self.settle)
+                self._settle()
             return self._observe(info)
         except EnvFailure as exc:
             self._failed(exc)
@@ -378,6 +446,12 @@ class DesktopEnv:
     def machine(self) -> str | None:
         """The URL of the machine running the current episode, if any."""
         return self._url if self._lease else None
+
+    def _settle(self) -> None:
+        """Wait ``settle`` seconds after an action before the next screenshot (OSWorld's ``DesktopEnv.step`` sleeps its
+        ``pause`` after every action, WAIT, DONE and FAIL included)."""
+        if self.settle > 0:
+            time.sleep(self.settle)
 
     def _require(self) -> MachineClient:
         if self._client is None:
@@ -423,7 +497,8 @@ class DesktopEnv:
 
 
 #: the keys of ``env_options`` the desktop backend takes besides the machines (``urls``, ``local_desktop``, ``provider``)
-OPTIONS = ("settle", "evaluate_after", "a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache")
+#: and the waits (:func:`waits`: ``ready_after``, ``settle``, ``evaluate_after``)
+OPTIONS = ("a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache")
 NO_MACHINE = (
     "the desktop backend needs a machine that speaks the OSWorld / Windows Agent Arena server protocol: pass "
     "--env-url=http://HOST:5000 (repeat it for a pool) or let desktop-env's providers start and revert one "
@@ -441,7 +516,8 @@ def make(options: dict[str, Any], base_dir: str) -> DesktopEnv:
     this process starts once (``local_desktop: true``, the ``desktop_local`` suite), else EnvFailure saying how to
     get a machine."""
     urls = [u for u in options.get("urls") or () if u]
-    kwargs = {k: options[k] for k in OPTIONS if k in options}
+    kwargs: dict[str, Any] = {k: options[k] for k in OPTIONS if k in options}
+    kwargs.update({k: v for k, v in waits(options).items() if k != "sources"})
     if kwargs.get("download_cache") and not os.path.isabs(str(kwargs["download_cache"])):
         kwargs["download_cache"] = os.path.join(base_dir, str(kwargs["download_cache"]))
     if options.get("provider"):

@@ -61,13 +61,24 @@ class LiveSetup:
     success_rule: str | None = None
     runner: str | None = None
 
-    def options(self) -> dict[str, Any]:
-        """The backend's options: ``env_options``, and the success rule when there is one (the backend applies it)."""
-        return {**self.env_options, "success_rule": self.success_rule} if self.success_rule else dict(self.env_options)
+    def options(self, runner: Any = None) -> dict[str, Any]:
+        """The backend's options: ``env_options``, the success rule when there is one (the backend applies it), and
+        with ``runner`` (the runner driving the agent) what its reference sets for the environment: its name
+        (``runner_name``) and the seconds it waits after each action (``runner_settle``: its ``sleep_after_execution``,
+        absent when it sets none), which a backend takes where its options say so (the desktop's ``settle: runner``)."""
+        out = dict(self.env_options)
+        if self.success_rule:
+            out["success_rule"] = self.success_rule
+        if runner is not None:
+            out["runner_name"] = runner.name
+            after = getattr(runner, "sleep_after_execution", None)
+            if after is not None:
+                out["runner_settle"] = after
+        return out
 
-    def key(self) -> str:
-        """One pool per backend and options in a process."""
-        return json.dumps([self.env, self.options(), self.base_dir], sort_keys=True, default=str)
+    def key(self, runner: Any = None) -> str:
+        """One pool per backend and options (:meth:`options`) in a process."""
+        return json.dumps([self.env, self.options(runner), self.base_dir], sort_keys=True, default=str)
 
 
 class Environments:
@@ -79,14 +90,15 @@ class Environments:
         self._pools: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def pool(self, setup: LiveSetup) -> Any:
+    def pool(self, setup: LiveSetup, runner: Any = None) -> Any:
+        """The pool of ``setup``'s backend with its options for ``runner`` (:meth:`LiveSetup.options`), made on first use."""
         from ..envs.pool import EnvPool
 
-        key = setup.key()
+        key = setup.key(runner)
         with self._lock:
             pool = self._pools.get(key)
             if pool is None:
-                pool = self._pools[key] = EnvPool(setup.env, setup.options(), setup.base_dir, size=self.size)
+                pool = self._pools[key] = EnvPool(setup.env, setup.options(runner), setup.base_dir, size=self.size)
             return pool
 
     def close(self) -> None:
@@ -103,18 +115,38 @@ class Environments:
 def live_record(suite: Any, max_steps: int | None, model: Model | None = None, runner: str | None = None, history_images: int | None = None) -> dict[str, Any]:
     """What a report records of a live suite's run beside its task settings: the backend, its options (URLs without
     credentials), the step budget in force (``--max-steps``, else the suite's, else 15; a task row may set its own,
-    recorded per case) and, with a model, the runner that drives it (``--runner`` or the profile's; its source, and the
-    earlier screenshots a step sends: ``history_images``, else the runner's own); empty for a suite that is not live."""
+    recorded per case), with a model the runner that drives it (``--runner`` or the profile's; its source, and the
+    earlier screenshots a step sends: ``history_images``, else the runner's own), and what the backend says of its
+    settings in force (:func:`guitest.envs.settings`: a desktop's ``waits``); empty for a suite that is not live."""
     from ..secrets import redact_urls
+    from .. import envs
 
     if getattr(suite, "task", None) != "live":
         return {}
     options = {k: redact_urls(v) if isinstance(v, str) else v for k, v in suite.env_options.items()}
     out: dict[str, Any] = {"env": suite.env, "env_options": options, "max_steps": int(max_steps or suite.max_steps or DEFAULT_MAX_STEPS)}
+    chosen = None
     if model is not None:
         chosen, why = runners.for_model(model, runner)
         out["runner"] = {**chosen.describe(history_images), "chosen": why}
+    try:
+        out.update(envs.settings(suite.env or "", LiveSetup(env=suite.env or "", env_options=suite.env_options).options(chosen)))
+    except EnvFailure as exc:  # a bad option: every episode says so; the report records why there is no figure
+        out["settings_error"] = str(exc)
     return out
+
+
+def settings_lines(suite: Any, model: Model | None, runner: str | None) -> list[str]:
+    """The run header's lines on a live suite's backend settings in force (:func:`guitest.envs.settings_text`), each
+    naming the suite: ``waits (osworld): 60 s after the set-up ...``."""
+    from .. import envs
+
+    chosen = runners.for_model(model, runner)[0] if model is not None else None
+    try:
+        record = envs.settings(suite.env or "", LiveSetup(env=suite.env or "", env_options=suite.env_options).options(chosen))
+    except EnvFailure as exc:
+        return [f"{suite.name}: {exc}"]
+    return envs.settings_text(record, suite.name)
 
 
 def budget(sample: Sample, setup: LiveSetup, options: RunOptions) -> int:
@@ -200,7 +232,7 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
         return Attempt.failed(str(down), unreachable=down.describe())
     stored: list[Stored] = []
     asker = _asker(model, options, stored)
-    pool = envs.pool(setup)
+    pool = envs.pool(setup, runners.for_model(model, setup.runner)[0])
     try:
         env = pool.acquire(affinity=task.name)
     except EnvFailure as exc:

@@ -6,6 +6,11 @@ In the report folder, ``<suite>.json|md|html`` are always the latest run's. Each
 ``.passed`` reports point at; a live suite's episodes are written there too), and a run that passed (every selected case has a
 result, none is an error, the gate, if any, is met) to ``<suite>.passed.json|md|html``, which a later failed run
 leaves in place (``guitest compare reports/<suite>.passed.json reports/<suite>.json``).
+
+"Passed" is pytest's word: the run's exit status was 0. A wrong answer is a result, not a failure (a miss is a passed
+test), so a run without a gate passes by finishing without errors, whatever its score, even when every case missed; a
+suite whose ``.passed`` reports should hold only runs that met a bar gives itself a gate (``gate:``, ``--min-accuracy``),
+and the terminal says so when a run without one replaces them.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ EPISODES = "episodes"  # in runs/<suite>/: the stamp of the last passed run, who
 
 
 def passed(report: dict[str, Any]) -> bool:
-    """Whether a run counts as good evidence: complete, no case in error, and no gate failure."""
+    """Whether a run passed, as its exit status says: complete, no case in error, and no gate failure (a run without a
+    gate passes whatever its score: see the module docstring)."""
     return bool(report["complete"]) and not report["overall"].get("error") and not report["gate"].get("failures")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .. import __version__
+from .. import __version__, envs
 from ..cache import FILENAME
 from ..miniwob import rules as miniwob_rules
 from .gate import unknown_state_line
@@ -231,6 +231,7 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
         out.append(Line(f"data: {run['data']}"))
     if report["suite"].get("runner"):
         out.append(Line(runner_line(report["suite"]["runner"])))
+    out += [Line(text) for text in envs.settings_text(report["suite"])]
     if run.get("success_rule"):
         out.append(Line(miniwob_rules.summary_line(run["success_rule"])))
     cached = cache_sentence(report)
@@ -272,4 +273,9 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
         out.append(Line(f"warning: {printable(uncopied)}", ("yellow",)))
     if kept:
         out.append(Line("kept: " + ", ".join(kept) + " (each run's reports under runs/; *.passed.* is the last run that passed)"))
+        if gate.get("passed") is None and any(k.endswith(".passed.*") for k in kept):
+            out.append(Line(
+                "note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this "
+                "run; give the suite a gate: (or --min-accuracy) to keep *.passed.* for runs that meet it", ("yellow",),
+            ))
     return out

@@ -145,6 +145,7 @@ PROMPT_AGENT = PromptAgentRunner(
     space="pixel_sent",
     history_images=3,
     reference={"temperature": 1.0, "top_p": 0.9, "max_tokens": 1500, "max_trajectory_length": 3, "image_detail": "high"},
+    sleep_after_execution=0.0,  # runners/run_multienv.py
 )
 AGUVIS = AguvisRunner(
     name="aguvis",

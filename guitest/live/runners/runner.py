@@ -53,7 +53,9 @@ class Runner:
     (a space of :mod:`guitest.geometry`; None: the model profile's), ``history_images`` how many earlier
     screenshots a step sends by default (``--history-images`` chooses another), ``reference`` the reference's
     default settings that guitest does not apply itself (its sampling: ``--temperature``, ``--max-tokens``
-    choose those), for the record."""
+    choose those), for the record. ``sleep_after_execution``: the seconds the reference's run script waits after
+    each action before the next screenshot (OSWorld's ``--sleep_after_execution``, passed to ``DesktopEnv.step``);
+    a desktop suite whose ``env_options.settle`` is ``runner`` waits that long (None: the reference sets none)."""
 
     name: str
     source: str
@@ -61,6 +63,7 @@ class Runner:
     space: str | None = None
     history_images: int = 0
     reference: dict[str, Any] = field(default_factory=dict)
+    sleep_after_execution: float | None = None
 
     def describe(self, history_images: int | None = None) -> dict[str, Any]:
         """The runner as the report records it: name, source, convention, space and the earlier screenshots sent."""

@@ -162,6 +162,7 @@ UITARS15 = UITarsRunner(
     space="pixel_sent",
     history_images=4,
     reference={"temperature": 0.0, "top_p": 0.9, "max_tokens": 1000, "frequency_penalty": 1, "history_n": 5, "input_swap": True},
+    sleep_after_execution=3.0,  # runners/run_multienv_uitars15_v1.py
 )
 UITARS_V1 = UITarsRunner(
     name="uitars15-qwen2vl",
@@ -173,6 +174,7 @@ UITARS_V1 = UITarsRunner(
     min_pixels=3136,
     max_pixels=2116800,
     reference={"temperature": 0.0, "top_p": 0.9, "max_tokens": 1000, "frequency_penalty": 1, "history_n": 5, "input_swap": True},
+    sleep_after_execution=3.0,  # runners/run_multienv_uitars15_v1.py
 )
 
 
