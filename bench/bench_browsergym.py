@@ -1,11 +1,11 @@
 """Live speed beside the anchor: the same oracle episodes through BrowserGym's MiniWoB++ environment and through guitest.
 
-    python bench/bench_browsergym.py --bg-python /work/venv-bg/bin/python [--seeds 2] [--repeats 2]
+    python bench/bench_browsergym.py --bg-python ../venv-bg/bin/python [--seeds 2] [--repeats 2]
                                      [--settings default tuned] [--tasks click-button enter-text ...] [--out FILE.md]
 
 BrowserGym runs in its own venv (it pins playwright 1.44; never install it into guitest's environment):
 
-    python3.11 -m venv /work/venv-bg && /work/venv-bg/bin/pip install browsergym-miniwob==0.14.3
+    python3.11 -m venv ../venv-bg && ../venv-bg/bin/pip install browsergym-miniwob==0.14.3
 
 Episodes: every task of the oracle (:data:`guitest.miniwob.oracle.SOLVED`) x ``--seeds`` seeds (0, 1, ...),
 at most ``--max-steps`` actions each. An episode succeeds by the success rule of ``suites/miniwob`` (its
@@ -58,8 +58,8 @@ MINIWOB_SUITE = HERE.parent / "suites" / "miniwob" / "suite.yaml"
 BROWSERGYM_VERSION = "0.14.3"
 SETUP = (
     "set up BrowserGym in its own venv (it pins playwright 1.44; never in guitest's environment):\n"
-    f"    python3.11 -m venv /work/venv-bg && /work/venv-bg/bin/pip install browsergym-miniwob=={BROWSERGYM_VERSION}\n"
-    "then run: python bench/bench_browsergym.py --bg-python /work/venv-bg/bin/python"
+    f"    python3.11 -m venv ../venv-bg && ../venv-bg/bin/pip install browsergym-miniwob=={BROWSERGYM_VERSION}\n"
+    "then run: python bench/bench_browsergym.py --bg-python ../venv-bg/bin/python"
 )
 RESET_PARTS = ("close browsers", "launch browsers", "contexts and pages", "set up the task", "observe")  # the driver's Stopwatch names
 STEP_PARTS = ("action", "wait", "validate", "observe")  # from BrowserGym's own step info
@@ -259,7 +259,7 @@ def notes(runs: list[dict[str, Any]]) -> tuple[list[str], bool]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bg-python", default="/work/venv-bg/bin/python", help="the python of BrowserGym's venv")
+    parser.add_argument("--bg-python", default="../venv-bg/bin/python", help="the python of BrowserGym's venv (default ../venv-bg/bin/python, beside the clone)")
     parser.add_argument("--tasks", nargs="+", default=None, help="MiniWoB++ tasks (default: every task the oracle solves)")
     parser.add_argument("--seeds", type=int, default=2, help="BrowserGym seeds 0..N-1 per task")
     parser.add_argument("--repeats", type=int, default=2)
