@@ -8,7 +8,13 @@ VMs, agents and heavy imports faked and ``time.sleep`` recorded):
   args.sleep_after_execution)`` per action, ``sleep(20)``, ``env.evaluate``; ``DesktopEnv.step(action, pause)`` slept
   ``pause`` once after code, DONE and FAIL and twice for WAIT; ``config().sleep_after_execution`` of
   ``runners/run_multienv_uitars15_v1.py`` is 3.0, of ``run_multienv_qwen25vl.py``, ``run_multienv_qwen3vl.py``,
-  ``run_multienv.py`` (the PromptAgent), ``run_multienv_claude.py`` and ``run_multienv_openaicua.py`` 0.0.
+  ``run_multienv.py`` (the PromptAgent), ``run_multienv_claude.py`` and ``run_multienv_openaicua.py`` 0.0. Every one of
+  those scripts but the last plays its episodes with ``run_single_example``: with ``run_multienv_claude.py``'s own
+  ``config()`` it slept [60, 0.0, 0.0, 20] for a click then DONE. ``run_multienv_openaicua.py`` plays them with
+  ``run_single_example_openaicua``, whose agent executes its actions itself: ``OpenAICUAAgent.step`` (the real one,
+  ``mm_agents/openai_cua_agent.py``) calls ``env.step(action)`` without a pause, so ``DesktopEnv.step``'s default 2
+  applies whatever the script's ``--sleep_after_execution``; for two clicks that loop slept [60, 2, 2] and evaluated
+  at once (no 20 s wait).
 - Windows Agent Arena (microsoft/WindowsAgentArena at a194956, read in the fork PaulJiangMS/WindowsAgentArena,
   ``src/win-arena-container/client/``): ``run.py``'s ``config().sleep_after_execution`` is 3 (one script for every
   agent); ``DesktopEnv.reset`` slept 5 before the set-up and 5 after it, before the first observation;
@@ -23,6 +29,7 @@ report saying them, no errors against WAA's server, and two machines' waits side
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import types
 from pathlib import Path
@@ -43,6 +50,8 @@ from guitest.live.protocol import EnvFailure, TaskSpec
 
 #: each runner's reference run script's sleep_after_execution (OSWorld's config(), run as the module docstring says)
 OSWORLD_SLEEP_AFTER_EXECUTION = {"uitars15": 3.0, "uitars15-qwen2vl": 3.0, "qwen25vl": 0.0, "qwen3vl": 0.0, "prompt-agent": 0.0}
+#: the same for OSWorld's runs of the computer-use APIs, with their wait before the evaluation (module docstring)
+OSWORLD_COMPUTER_USE = {"anthropic:claude-sonnet-4-5": (0.0, 20.0), "openai-cua:computer-use-preview": (2.0, 0.0)}
 OSWORLD_READY, OSWORLD_EVALUATE = 60.0, 20.0
 WAA_READY, WAA_SETTLE, WAA_EVALUATE = 5.0, 3.0, 0.0
 
@@ -59,9 +68,26 @@ def test_each_runner_waits_after_an_action_as_its_reference_run_script() -> None
     for name, seconds in OSWORLD_SLEEP_AFTER_EXECUTION.items():
         got = waits(osworld.options(runners.get(name)))
         assert (got["ready_after"], got["settle"], got["evaluate_after"]) == (OSWORLD_READY, seconds, OSWORLD_EVALUATE), name
-        assert got["sources"] == {"ready_after": "env_options", "settle": f"runner {name}'s sleep_after_execution", "evaluate_after": "env_options"}
+        assert got["sources"] == {"ready_after": "env_options", "settle": f"runner {name}'s sleep_after_execution", "evaluate_after": f"runner {name}'s evaluate_after"}
     own = waits(osworld.options(runners.get("guitest")))
     assert own["settle"] == machine_module.SETTLE == 0.3 and own["sources"]["settle"] == "runner guitest sets no sleep_after_execution: guitest's default"
+    assert own["evaluate_after"] == machine_module.EVALUATE_AFTER == OSWORLD_EVALUATE and own["sources"]["evaluate_after"] == "runner guitest sets no evaluate_after: guitest's default"
+
+
+def test_a_computer_use_api_waits_as_osworlds_run_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not os.environ.get("GUITEST_REQUIRE_ANTHROPIC"):  # a run that requires it fails below without it
+        pytest.importorskip("anthropic")
+    from guitest.models import load_model
+    from guitest.models.base import Settings
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-Wait01")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-test-Wait02")
+    osworld = LiveSetup(env="desktop", env_options=suite_options("osworld"))
+    for spec, (settle, evaluate_after) in OSWORLD_COMPUTER_USE.items():
+        loop, _ = runners.for_model(load_model(spec, Settings()), None)
+        got = waits(osworld.options(loop))
+        assert (got["ready_after"], got["settle"], got["evaluate_after"]) == (OSWORLD_READY, settle, evaluate_after), spec
+        assert got["sources"] == {"ready_after": "env_options", "settle": f"runner {loop.name}'s sleep_after_execution", "evaluate_after": f"runner {loop.name}'s evaluate_after"}
 
 
 def test_the_waa_suite_waits_as_waas_harness_and_desktop_local_as_guitest() -> None:
@@ -76,6 +102,8 @@ def test_the_waa_suite_waits_as_waas_harness_and_desktop_local_as_guitest() -> N
 @pytest.mark.parametrize(("options", "message"), [
     ({"settle": "soon"}, r"env_options.settle must be a number of seconds \(0 or more\) or 'runner' \(the runner's own sleep_after_execution\), got 'soon'"),
     ({"settle": -0.5}, r"env_options.settle must be a number of seconds \(0 or more\), got -0.5"),
+    ({"evaluate_after": "later"}, r"env_options.evaluate_after must be a number of seconds \(0 or more\) or 'runner' \(the runner's own evaluate_after\), got 'later'"),
+    ({"ready_after": "runner"}, r"env_options.ready_after must be a number of seconds \(0 or more\), got 'runner'"),
     ({"ready_after": True}, r"env_options.ready_after must be a number of seconds \(0 or more\), got True"),
     ({"ready_after": "nan"}, r"env_options.ready_after must be a number of seconds \(0 or more\), got 'nan'"),
 ])
@@ -230,7 +258,7 @@ def test_suites_osworld_waits_as_osworlds_runner_of_the_model(pytester: pytest.P
     assert result.ret == 0, result.stdout.str()
     assert [c["verdict"] for c in report["cases"]] == ["hit"]
     said = (f"60 s after the set-up before the first screenshot (env_options), {settle:g} s after each action (runner {runner}'s sleep_after_execution), "
-            "20 s from the last action to the evaluation (env_options)")
+            f"20 s from the last action to the evaluation (runner {runner}'s evaluate_after)")
     result.stdout.fnmatch_lines([*([] if mode else [f"guitest waits (osworld): {said}"]), f"waits: {said}"])  # the header (serial), the summary
     assert report["suite"]["waits"]["settle"] == settle and report["suite"]["waits"]["sources"]["settle"] == f"runner {runner}'s sleep_after_execution"
     seconds = [s["seconds"] for s in slept]

@@ -15,7 +15,7 @@ workers), runs the task's ``config`` steps (:mod:`guitest.desktopenv.setup`), an
 The waits (:func:`waits`): ``ready_after`` seconds from the end of the set-up to the first screenshot (OSWorld's
 ``lib_run_single.py`` sleeps 60 s after ``env.reset``), ``settle`` after each action (a number, or ``runner``: the
 runner's own :attr:`~guitest.live.runners.runner.Runner.sleep_after_execution`), ``evaluate_after`` from the last
-action to the evaluation (OSWorld's 20 s). The defaults are guitest's own; the suites that claim a reference's
+action to the evaluation (OSWorld's 20 s; or ``runner``: the runner's own ``evaluate_after``). The defaults are guitest's own; the suites that claim a reference's
 numbers set the reference's (docs/live.md, "Waits"). A wait is time on the machine, not the CPU: the episodes of a
 pool of machines wait side by side.
 
@@ -75,10 +75,13 @@ EVALUATE_AFTER = 20.0
 READY_AFTER = 0.0
 #: seconds after an action before the next screenshot: guitest's own (OSWorld's run scripts set their own per runner)
 SETTLE = 0.3
-#: ``settle: runner``: wait as long as the runner's reference does (its ``sleep_after_execution``)
+#: ``settle: runner``, ``evaluate_after: runner``: wait as long as the runner's reference does (its
+#: ``sleep_after_execution``, its ``evaluate_after``)
 RUNNER = "runner"
 #: the options the live flow adds for the runner driving the agent (guitest.live.flow.LiveSetup.options)
-RUNNER_NAME, RUNNER_SETTLE = "runner_name", "runner_settle"
+RUNNER_NAME, RUNNER_SETTLE, RUNNER_EVALUATE_AFTER = "runner_name", "runner_settle", "runner_evaluate_after"
+#: the waits a suite may leave to the runner: the option the live flow adds for each, and the runner's attribute
+RUNNER_WAITS = {"settle": (RUNNER_SETTLE, "sleep_after_execution"), "evaluate_after": (RUNNER_EVALUATE_AFTER, "evaluate_after")}
 #: how a machine was brought into a known state before an episode (see the module docstring)
 REVERTED, RESET, NONE = "reverted", "reset", "none"
 
@@ -98,30 +101,33 @@ def shared_pool(urls: Sequence[str], **options: Any) -> MachinePool:
 
 
 def waits(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The waits of a desktop episode under ``options`` (a suite's ``env_options``, with the runner's
-    ``runner_name`` and ``runner_settle`` the live flow adds): ``ready_after``, ``settle`` and ``evaluate_after`` in
-    seconds, and ``sources``: where each came from (``env_options``, ``runner NAME``, or guitest's ``default``).
-    ``settle: runner`` takes the runner's ``sleep_after_execution``, guitest's 0.3 s when the runner's reference sets
-    none. EnvFailure naming an option that is not a number of seconds (0 or more)."""
+    """The waits of a desktop episode under ``options`` (a suite's ``env_options``, with what the live flow adds of the
+    runner: ``runner_name``, ``runner_settle`` and ``runner_evaluate_after``): ``ready_after``, ``settle`` and
+    ``evaluate_after`` in seconds, and ``sources``: where each came from (``env_options``, ``runner NAME``, or
+    guitest's ``default``). ``settle: runner`` takes the runner's ``sleep_after_execution`` and ``evaluate_after:
+    runner`` its ``evaluate_after``, guitest's default when the runner's reference sets none. EnvFailure naming an
+    option that is not a number of seconds (0 or more)."""
     out: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name, default in (("ready_after", READY_AFTER), ("settle", SETTLE), ("evaluate_after", EVALUATE_AFTER)):
         given = options.get(name)
-        if name == "settle" and given == RUNNER:
+        from_runner = RUNNER_WAITS.get(name)
+        if from_runner is not None and given == RUNNER:
+            key, attribute = from_runner
             runner = str(options.get(RUNNER_NAME) or "of this run")
-            chosen = options.get(RUNNER_SETTLE)
+            chosen = options.get(key)
             if chosen is None:
-                out[name] = SETTLE
-                sources[name] = f"runner {runner} sets no sleep_after_execution: guitest's default"
+                out[name] = default
+                sources[name] = f"runner {runner} sets no {attribute}: guitest's default"
             else:
-                out[name] = seconds_option({name: chosen}, name, SETTLE, zero=True)
-                sources[name] = f"runner {runner}'s sleep_after_execution"
+                out[name] = seconds_option({name: chosen}, name, default, zero=True)
+                sources[name] = f"runner {runner}'s {attribute}"
             continue
-        if name == "settle" and isinstance(given, str):
+        if from_runner is not None and isinstance(given, str):
             try:
                 float(given)
             except ValueError:
-                raise EnvFailure(f"env_options.settle must be a number of seconds (0 or more) or {RUNNER!r} (the runner's own sleep_after_execution), got {given!r}") from None
+                raise EnvFailure(f"env_options.{name} must be a number of seconds (0 or more) or {RUNNER!r} (the runner's own {from_runner[1]}), got {given!r}") from None
         out[name] = seconds_option(options, name, default, zero=True)
         sources[name] = "env_options" if name in options else "default"
     out["sources"] = sources

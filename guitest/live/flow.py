@@ -64,16 +64,18 @@ class LiveSetup:
     def options(self, runner: Any = None) -> dict[str, Any]:
         """The backend's options: ``env_options``, the success rule when there is one (the backend applies it), and
         with ``runner`` (the runner driving the agent) what its reference sets for the environment: its name
-        (``runner_name``) and the seconds it waits after each action (``runner_settle``: its ``sleep_after_execution``,
-        absent when it sets none), which a backend takes where its options say so (the desktop's ``settle: runner``)."""
+        (``runner_name``), the seconds it waits after each action (``runner_settle``: its ``sleep_after_execution``) and
+        from the last action to the evaluation (``runner_evaluate_after``: its ``evaluate_after``), each absent when it
+        sets none, which a backend takes where its options say so (the desktop's ``settle: runner``)."""
         out = dict(self.env_options)
         if self.success_rule:
             out["success_rule"] = self.success_rule
         if runner is not None:
             out["runner_name"] = runner.name
-            after = getattr(runner, "sleep_after_execution", None)
-            if after is not None:
-                out["runner_settle"] = after
+            for key, attribute in (("runner_settle", "sleep_after_execution"), ("runner_evaluate_after", "evaluate_after")):
+                seconds = getattr(runner, attribute, None)
+                if seconds is not None:
+                    out[key] = seconds
         return out
 
     def key(self, runner: Any = None) -> str:

@@ -62,13 +62,18 @@ SAFETY_POLICIES = ("acknowledge", "stop")
 class ToolLoop:
     """A computer-use adapter's runner as the report records it (beside the prompt runners of
     :mod:`guitest.live.runners`, whose ``describe`` it mirrors): the provider's own tool loop, its sources, the tool
-    that declares the action space, and what the conversation keeps of earlier screenshots."""
+    that declares the action space, and what the conversation keeps of earlier screenshots. ``sleep_after_execution``:
+    the seconds OSWorld's run of this API waits after each action before the next screenshot (as
+    :attr:`guitest.live.runners.runner.Runner.sleep_after_execution`; a desktop suite with ``settle: runner`` waits it),
+    ``evaluate_after`` the seconds it waits from the last action to the evaluation (``evaluate_after: runner``)."""
 
     name: str
     source: str
     convention: str
     history: str
     reference: dict[str, Any] = field(default_factory=dict)
+    sleep_after_execution: float | None = None
+    evaluate_after: float | None = None
 
     def describe(self, history_images: int | None = None) -> dict[str, Any]:
         """Plain builtins (``history_images`` does not apply: the conversation keeps what the provider's loop keeps)."""

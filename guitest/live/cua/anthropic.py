@@ -143,6 +143,10 @@ class AnthropicComputerUse(ComputerUseModel):
             convention=f"{self.tool} ({BETAS[self.tool]})",
             history=f"the whole conversation, its {IMAGES_KEPT} most recent tool-result screenshots and up to {self.settings.screenshot_chunk - 1} more",
             reference={"only_n_most_recent_images": IMAGES_KEPT, "image_truncation_threshold": self.settings.screenshot_chunk, "max_tokens": 4096},
+            # OSWorld's runners/run_multienv_claude.py: --sleep_after_execution 0.0, which lib_run_single.run_single_example
+            # passes to DesktopEnv.step(action, pause)
+            sleep_after_execution=0.0,
+            evaluate_after=20.0,  # lib_run_single.run_single_example: time.sleep(20) before env.evaluate
         )
 
     def display(self, screen: tuple[int, int]) -> Display:

@@ -86,6 +86,10 @@ class OpenAIComputerUse(ComputerUseModel):
             convention=self.tool,
             history="the server's conversation (previous_response_id, truncation auto)",
             reference={"safety_checks": self.settings.safety_checks, "truncation": "auto"},
+            # OSWorld's mm_agents/openai_cua_agent.py: OpenAICUAAgent.step calls env.step(action) without a pause, so
+            # DesktopEnv.step's default pause=2 applies (run_multienv_openaicua.py's --sleep_after_execution is not passed)
+            sleep_after_execution=2.0,
+            evaluate_after=0.0,  # lib_run_single.run_single_example_openaicua evaluates at once after the last step
         )
 
     def display(self, screen: tuple[int, int]) -> Display:

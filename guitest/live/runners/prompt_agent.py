@@ -146,6 +146,7 @@ PROMPT_AGENT = PromptAgentRunner(
     history_images=3,
     reference={"temperature": 1.0, "top_p": 0.9, "max_tokens": 1500, "max_trajectory_length": 3, "image_detail": "high"},
     sleep_after_execution=0.0,  # runners/run_multienv.py
+    evaluate_after=20.0,  # lib_run_single.run_single_example: time.sleep(20) before env.evaluate
 )
 AGUVIS = AguvisRunner(
     name="aguvis",

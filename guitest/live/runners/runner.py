@@ -55,7 +55,10 @@ class Runner:
     default settings that guitest does not apply itself (its sampling: ``--temperature``, ``--max-tokens``
     choose those), for the record. ``sleep_after_execution``: the seconds the reference's run script waits after
     each action before the next screenshot (OSWorld's ``--sleep_after_execution``, passed to ``DesktopEnv.step``);
-    a desktop suite whose ``env_options.settle`` is ``runner`` waits that long (None: the reference sets none)."""
+    a desktop suite whose ``env_options.settle`` is ``runner`` waits that long (None: the reference sets none).
+    ``evaluate_after``: the seconds the reference's episode loop waits from the last action to the evaluation
+    (OSWorld's ``lib_run_single.run_single_example``: 20), waited by a suite whose ``env_options.evaluate_after`` is
+    ``runner`` (None: the reference sets none)."""
 
     name: str
     source: str
@@ -64,6 +67,7 @@ class Runner:
     history_images: int = 0
     reference: dict[str, Any] = field(default_factory=dict)
     sleep_after_execution: float | None = None
+    evaluate_after: float | None = None
 
     def describe(self, history_images: int | None = None) -> dict[str, Any]:
         """The runner as the report records it: name, source, convention, space and the earlier screenshots sent."""

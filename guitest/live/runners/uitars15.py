@@ -163,6 +163,7 @@ UITARS15 = UITarsRunner(
     history_images=4,
     reference={"temperature": 0.0, "top_p": 0.9, "max_tokens": 1000, "frequency_penalty": 1, "history_n": 5, "input_swap": True},
     sleep_after_execution=3.0,  # runners/run_multienv_uitars15_v1.py
+    evaluate_after=20.0,  # lib_run_single.run_single_example: time.sleep(20) before env.evaluate
 )
 UITARS_V1 = UITarsRunner(
     name="uitars15-qwen2vl",
@@ -175,6 +176,7 @@ UITARS_V1 = UITarsRunner(
     max_pixels=2116800,
     reference={"temperature": 0.0, "top_p": 0.9, "max_tokens": 1000, "frequency_penalty": 1, "history_n": 5, "input_swap": True},
     sleep_after_execution=3.0,  # runners/run_multienv_uitars15_v1.py
+    evaluate_after=20.0,  # lib_run_single.run_single_example: time.sleep(20) before env.evaluate
 )
 
 
