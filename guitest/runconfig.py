@@ -22,6 +22,7 @@ from .models import SPECS
 from .models.base import Settings
 from .desktopenv.provider import parse_pairs
 from .reporting.thumbnails import MODES as PICTURE_MODES
+from .secrets import redact_urls
 
 #: a check: the option's flag and its value -> what is wrong with the value, or None
 Check = Callable[[str, Any], "str | None"]
@@ -39,6 +40,11 @@ def option(default: Any = None, *, help: str, metavar: str | None = None, choice
 
 def _at_least_one(flag: str, value: int) -> str | None:
     return None if value >= 1 else f"{flag} must be at least 1"
+
+
+def _browser_endpoints(flag: str, value: tuple[str, ...]) -> str | None:
+    bad = [v for v in value if not v.strip().startswith(("http://", "https://", "ws://", "wss://"))]
+    return None if not bad else f"{flag}={redact_urls(bad[0])}: expected http://HOST:PORT (a Chromium's DevTools endpoint) or a ws:// URL (a Playwright browser server's)"
 
 
 def _not_negative(flag: str, value: int) -> str | None:
@@ -123,6 +129,10 @@ class RunConfig:
     env_url: tuple[str, ...] = option((), metavar="URL", help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)")
     env_provider: str | None = option(metavar="NAME", help="live desktop tasks: revert the machine to its snapshot before each episode through desktop-env's provider NAME (vmware, virtualbox, docker, aws, azure, ...; or module:Class), as OSWorld's harness does (docs/live.md)")
     env_provider_option: tuple[str, ...] = option((), metavar="KEY=VALUE", check=_provider_pairs, help="an option of --env-provider as DesktopEnv takes it: path_to_vm, snapshot_name, region, headless, os_type, screen_size, ready_timeout; the deadlines of its calls: start_timeout, revert_timeout, address_timeout, stop_timeout, manager_timeout (repeatable)")
+    browser_endpoint: tuple[str, ...] = option((), metavar="URL", check=_browser_endpoints, help="live web tasks (MiniWoB++, webapp): run the episodes on this browser rather than on a Chromium launched here: a Chromium's DevTools endpoint (http://HOST:9222, from --remote-debugging-port) or a Playwright browser server's ws:// URL; repeat it for several (docs/live.md, Remote browsers)")
+    browser_episodes: int | None = option(metavar="N", check=_at_least_one, help="with --browser-endpoint: episodes at once on each remote browser, per pytest process (default 4)")
+    serve_bind: str | None = option(metavar="ADDR", help="live web tasks: the address guitest's page servers listen on (default 127.0.0.1; a remote browser needs one it can reach, e.g. 0.0.0.0 with --serve-host)")
+    serve_host: str | None = option(metavar="HOST", help="live web tasks: the host name or address remote browsers reach this host's page servers by (default: --serve-bind)")
     allow_unknown_state: bool = option(False, help="let the gate pass on live episodes that ran on a machine nothing reset before them (reset: none); by default such a run fails the gate")
     gate_exit_code: int = option(DEFAULT_EXIT_CODE, metavar="N", check=_not_pytests_own, help=f"exit status of a failed gate (default {DEFAULT_EXIT_CODE})")
 

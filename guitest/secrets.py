@@ -16,13 +16,19 @@ _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\
 #: option names whose value is a secret (``--api-key=...``, ``--token X``, ``--password=...``)
 _SECRET_OPTION = re.compile(r"^--?[\w-]*(key|token|secret|password|passwd|auth)[\w-]*$", re.IGNORECASE)
 HIDDEN = "***"
+#: a URL query parameter named like a secret (``?token=...``, ``&apiKey=...``, ``&X-Amz-Signature=...``) up to its value
+_SECRET_QUERY = re.compile(r"([?&][\w.-]*(?:key|token|secret|password|passwd|auth|signature)[\w.-]*=)[^&#\s]*", re.IGNORECASE)
 
 
 def redact_urls(text: str) -> str:
-    """``text`` with the credentials of every URL in it removed (``http://u:p@h/`` becomes ``http://h/``)."""
-    if "@" not in text:
-        return text
-    return _USERINFO.sub(lambda m: m.group("scheme"), text)
+    """``text`` with the credentials of every URL in it removed (``http://u:p@h/`` becomes ``http://h/``) and the value
+    of a query parameter named like a secret hidden (``ws://h/?token=abc`` becomes ``ws://h/?token=***``, as browser
+    services hand out their endpoints)."""
+    if "@" in text:
+        text = _USERINFO.sub(lambda m: m.group("scheme"), text)
+    if "=" in text and "://" in text:
+        text = _SECRET_QUERY.sub(lambda m: m.group(1) + HIDDEN, text)
+    return text
 
 
 def scrub_args(args: Iterable[str]) -> list[str]:

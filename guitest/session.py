@@ -181,6 +181,10 @@ class Session:
         options = provider_mod.with_command_line(suite.env_options, config.env_provider, config.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
         if config.env_url:
             options["urls"] = list(config.env_url)
+        if suite.env != "desktop":  # the web backends' browser and page servers (docs/live.md, Remote browsers)
+            browser = {"browser_endpoints": list(config.browser_endpoint), "episodes_per_endpoint": config.browser_episodes,
+                       "serve_bind": config.serve_bind, "serve_host": config.serve_host}
+            options.update({k: v for k, v in browser.items() if v})
         keep = config.keep_runs > 0
         folder = history.run_folder(self.report_dir, suite.name, self.run_stamp) if keep else self.report_dir / "episodes" / suite.name
         rule = miniwob_rules.choose(suite.env or "", task.settings, config.success_rule, str(suite.path))

@@ -28,6 +28,13 @@ def test_redact_urls_removes_every_userinfo() -> None:
     assert redact_urls(text) == "see http://host:8000/v1 and https://h/x, not mail@example.com"
 
 
+def test_redact_urls_hides_query_parameters_named_like_a_secret() -> None:
+    text = "ws://farm:3000/chromium?token=s3cr3t&launch=x and wss://svc/?apiKey=k3y#f, http://h/x?q=1&page=2"
+    assert redact_urls(text) == "ws://farm:3000/chromium?token=***&launch=x and wss://svc/?apiKey=***#f, http://h/x?q=1&page=2"
+    assert redact_urls("token=abc") == "token=abc"  # not a URL
+
+
+
 def test_scrub_args_hides_urls_credentials_and_secret_option_values() -> None:
     args = ["suites/x", f"--base-url=http://{USER}:{PASSWORD}@127.0.0.1:9/v1", "--api-key", KEY, f"--token={KEY}", "--api-key-env=MY_KEY", "-k", "icon"]
     shown = scrub_args(args)

@@ -23,6 +23,20 @@ The browser: Debian's ``/usr/bin/chromium`` through ``executable_path`` (Playwri
 nothing), launched with :data:`LAUNCH_ARGS`. Override the path with ``env_options.executable`` or
 ``GUITEST_CHROMIUM``. A missing browser or Playwright is an :class:`EnvFailure` saying how to install it.
 
+Browsers on other hosts: ``env_options.browser_endpoints`` (``--browser-endpoint``, repeatable) lists browsers to
+connect to instead of launching one, each through Playwright's own connect: a Chromium's DevTools endpoint
+(``http://HOST:PORT`` of a Chromium started with ``--remote-debugging-port``, or its ``ws://.../devtools/browser/ID``)
+through ``connect_over_cdp``, any other ``ws://`` URL (a Playwright browser server, ``launchServer`` or
+``playwright run-server``) through ``connect``. Each endpoint is a :class:`BrowserHost` of its own (a connection and
+its thread); a new page goes to the endpoint with the fewest of this process's pages, and the environment pool holds
+at most ``episodes_per_endpoint`` (:data:`EPISODES_PER_ENDPOINT`) pages per endpoint in each process
+(:func:`capacity`). Everything above holds as for a local browser (a context per episode, the watchdog; abandoning a
+remote browser drops the connection, which closes its contexts, instead of killing processes), but the memory bound:
+that is the remote host's to set. An endpoint that cannot be reached, or whose browser went away and cannot be reached
+again, is taken out for the rest of the run (:func:`remote_host`): the episodes on it end in an EnvFailure (an error,
+which ``--lf`` runs again), the next pages go to the others, and when none is left each new episode's EnvFailure names
+them all with why.
+
 Memory: each page's renderer process may take ``env_options.page_memory_mb`` (:data:`PAGE_MEMORY_MB`) of memory.
 Chromium's own sandbox bounds a renderer with ``RLIMIT_DATA`` (sandbox/policy/linux/sandbox_linux.cc,
 ``SandboxLinux::LimitAddressSpace``: 8 or 16 GB; not ``RLIMIT_AS``, which V8's reserved address space exceeds), but
@@ -55,6 +69,7 @@ from ..live.actions import (
 )
 from ..live.keys import NAMED
 from ..live.protocol import EnvFailure
+from ..secrets import redact_urls
 from .options import seconds_option
 
 try:
@@ -84,6 +99,12 @@ NOTCH_PIXELS = 50  # CSS pixels per wheel notch (MiniWoB++'s own DEFAULT_SCROLL_
 #: holds 500-650 MB of it already (writable mappings reserved, not touched), so a page has about 1.4 GB of its own.
 #: 0: no bound (Chromium's own, 8 GB or more, does not apply under --no-sandbox)
 PAGE_MEMORY_MB = 2048
+#: default env_options.episodes_per_endpoint: pages (episodes at once) on one remote browser, per process
+EPISODES_PER_ENDPOINT = 4
+CONNECT_TIMEOUT = 30.0  # seconds Playwright may take to connect to a remote browser
+#: what a browser endpoint may be (see the module docstring)
+ENDPOINT_FORMS = ("http://HOST:PORT (a Chromium's DevTools endpoint, --remote-debugging-port), ws://HOST:PORT/devtools/browser/ID, "
+                  "or the ws:// URL of a Playwright browser server")
 PLAYWRIGHT_KEYS = {
     "ctrl": "Control", "shift": "Shift", "alt": "Alt", "meta": "Meta", "enter": "Enter", "tab": "Tab", "escape": "Escape",
     "backspace": "Backspace", "delete": "Delete", "space": "Space", "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft",
@@ -141,10 +162,12 @@ class BrowserHost:
     """One Chromium on a dedicated thread; :meth:`call` runs a function there, within its deadline (see the module
     docstring). Start it with :func:`host`."""
 
-    def __init__(self, executable_path: str, headless: bool = True, memory_mb: int = PAGE_MEMORY_MB) -> None:
+    def __init__(self, executable_path: str, headless: bool = True, memory_mb: int = PAGE_MEMORY_MB, endpoint: str | None = None) -> None:
         self.executable_path = executable_path
         self.headless = headless
         self.memory_mb = memory_mb
+        self.endpoint = endpoint  # a remote browser's (see the module docstring); None: a Chromium launched here
+        self.where = f"the browser at {redact_urls(endpoint)}" if endpoint else f"Chromium at {executable_path}"
         self.memory_bound = False  # whether the bound holds, once started (Linux, a zygote found)
         # on this host's browser process only (Chromium ignores a switch it does not know and passes it to no child):
         # how the watchdog finds the processes to end, and never another's
@@ -167,11 +190,18 @@ class BrowserHost:
         self._watchdog = threading.Thread(target=self._watch, name="guitest-browser-watchdog", daemon=True)
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT):
-            self._abandon(f"Chromium at {self.executable_path} did not start within {START_TIMEOUT:g} s")
-            raise EnvFailure(f"Chromium at {self.executable_path} did not start within {START_TIMEOUT:g} s; {INSTALL_BROWSER}")
+            self._abandon(f"{self.where} did not start within {START_TIMEOUT:g} s")
+            raise EnvFailure(f"{self.where} did not start within {START_TIMEOUT:g} s; {self._check()}")
         if self._error is not None:
             raise self._error
         self._watchdog.start()
+
+    def _check(self) -> str:
+        """What to check when this host's browser cannot be had."""
+        if self.endpoint is None:
+            return INSTALL_BROWSER
+        return ("check that the browser runs there and this host can reach it (a Chromium started with --remote-debugging-port "
+                "and --remote-debugging-address, or a Playwright browser server of a version this Playwright can connect to)")
 
     # -- the browser thread ----------------------------------------------------------------------
 
@@ -183,7 +213,7 @@ class BrowserHost:
             self._ready.set()
             return
         self._playwright_error = Error
-        if not os.path.isfile(self.executable_path) or not os.access(self.executable_path, os.X_OK):
+        if self.endpoint is None and (not os.path.isfile(self.executable_path) or not os.access(self.executable_path, os.X_OK)):
             self._error = EnvFailure(f"no Chromium at {self.executable_path}: {INSTALL_BROWSER}")
             self._ready.set()
             return
@@ -194,14 +224,18 @@ class BrowserHost:
             self._ready.set()
             return
         try:
-            self.browser = playwright.chromium.launch(executable_path=self.executable_path, headless=headless, args=[*LAUNCH_ARGS, self.marker])
+            if self.endpoint is not None:
+                self.browser = _connect(playwright.chromium, self.endpoint)
+            else:
+                self.browser = playwright.chromium.launch(executable_path=self.executable_path, headless=headless, args=[*LAUNCH_ARGS, self.marker])
             self.browser.on("disconnected", lambda _browser: self._lost())
         except Exception as exc:  # noqa: BLE001
             playwright.stop()
-            self._error = EnvFailure(f"Chromium at {self.executable_path} did not start: {_first_line(exc)}; {INSTALL_BROWSER}")
+            said = redact_urls(_first_line(exc))
+            self._error = EnvFailure(f"{self.where} could not be reached: {said}; {self._check()}" if self.endpoint else f"{self.where} did not start: {said}; {INSTALL_BROWSER}")
             self._ready.set()
             return
-        self.pid = next(iter(_marked(self.marker)), None)
+        self.pid = None if self.endpoint is not None else next(iter(_marked(self.marker)), None)
         if self.memory_mb and self.pid is not None:
             self.memory_bound = limit_renderers(self.pid, self.memory_mb << 20)
         self._ready.set()
@@ -366,7 +400,10 @@ class BrowserHost:
             _settle(running.future, error=EnvFailure(why))
         self._fail_waiting(f"the browser was ended before this command ran: {why}")
         self._queue.put(None)
-        end_processes(self.marker)
+        if self.endpoint is not None and self.browser is not None:  # nothing of it runs here: drop the connection
+            _on_loop(self.browser, self.browser.close)
+        else:
+            end_processes(self.marker)
 
     # -- for any thread --------------------------------------------------------------------------
 
@@ -413,6 +450,8 @@ class BrowserHost:
             said = _first_line(exc)
             if (owner is not None and owner.gone == "crashed") or "crashed" in said.lower():
                 raise EnvFailure(self.crashed(said)) from None
+            if self.endpoint is not None and not self.connected():
+                raise EnvFailure(f"{self.where} went away ({said}); re-run this episode with --lf (the next pages go to the endpoints left)") from None
             raise EnvFailure(f"browser: {said}") from None
         if command.steps:  # it returned only as the watchdog acted: what it did may still reach the page
             raise EnvFailure(command.overran())
@@ -528,7 +567,7 @@ def end_processes(marker: str) -> int:
     return ended
 
 
-_hosts: dict[tuple[str, bool, int], BrowserHost] = {}
+_hosts: dict[tuple[str, bool, int, str | None], BrowserHost] = {}
 _hosts_lock = threading.RLock()  # re-entered when a browser that failed to start is abandoned inside host()
 
 
@@ -541,10 +580,11 @@ def page_memory(options: Mapping[str, Any] | None) -> int:
     return value
 
 
-def host(options: Mapping[str, Any] | None = None) -> BrowserHost:
-    """This process's browser for ``options`` (``executable``, ``headless``, ``page_memory_mb``), started on first use
-    and again when the one before was abandoned, stopped, or seen gone by Playwright (killed, crashed)."""
-    key = (executable(options), bool((options or {}).get("headless", True)), page_memory(options))
+def host(options: Mapping[str, Any] | None = None, endpoint: str | None = None) -> BrowserHost:
+    """This process's browser for ``options`` (``executable``, ``headless``, ``page_memory_mb``), or its connection to
+    the remote browser at ``endpoint``, started on first use and again when the one before was abandoned, stopped, or
+    seen gone by Playwright (killed, crashed, disconnected)."""
+    key = (executable(options), bool((options or {}).get("headless", True)), page_memory(options), endpoint)
     with _hosts_lock:
         running = _hosts.get(key)
         if running is not None and running.connected():
@@ -559,6 +599,83 @@ def host(options: Mapping[str, Any] | None = None) -> BrowserHost:
         return running
 
 
+def endpoints(options: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """``options["browser_endpoints"]`` (a URL or a list), each checked to be a form of :data:`ENDPOINT_FORMS`, in order
+    and without repeats; EnvFailure naming one that is not."""
+    given = (options or {}).get("browser_endpoints") or ()
+    if isinstance(given, str):
+        given = [given]
+    out: list[str] = []
+    for each in given:
+        url = str(each).strip()
+        if not url.startswith(("http://", "https://", "ws://", "wss://")):
+            raise EnvFailure(f"browser endpoint {redact_urls(url)!r}: expected {ENDPOINT_FORMS}")
+        out.append(url)
+    return tuple(dict.fromkeys(out))
+
+
+def over_cdp(endpoint: str) -> bool:
+    """Whether ``endpoint`` is a Chromium's DevTools endpoint (``connect_over_cdp``) rather than a Playwright server's."""
+    return endpoint.startswith(("http://", "https://")) or "/devtools/browser/" in endpoint
+
+
+def _connect(chromium: Any, endpoint: str) -> Any:
+    """Playwright's own connection to the browser at ``endpoint`` (on the browser thread)."""
+    timeout_ms = CONNECT_TIMEOUT * 1000
+    if over_cdp(endpoint):
+        return chromium.connect_over_cdp(endpoint, timeout=timeout_ms)
+    return chromium.connect(endpoint, timeout=timeout_ms)
+
+
+def episodes_per_endpoint(options: Mapping[str, Any] | None) -> int:
+    """``options["episodes_per_endpoint"]`` (default :data:`EPISODES_PER_ENDPOINT`); EnvFailure naming the option."""
+    value = (options or {}).get("episodes_per_endpoint", EPISODES_PER_ENDPOINT)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EnvFailure(f"env_options.episodes_per_endpoint (--browser-episodes) must be a whole number, 1 or more, got {value!r}")
+    return value
+
+
+def capacity(options: Mapping[str, Any] | None) -> int | None:
+    """The most pages this process may hold on its remote browsers (None: a local browser, bounded by the pool alone)."""
+    urls = endpoints(options)
+    return len(urls) * episodes_per_endpoint(options) if urls else None
+
+
+_out: dict[str, str] = {}  # endpoint -> why it was taken out (for the rest of the run)
+_pages: collections.Counter[str] = collections.Counter()  # endpoint -> this process's open pages on it
+
+
+def remote_host(options: Mapping[str, Any]) -> BrowserHost:
+    """The connection to the remote browser a new page goes to: of the endpoints not taken out, the one with the fewest
+    of this process's pages (the first listed on a tie). One that cannot be reached is taken out and the next tried;
+    EnvFailure naming every endpoint with why when none is left."""
+    urls = endpoints(options)
+    while True:
+        with _hosts_lock:
+            left = [url for url in urls if url not in _out]
+            if not left:
+                why = "; ".join(f"{redact_urls(url)}: {_out[url]}" for url in urls)
+                raise EnvFailure(f"no browser endpoint is left (each was taken out for this run: {why}); start or fix them and re-run "
+                                 "the episodes that failed with --lf")
+            chosen = min(left, key=lambda url: _pages[url])
+        try:
+            return host(options, chosen)
+        except EnvFailure as exc:
+            with _hosts_lock:
+                _out.setdefault(chosen, str(exc))
+
+
+def _page_host(options: Mapping[str, Any]) -> BrowserHost:
+    """The browser a new page opens on: a remote one when ``options`` list endpoints, else this process's own."""
+    return remote_host(options) if endpoints(options) else host(options)
+
+
+def _counted(endpoint: str | None, change: int) -> None:
+    if endpoint is not None:
+        with _hosts_lock:
+            _pages[endpoint] += change
+
+
 def _forget(gone: BrowserHost) -> None:
     """Let :func:`host` start a new browser in place of ``gone``."""
     with _hosts_lock:
@@ -568,10 +685,13 @@ def _forget(gone: BrowserHost) -> None:
 
 
 def shutdown() -> None:
-    """Close every browser this process started (safe to call twice)."""
+    """Close every browser this process started, and its connections to remote ones, which may be tried again after it
+    (safe to call twice)."""
     with _hosts_lock:
         running = list(_hosts.values())
         _hosts.clear()
+        _out.clear()
+        _pages.clear()
     for each in running:
         each.stop()
 
@@ -637,16 +757,17 @@ class BrowserPage:
         self.viewport = viewport
         self.scale = scale
         self.gone: str | None = None  # "crashed" or "closed": Playwright's page events, seen on the browser thread
-        self.host = host(options)
+        self.host = _page_host(options)
         try:
             opened = self.host.call(self._open, init_scripts, timeout=self.command_timeout)
         except EnvFailure:
             if self.host.connected():
                 raise
             # the browser had gone before Playwright said so (killed while its thread was idle): once more, on a new one
-            self.host = host(options)
+            self.host = _page_host(options)
             opened = self.host.call(self._open, init_scripts, timeout=self.command_timeout)
         self._context, self.page, self._cdp = opened
+        _counted(self.host.endpoint, 1)
         self._page = self.page  # kept after close(), for interrupt() and discard()
 
     def _open(self, init_scripts: tuple[str, ...]) -> tuple[Any, Any, Any]:
@@ -690,49 +811,52 @@ class BrowserPage:
         """From the watchdog: terminate the JavaScript this page runs now (DevTools ``Runtime.terminateExecution``; the
         page stays usable). False when it cannot be sent."""
         cdp = self._cdp
-        return cdp is not None and self._on_loop(lambda: cdp.send("Runtime.terminateExecution"))
+        return cdp is not None and _on_loop(self._page, lambda: cdp.send("Runtime.terminateExecution"))
 
     def discard(self) -> bool:
         """From the watchdog: close this page's browser context, so every call waiting on the page fails (the other
         contexts and the browser go on). False when it cannot be done."""
-        return self._on_loop(self._context.close)
-
-    def _on_loop(self, fn: Callable[[], Any]) -> bool:
-        """Run ``fn`` (sync Playwright calls) on the browser thread while a command blocks it. Playwright's sync API runs
-        its event loop on that thread whenever a call waits, in a greenlet of its own; ``fn`` is scheduled on that loop
-        in a new greenlet, as Playwright runs event handlers. The loop is Playwright's private ``_loop``: when it is
-        missing (another Playwright version) or closed, False, and the watchdog takes its next step."""
-        loop = getattr(self._page, "_loop", None)
-        if loop is None:
-            return False
-
-        def start() -> None:
-            import greenlet  # noqa: PLC0415 - Playwright's own dependency, present whenever a page exists
-
-            def body() -> None:
-                try:
-                    fn()
-                except Exception:  # noqa: BLE001 - the page or the browser may be gone already: the next step follows
-                    pass
-
-            greenlet.greenlet(body).switch()
-
-        try:
-            loop.call_soon_threadsafe(start)
-        except RuntimeError:  # the loop is closed: Playwright has stopped
-            return False
-        return True
+        return _on_loop(self._page, self._context.close)
 
     def close(self) -> None:
         """Close the context (safe to call twice, and after the browser stopped)."""
         if self.page is None:
             return
         context, self.page = self._context, None
+        _counted(self.host.endpoint, -1)
         if self.host.alive:
             try:
                 self.host.call(context.close, timeout=min(10.0, self.command_timeout), owner=self)
             except EnvFailure:
                 pass
+
+
+def _on_loop(owner: Any, fn: Callable[[], Any]) -> bool:
+    """Run ``fn`` (sync Playwright calls) on the browser thread while a command blocks it (``owner``: a Playwright object
+    of that thread, a page or the browser). Playwright's sync API runs its event loop on that thread whenever a call
+    waits, in a greenlet of its own; ``fn`` is scheduled on that loop in a new greenlet, as Playwright runs event
+    handlers. The loop is Playwright's private ``_loop``: when it is missing (another Playwright version) or closed,
+    False, and the watchdog takes its next step."""
+    loop = getattr(owner, "_loop", None)
+    if loop is None:
+        return False
+
+    def start() -> None:
+        import greenlet  # noqa: PLC0415 - Playwright's own dependency, present whenever a page exists
+
+        def body() -> None:
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - the page or the browser may be gone already: the next step follows
+                pass
+
+        greenlet.greenlet(body).switch()
+
+    try:
+        loop.call_soon_threadsafe(start)
+    except RuntimeError:  # the loop is closed: Playwright has stopped
+        return False
+    return True
 
 
 # on every document of a context: the text caret is transparent (it blinks, so a screenshot that showed it would make

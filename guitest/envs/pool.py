@@ -4,7 +4,8 @@ The plugin keeps one pool per (backend, options) in a worker and runs an episode
 ``env = pool.acquire()``, :func:`~guitest.live.loop.run_episode`, then
 ``pool.release(env, broken=episode.error_source == "environment")`` (or ``with pool.lease() as env:``
 where an EnvFailure escapes). At most ``size`` environments exist (for the browser backends: ``size`` browser contexts of
-the process's one browser); a lease waits for a free one. An environment whose episode ended in an
+the process's one browser, or of its remote browsers, no more than ``episodes_per_endpoint`` on each); a lease waits
+for a free one. An environment whose episode ended in an
 :class:`~guitest.live.protocol.EnvFailure` is closed instead of reused, and so is an idle one whose optional
 ``usable()`` says False (a browser environment whose page crashed or whose browser was ended while it waited: it
 would fail the next episode's reset). A backend whose environments share one resource (the browser thread) says how
@@ -48,7 +49,7 @@ class EnvPool:
         if size < 1:
             raise ValueError(f"an environment pool needs a size of at least 1, got {size}")
         self.name = name
-        self.size = size
+        self.size = min(size, _remote_capacity(options) or size)
         self._make = make or (lambda: open_env(name, options, base_dir))
         self._idle: list[tuple[Environment, str | None]] = []  # (environment, the affinity it was released with)
         self._count = 0
@@ -205,6 +206,19 @@ class EnvPool:
             self._cond.notify_all()
         for env, _ in idle:
             env.close()
+
+
+def _remote_capacity(options: Mapping[str, Any] | None) -> int | None:
+    """The most environments the remote browsers of ``options`` take from this process (:func:`.browser.capacity`);
+    None without remote browsers, or with a bad option (each episode's environment then says what is wrong)."""
+    if not options or not options.get("browser_endpoints"):
+        return None
+    from .browser import capacity
+
+    try:
+        return capacity(options)
+    except EnvFailure:
+        return None
 
 
 def _usable(env: Environment) -> bool:

@@ -4,8 +4,8 @@ Where the app comes from (suite ``env_options``, one of):
 
 - ``root``: a folder served by guitest on 127.0.0.1 (the app's static files; relative to the suite folder);
 - ``server``: ``{command: [...], cwd: ".", ready_path: "/", timeout: 20}``, a server the suite starts
-  on 127.0.0.1 (``{port}`` in the command becomes a free port; started once per process, stopped at
-  the end of the session);
+  on 127.0.0.1 (``{port}`` in the command becomes a free port and ``{host}`` the address to listen on; started once
+  per process, stopped at the end of the session);
 - ``base_url``: an app already running (``http://127.0.0.1:8000/``).
 
 A task (:class:`~guitest.live.protocol.TaskSpec` ``config``, from the suite's task file):
@@ -22,7 +22,9 @@ viewport (``viewport``, default 1024x768 CSS pixels) at ``zoom`` (default 1).
 Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``check_timeout`` (10 s: the longest the set-up script or
 one check may run; past it the episode is an environment error naming the task and the check, see :func:`_bounded_js`),
 ``command_timeout`` (120 s: the longest one browser command may run, see :mod:`.browser`), ``page_memory_mb`` (2048: the
-memory each page's renderer may take, see :mod:`.browser`), ``executable``, ``headless``.
+memory each page's renderer may take, see :mod:`.browser`), ``executable``, ``headless``; ``browser_endpoints`` and
+``episodes_per_endpoint`` (browsers on other hosts, :mod:`.browser`), with ``serve_bind`` and ``serve_host`` (where
+``root`` and ``server`` listen, and the name the remote browser reaches them by, :func:`.servers.address`).
 """
 
 from __future__ import annotations
@@ -219,7 +221,7 @@ def _base_url(options: Mapping[str, Any], base_dir: str) -> str:
         root = os.path.realpath(os.path.join(base_dir, str(options["root"])))
         if os.path.commonpath([root, os.path.realpath(base_dir)]) != os.path.realpath(base_dir):
             raise EnvFailure(f"env_options.root {options['root']!r} is outside the suite folder {base_dir}: guitest serves only the suite's own files")
-        return servers.static(root)
+        return servers.static(root, options)
     if "base_url" in given:
         url = str(options["base_url"])
         if not url.startswith(("http://", "https://")):
@@ -233,6 +235,7 @@ def _base_url(options: Mapping[str, Any], base_dir: str) -> str:
         os.path.join(base_dir, str(server.get("cwd", "."))),
         str(server.get("ready_path", "/")),
         float(server.get("timeout", 20)),
+        options,
     )
 
 

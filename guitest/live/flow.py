@@ -120,12 +120,11 @@ def live_record(suite: Any, max_steps: int | None, model: Model | None = None, r
     recorded per case), with a model the runner that drives it (``--runner`` or the profile's; its source, and the
     earlier screenshots a step sends: ``history_images``, else the runner's own), and what the backend says of its
     settings in force (:func:`guitest.envs.settings`: a desktop's ``waits``); empty for a suite that is not live."""
-    from ..secrets import redact_urls
     from .. import envs
 
     if getattr(suite, "task", None) != "live":
         return {}
-    options = {k: redact_urls(v) if isinstance(v, str) else v for k, v in suite.env_options.items()}
+    options = {k: _redacted(v) for k, v in suite.env_options.items()}
     out: dict[str, Any] = {"env": suite.env, "env_options": options, "max_steps": int(max_steps or suite.max_steps or DEFAULT_MAX_STEPS)}
     chosen = None
     if model is not None:
@@ -136,6 +135,17 @@ def live_record(suite: Any, max_steps: int | None, model: Model | None = None, r
     except EnvFailure as exc:  # a bad option: every episode says so; the report records why there is no figure
         out["settings_error"] = str(exc)
     return out
+
+
+def _redacted(value: Any) -> Any:
+    """An option's value without URL credentials, in a string or a list of them (browser endpoints)."""
+    from ..secrets import redact_urls
+
+    if isinstance(value, str):
+        return redact_urls(value)
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def settings_lines(suite: Any, model: Model | None, runner: str | None) -> list[str]:

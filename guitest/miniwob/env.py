@@ -28,7 +28,9 @@ continuous tasks) or ``browsergym`` (raw > 0, as BrowserGym counts it). An episo
 unfinished scores 0 and is no success under either.
 
 Options (suite ``env_options``): ``zoom`` (3), ``html_dir`` (the package's ``html`` folder),
-``serve`` (``file``: file:// URLs, the default; ``http``: a 127.0.0.1 static server), ``settle_frames``
+``serve`` (``file``: file:// URLs, the default; ``http``: a static server on 127.0.0.1, or where ``serve_bind`` and
+``serve_host`` say: the default with ``browser_endpoints``, a browser on another host, :mod:`guitest.envs.browser`),
+``settle_frames``
 (1 animation frame after each action; then the step waits, up to 2 s, for the timeouts of at most 1 s the
 page has pending and for any jQuery animation to end: see TIMERS_JS; a step that hit the 2 s is noted
 ``unsettled``),
@@ -177,10 +179,14 @@ class MiniWobEnv(OnBrowserPage):
         if not 0.25 <= self.zoom <= 8:
             raise EnvFailure(f"env_options.zoom must be between 0.25 and 8, got {self.zoom}")
         self.root = html_dir(self.options)
-        serve = self.options.get("serve", "file")
+        remote = bool(self.options.get("browser_endpoints"))
+        serve = self.options.get("serve", "http" if remote else "file")
         if serve not in ("file", "http"):
             raise EnvFailure(f"env_options.serve must be 'file' or 'http', got {serve!r}")
-        self.base = servers.static(self.root) if serve == "http" else "file://" + self.root.rstrip("/") + "/"
+        if remote and serve == "file":
+            raise EnvFailure("env_options.serve 'file' with browser_endpoints: a browser on another host cannot open this host's files; "
+                             "use serve: http (the default with browser endpoints), with --serve-bind/--serve-host where the browser can reach it")
+        self.base = servers.static(self.root, self.options) if serve == "http" else "file://" + self.root.rstrip("/") + "/"
         self.settle_frames = int(self.options.get("settle_frames", 1))
         self.max_wait = float(self.options.get("max_wait", 5.0))
         self.dom_text = bool(self.options.get("dom_text", False))
