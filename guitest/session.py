@@ -181,6 +181,8 @@ class Session:
         options = provider_mod.with_command_line(suite.env_options, config.env_provider, config.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
         if config.env_url:
             options["urls"] = list(config.env_url)
+        if config.lease_dir and suite.env == "desktop":
+            options["lease_dir"] = config.lease_dir
         if suite.env != "desktop":  # the web backends' browser and page servers (docs/live.md, Remote browsers)
             browser = {"browser_endpoints": list(config.browser_endpoint), "episodes_per_endpoint": config.browser_episodes,
                        "serve_bind": config.serve_bind, "serve_host": config.serve_host}
@@ -391,11 +393,14 @@ class Session:
 
     # -- the end -------------------------------------------------------------------------------
 
-    def finish_work(self) -> None:
-        """Let running cases end, close the environments and commit the cache (once)."""
+    def finish_work(self, interrupted: bool = False) -> None:
+        """Let running cases end, close the environments and commit the cache (once); ``interrupted`` (Ctrl-C): close
+        the environments first, so running episodes end at once and what the backends started (VMs) is stopped."""
         if self._finished:
             return
         self._finished = True
+        if interrupted and self._environments is not None:
+            self._environments.close()
         self.close(model=False)
 
     def finish(self, interrupted: bool = False) -> int:
@@ -403,7 +408,7 @@ class Session:
         run in the cache's ledger. The exit status the run should end with when pytest's own is 0: 0, the gate's
         exit code, :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected, or
         :data:`UNSAVED_EXIT_CODE` when a report could not be written (:func:`exit_status` says which wins)."""
-        self.finish_work()
+        self.finish_work(interrupted)
         if self.is_worker or self.model is None or self.config.collect_only:
             return 0
         incomplete = gate_failed = False

@@ -274,6 +274,7 @@ def test_the_evaluation_waits_evaluate_after_seconds_from_the_last_action(tmp_pa
     clock, slept = [1000.0], []
     fake_time = types.SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: slept.append(round(s, 6)), perf_counter=time.perf_counter, time=time.time)
     monkeypatch.setattr(machine_module, "time", fake_time)  # the backend's clock only: the fake machine keeps the real one
+    monkeypatch.setattr(machine_module, "pause", fake_time.sleep)
     with FakeMachine() as m:
         env = env_for(m.url, tmp_path=tmp_path, evaluate_after=machine_module.EVALUATE_AFTER)
         env.reset(TASK, seed=0)

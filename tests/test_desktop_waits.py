@@ -128,6 +128,7 @@ def test_an_episode_waits_where_osworlds_harness_waits(tmp_path: Path, monkeypat
             clock[0] += seconds
 
         monkeypatch.setattr(machine_module, "time", types.SimpleNamespace(monotonic=lambda: clock[0], sleep=sleep, perf_counter=lambda: clock[0]))
+        monkeypatch.setattr(machine_module, "pause", sleep)
         env = DesktopEnv([m.url], ready_after=OSWORLD_READY, settle=3.0, evaluate_after=OSWORLD_EVALUATE, pool=MachinePool([m.url], lock_dir=str(tmp_path), wait=1.0))
         env.reset(TASK, seed=None)
         assert slept == [(60.0, "POST /setup/launch")] and m.paths()[-1] == "GET /screenshot"  # after the set-up, before the first screenshot
@@ -143,7 +144,7 @@ def test_an_episode_waits_where_osworlds_harness_waits(tmp_path: Path, monkeypat
 
 
 CONFTEST = """\
-import json, os, threading, time, types
+import json, os, threading, time
 from guitest.envs import machine
 
 _LOG = os.environ["WAITS_LOG"]
@@ -160,7 +161,7 @@ def _sleep(seconds):
         f.write(json.dumps({"seconds": seconds, "begun": begun, "ended": time.monotonic(), "pid": os.getpid()}) + "\\n")
 
 
-machine.time = types.SimpleNamespace(sleep=_sleep, monotonic=time.monotonic, perf_counter=time.perf_counter, time=time.time)
+machine.pause = _sleep
 """
 
 

@@ -89,8 +89,10 @@ class ProviderSettings:
     ``path_to_vm`` (a ``.vmx`` file, a qcow2 image, an instance id; None: the provider's manager allocates one
     for this process, as ``DesktopEnv`` does), ``snapshot_name`` (None: ``init_state``; for AWS the AMI of
     desktop-env's ``IMAGE_ID_MAP`` for the region and screen size), ``screen_size``, ``headless``, ``os_type``;
-    and guitest's ``ready_timeout``: seconds to wait for the machine's server after a start, and the deadlines of
-    the provider's calls in seconds (:data:`TIMEOUTS`)."""
+    and guitest's ``ready_timeout``: seconds to wait for the machine's server after a start, the deadlines of
+    the provider's calls in seconds (:data:`TIMEOUTS`), and ``machines``: how many VMs each pytest process may have at
+    once (a pool: made as episodes at once need them, reverted between episodes, stopped at the end; more than one needs
+    the provider's manager to allocate them, so no ``path_to_vm``)."""
 
     name: str
     region: str | None = None
@@ -105,6 +107,7 @@ class ProviderSettings:
     address_timeout: float = TIMEOUTS["address_timeout"]
     stop_timeout: float = TIMEOUTS["stop_timeout"]
     manager_timeout: float = TIMEOUTS["manager_timeout"]
+    machines: int = 1
 
 
 KEYS = tuple(f.name for f in fields(ProviderSettings))
@@ -152,6 +155,11 @@ def settings_from(options: Mapping[str, Any], base_dir: str = ".") -> ProviderSe
             values[key] = _seconds(key, options[key])
     if options.get("screen_size") is not None:
         values["screen_size"] = _size(options["screen_size"])
+    if options.get("machines") is not None:
+        values["machines"] = _count("machines", options["machines"])
+        if values["machines"] > 1 and options.get("path_to_vm"):
+            raise EnvFailure(f"env_options.provider.machines={values['machines']} with path_to_vm: one VM path is one machine; leave out "
+                             "path_to_vm so the provider's manager allocates the VMs (as OSWorld's DesktopEnv does without one)")
     if values.get("path_to_vm"):
         values["path_to_vm"] = local_path(name, values["path_to_vm"], base_dir)
     return ProviderSettings(**values)
@@ -185,6 +193,16 @@ def _seconds(key: str, value: Any) -> float:
     if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
         raise EnvFailure(f"env_options.provider.{key}: expected a number of seconds above 0, got {value!r}")
     return seconds
+
+
+def _count(key: str, value: Any) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = 0
+    if isinstance(value, bool) or number < 1:
+        raise EnvFailure(f"env_options.provider.{key} (--env-provider-option {key}=N) must be a whole number, 1 or more, got {value!r}")
+    return number
 
 
 def _size(value: Any) -> tuple[int, int]:
@@ -269,8 +287,9 @@ class ProvidedMachine:
     reverted before each later episode, as ``DesktopEnv.reset`` does; ``url`` is its server's once started.
     Every provider call runs within its deadline (:data:`DEADLINE_OF`) and what it returns is checked."""
 
-    def __init__(self, settings: ProviderSettings) -> None:
+    def __init__(self, settings: ProviderSettings, index: int = 0) -> None:
         self.settings = settings
+        self.index = index  # which of the process's ``settings.machines`` VMs
         self.path_to_vm = settings.path_to_vm
         self.url: str | None = None
         self._manager: Any = None
@@ -283,7 +302,7 @@ class ProvidedMachine:
     def key(self) -> str:
         """The machine's name in a pool (leases across processes share it only when they share its VM)."""
         where = self.settings.path_to_vm or f"process-{os.getpid()}"  # no path: the manager allocates one per process
-        return f"{self.settings.name}:{where}"
+        return f"{self.settings.name}:{where}" + (f"#{self.index}" if self.index else "")
 
     @property
     def shown(self) -> str:

@@ -40,6 +40,7 @@ import os
 import shutil
 import struct
 import tempfile
+import concurrent.futures
 import threading
 import time
 from typing import Any, Mapping, Sequence
@@ -53,7 +54,7 @@ from ..printable import printable
 from ..desktopenv.client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
 from ..desktopenv.evaluate import evaluate as run_evaluator
 from ..desktopenv.getters import GetterContext
-from ..desktopenv.machine_pool import Lease, MachinePool
+from ..desktopenv.machine_pool import LEASE_TTL, Lease, MachinePool
 from ..desktopenv.provider import ProvidedMachine, ProviderSettings, settings_from
 from ..desktopenv.setup import run_steps
 from .options import seconds_option
@@ -85,18 +86,29 @@ RUNNER_WAITS = {"settle": (RUNNER_SETTLE, "sleep_after_execution"), "evaluate_af
 #: how a machine was brought into a known state before an episode (see the module docstring)
 REVERTED, RESET, NONE = "reverted", "reset", "none"
 
-_pools: dict[tuple[str, ...], MachinePool] = {}
+_pools: dict[tuple[str, ...], MachinePool] = {}  # by machine URLs and lease folder
 _pools_lock = threading.Lock()
+_ending = threading.Event()  # set by shutdown(): the waits of episodes still running end at once
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds`` of the machine's time (a wait of the episode: ``ready_after``, ``settle``, a ``wait`` action,
+    ``evaluate_after``); when the process shuts its machines down meanwhile (the end of the session, Ctrl-C), an
+    EnvFailure at once rather than the rest of the wait."""
+    ending = _ending
+    if ending.wait(seconds):
+        raise EnvFailure("the run is ending (interrupted): its machines are being stopped")
 
 
 def shared_pool(urls: Sequence[str], **options: Any) -> MachinePool:
-    """The process's one pool for these machine URLs, so concurrent episodes of a worker share leases and
-    taken-out machines (``options`` apply when it is first made)."""
-    key = tuple(dict.fromkeys(u.strip().rstrip("/") for u in urls if u and u.strip()))
+    """The process's one pool for these machine URLs (and lease folder, ``lease_dir``), so concurrent episodes of a
+    worker share leases and taken-out machines (the other ``options`` apply when it is first made)."""
+    machines = tuple(dict.fromkeys(u.strip().rstrip("/") for u in urls if u and u.strip()))
+    key = (*machines, f"lease_dir={options.get('lease_dir') or ''}")
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
-            pool = _pools[key] = MachinePool(list(key), **options)
+            pool = _pools[key] = MachinePool(list(machines), **options)
         return pool
 
 
@@ -291,7 +303,8 @@ class DesktopEnv:
     ``acquire_wait``: how long :meth:`reset` waits for a free machine; ``reset_desktop``: ask a guitest
     desktop server to clean up before each episode; ``download_cache``: where task files downloaded here
     are kept; ``pool``: a pool of one's own instead of the process's shared one; ``machines``: the pool's
-    entries that are a provider's VMs (reverted before each episode), by pool key.
+    entries that are a provider's VMs (reverted before each episode), by pool key; ``lease_dir`` and ``lease_ttl``:
+    lease the machines across hosts with lease files in a shared folder (:mod:`guitest.desktopenv.machine_pool`).
 
     After each :meth:`reset`, ``reset_info`` says how the machine was brought into shape (``reset``:
     ``reverted``, ``reset`` or ``none``, None when the reset failed before), how long the episode waited for a
@@ -315,9 +328,11 @@ class DesktopEnv:
         download_cache: str | None = None,
         pool: MachinePool | None = None,
         machines: dict[str, ProvidedMachine] | None = None,
+        lease_dir: str | None = None,
+        lease_ttl: float = LEASE_TTL,
     ) -> None:
         urls = [urls] if isinstance(urls, str) else list(urls)
-        self.pool = pool or shared_pool(urls)
+        self.pool = pool or shared_pool(urls, lease_dir=lease_dir, lease_ttl=seconds_option({"lease_ttl": lease_ttl}, "lease_ttl", LEASE_TTL))
         self.machines = dict(machines or {})
         self.settle = seconds_option({"settle": settle}, "settle", SETTLE, zero=True)
         self.evaluate_after = seconds_option({"evaluate_after": evaluate_after}, "evaluate_after", EVALUATE_AFTER, zero=True)
@@ -382,7 +397,7 @@ class DesktopEnv:
             )
             notes.extend(run.notes)
             if self.ready_after > 0:  # the machine's time, not the CPU's: other machines' episodes run meanwhile
-                time.sleep(self.ready_after)
+                pause(self.ready_after)
             self._acted_at = time.monotonic()
             return self._observe({"reset": info["reset"], "wait_seconds": info["wait_seconds"], **({"setup_notes": list(notes)} if notes else {})})
         except EnvFailure as exc:
@@ -400,7 +415,7 @@ class DesktopEnv:
                 self._settle()
                 return self._observe({"final": action.kind}, done=True)
             if action.kind == WAIT:
-                time.sleep(min(action.seconds or DEFAULT_WAIT, MAX_WAIT))
+                pause(min(action.seconds or DEFAULT_WAIT, MAX_WAIT))
                 self._settle()
                 return self._observe({})
             try:
@@ -425,7 +440,7 @@ class DesktopEnv:
         assert self._task is not None and self._work_dir is not None
         left = self.evaluate_after - (time.monotonic() - self._acted_at)
         if left > 0:  # the time since the last action (its settle, the agent's last call) counts toward the wait
-            time.sleep(left)
+            pause(left)
         ctx = GetterContext(client, self._work_dir, self.download_cache)
         work_dir, screen = self._work_dir, self._screen
 
@@ -457,7 +472,7 @@ class DesktopEnv:
         """Wait ``settle`` seconds after an action before the next screenshot (OSWorld's ``DesktopEnv.step`` sleeps its
         ``pause`` after every action, WAIT, DONE and FAIL included)."""
         if self.settle > 0:
-            time.sleep(self.settle)
+            pause(self.settle)
 
     def _require(self) -> MachineClient:
         if self._client is None:
@@ -504,7 +519,7 @@ class DesktopEnv:
 
 #: the keys of ``env_options`` the desktop backend takes besides the machines (``urls``, ``local_desktop``, ``provider``)
 #: and the waits (:func:`waits`: ``ready_after``, ``settle``, ``evaluate_after``)
-OPTIONS = ("a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache")
+OPTIONS = ("a11y", "timeout", "command_timeout", "acquire_wait", "reset_desktop", "download_cache", "lease_dir", "lease_ttl")
 NO_MACHINE = (
     "the desktop backend needs a machine that speaks the OSWorld / Windows Agent Arena server protocol: pass "
     "--env-url=http://HOST:5000 (repeat it for a pool) or let desktop-env's providers start and revert one "
@@ -513,7 +528,7 @@ NO_MACHINE = (
 )
 _local: list[Any] = []  # the desktops this process started (local_desktop: true without --env-url)
 _local_lock = threading.Lock()
-_provided: dict[ProviderSettings, ProvidedMachine] = {}  # this process's provider VMs, one per settings
+_provided: dict[ProviderSettings, list[ProvidedMachine]] = {}  # this process's provider VMs, by settings
 
 
 def make(options: dict[str, Any], base_dir: str) -> DesktopEnv:
@@ -524,13 +539,17 @@ def make(options: dict[str, Any], base_dir: str) -> DesktopEnv:
     urls = [u for u in options.get("urls") or () if u]
     kwargs: dict[str, Any] = {k: options[k] for k in OPTIONS if k in options}
     kwargs.update({k: v for k, v in waits(options).items() if k != "sources"})
+    if "lease_ttl" in kwargs:
+        kwargs["lease_ttl"] = seconds_option(kwargs, "lease_ttl", LEASE_TTL)
     if kwargs.get("download_cache") and not os.path.isabs(str(kwargs["download_cache"])):
         kwargs["download_cache"] = os.path.join(base_dir, str(kwargs["download_cache"]))
     if options.get("provider"):
         if urls:
             raise EnvFailure("give the desktop machines either with --env-url or with a provider (--env-provider, env_options.provider), not both")
-        machine = provided_machine(settings_from(options["provider"], base_dir))
-        return DesktopEnv([], pool=shared_pool([machine.key]), machines={machine.key: machine}, **kwargs)
+        machines = provided_machines(settings_from(options["provider"], base_dir))
+        keys = [m.key for m in machines]  # the first is leased first: a VM is made only when the ones before are busy
+        pool = shared_pool(keys, spread=False, lease_dir=kwargs.get("lease_dir"), lease_ttl=kwargs.get("lease_ttl", LEASE_TTL))
+        return DesktopEnv([], pool=pool, machines={m.key: m for m in machines}, **kwargs)
     if not urls and options.get("local_desktop"):
         urls = [_local_desktop()]
     if not urls:
@@ -568,13 +587,14 @@ def _resets(url: str) -> bool | None:
         return None
 
 
-def provided_machine(settings: ProviderSettings) -> ProvidedMachine:
-    """This process's VM of ``settings`` (made on first use; started by its first episode, stopped by :func:`shutdown`)."""
+def provided_machines(settings: ProviderSettings) -> list[ProvidedMachine]:
+    """This process's VMs of ``settings``, ``settings.machines`` of them (each started by the first episode that
+    leases it, stopped by :func:`shutdown`: at the end of the session, also an interrupted one)."""
     with _local_lock:
-        machine = _provided.get(settings)
-        if machine is None:
-            machine = _provided[settings] = ProvidedMachine(settings)
-        return machine
+        machines = _provided.get(settings)
+        if machines is None:
+            machines = _provided[settings] = [ProvidedMachine(settings, i) for i in range(settings.machines)]
+        return machines
 
 
 def _local_desktop() -> str:
@@ -591,12 +611,25 @@ def _local_desktop() -> str:
 
 
 def shutdown() -> None:
-    """Stop the local desktops and the provider VMs this process started (safe to call twice)."""
+    """Stop the local desktops and the provider VMs this process started, after ending the waits of episodes still
+    running and closing the machine pools (an episode waiting for a machine fails at once); safe to call twice."""
+    global _ending
+    with _pools_lock:
+        ending, _ending = _ending, threading.Event()  # later episodes (a new session in this process) wait again
+        pools = list(_pools.values())
+        _pools.clear()
+    ending.set()
+    for each in pools:
+        each.close()
     with _local_lock:
         desktops, _local[:] = list(_local), []
-        machines = list(_provided.values())
+        machines = [m for each in _provided.values() for m in each]
         _provided.clear()
     for desktop in desktops:
         desktop.stop()
-    for machine in machines:
-        machine.stop()
+    if len(machines) > 1:  # a fleet's VMs stop side by side: each may take its provider's stop_timeout
+        with concurrent.futures.ThreadPoolExecutor(min(len(machines), 16)) as threads:
+            list(threads.map(ProvidedMachine.stop, machines))
+    else:
+        for machine in machines:
+            machine.stop()

@@ -90,6 +90,7 @@ class Environments:
     def __init__(self, size: int) -> None:
         self.size = max(size, 1)
         self._pools: dict[str, Any] = {}
+        self._closed = False
         self._lock = threading.Lock()
 
     def pool(self, setup: LiveSetup, runner: Any = None) -> Any:
@@ -98,16 +99,20 @@ class Environments:
 
         key = setup.key(runner)
         with self._lock:
+            if self._closed:  # the session is ending (Ctrl-C): no episode starts a backend again
+                raise EnvFailure("the run is ending: its environments were closed")
             pool = self._pools.get(key)
             if pool is None:
                 pool = self._pools[key] = EnvPool(setup.env, setup.options(runner), setup.base_dir, size=self.size)
             return pool
 
     def close(self) -> None:
-        """Close every pool, then what the built-in backends share (the browser, local servers, local desktops)."""
+        """Close every pool, then what the built-in backends share (the browser, local servers, local desktops); no
+        pool is made after it."""
         from .. import envs
 
         with self._lock:
+            self._closed = True
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             pool.close()
