@@ -36,6 +36,7 @@ from .live import runners as live_runners
 from .live.flow import Environments, LiveSetup, live_record, run_live_case, settings_lines, skip_reason
 from .models import SPECS, choose_profile, load_model
 from .models.base import Model, Settings
+from .models.endpoints import merged_stats
 from .desktopenv import provider as provider_mod
 from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
@@ -522,18 +523,13 @@ class Session:
         return record
 
     def endpoint_record(self, results: list[dict[str, Any]]) -> dict[str, Any]:
-        """Per endpoint, the replies and failures every process saw, and the one that was unreachable (if any)."""
+        """Per endpoint, the replies, failures, mean reply seconds and rests every process saw
+        (:func:`~guitest.models.endpoints.merged_stats`), and the one that was unreachable (if any)."""
         assert self.model is not None
-        merged: dict[str, dict[str, Any]] = {}
-        for stats in self.endpoint_stats:
-            for e in stats:
-                row = merged.setdefault(e["url"], {"url": e["url"], "replies": 0, "failures": 0, "down": None})
-                row["replies"] += e["replies"]
-                row["failures"] += e["failures"]
-                row["down"] = row["down"] or e["down"]
         out: dict[str, Any] = {}
-        if merged:
-            out["endpoints"] = [merged[url] for url in sorted(merged)]
+        endpoints = merged_stats(self.endpoint_stats)
+        if endpoints:
+            out["endpoints"] = endpoints
         not_asked = [r["unreachable"] for r in results if r.get("unreachable")]
         if not_asked:
             out["unreachable"] = {**not_asked[0], "cases_not_asked": len(not_asked)}

@@ -86,3 +86,17 @@ def test_an_endpoint_killed_mid_run_costs_no_case(pytester: pytest.Pytester, tmp
     rows = {e["url"]: e for e in data["run"]["endpoints"]}
     assert 3 <= answered_by_b < N and rows[b.base_url]["replies"] <= answered_by_b
     assert rows[a.base_url]["replies"] + rows[b.base_url]["replies"] == N
+
+
+@MODES
+def test_a_slow_endpoint_gets_a_small_share_and_the_report_says_how_slow(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
+    write_suite(pytester.path / "suites" / "tiny", rows=ROWS)
+    with fakeserver.serve(tmp_path, latency=0.02) as fast, fakeserver.serve(tmp_path, latency=0.6) as slow:
+        result = pytester.runpytest_subprocess(*args(fast.base_url, slow.base_url), *mode)
+        got = len(fast.requests()), len(slow.requests())
+    assert result.ret == 0, result.stdout.str()
+    assert sum(got) == N and got[1] <= N // 6, got  # least-in-flight picking gave it about a third (4 threads, 2 on each)
+    rows = {e["url"]: e for e in report(pytester)["run"]["endpoints"]}
+    assert rows[slow.base_url]["replies"] == got[1] and rows[slow.base_url]["latency_s"] >= 0.6 > rows[fast.base_url]["latency_s"]
+    said = ", ".join(f"{url} {rows[url]['replies']} replies ({rows[url]['latency_s']:g} s each*)" for url in sorted(rows))
+    result.stdout.fnmatch_lines([f"endpoints: {said}"])

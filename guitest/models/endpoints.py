@@ -1,8 +1,14 @@
 """The endpoints of one model: which one a request goes to, and when one is taken out.
 
 ``--base-url`` given more than once spreads a run's requests over several servers of the same
-model (vLLM or SGLang replicas, one per GPU). Each request goes to the endpoint with the fewest
-requests in flight from this process (ties: the one that has answered fewest). An endpoint is
+model (vLLM or SGLang replicas, one per GPU). Each request goes to the endpoint with the least
+expected wait: its requests in flight from this process, plus this one, times its recent reply time
+(an average over its last replies, :data:`SMOOTHING`; an endpoint that has not replied yet is taken
+to be as fast as the fastest, so each gets tried; ties: the one that has answered fewest). So a slow
+replica gets a share in proportion to its speed, not an equal one, and does not set the pace of the
+run. An endpoint whose replies come more than :data:`REST_FACTOR` times slower than the fastest
+other's is *rested*: it gets no request for :data:`REST_SECONDS` (or ten of its replies' time, the
+longer), unless no other is in, then it is tried again. An endpoint is
 taken out for the rest of the run when it fails ``limit`` times in a row (``--retries`` + 1, the
 tries one case makes) with no reply at all (refused, dropped, timed out) or with a 5xx, if it
 never answered or another endpoint is still in: so a dead replica gets no more requests and its
@@ -14,10 +20,20 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
+
+
+#: the weight of the newest reply in an endpoint's recent reply time (an exponential moving average)
+SMOOTHING = 0.3
+#: an endpoint this many times slower than the fastest other is rested ...
+REST_FACTOR = 4.0
+#: ... for this many seconds at least (or ten of its replies' time), once the fastest has replied this often
+REST_SECONDS = 30.0
+REST_AFTER = 3
 
 
 class Retryable(Exception):
@@ -63,6 +79,10 @@ class Endpoint:
     answered: bool = False
     down: str | None = None
     last_error: str = field(default="", repr=False)
+    latency: float | None = None  # seconds per reply, recent (SMOOTHING); None before the first reply
+    seconds: float = 0.0  # the replies' seconds in all
+    rested: int = 0  # how many times it was rested
+    resting_until: float = 0.0  # time.monotonic() until which it gets no request (while another is in)
 
 
 class EndpointPool:
@@ -74,13 +94,22 @@ class EndpointPool:
         self._lock = threading.Lock()
 
     def pick(self, avoid: Endpoint | None = None) -> Endpoint | None:
-        """The endpoint for the next try (another than ``avoid`` when one is in), or None when all are out."""
+        """The endpoint for the next try with the least expected wait (another than ``avoid`` when one is in, one not
+        resting when one is), or None when all are out."""
         with self._lock:
             up = [e for e in self.endpoints if e.down is None]
             if not up:
                 return None
             others = [e for e in up if e is not avoid] or up
-            return min(others, key=lambda e: (e.in_flight, e.replies + e.failures, e.index))
+            now = time.monotonic()
+            awake = [e for e in others if e.resting_until <= now] or others
+            known = [e.latency for e in self.endpoints if e.latency is not None]
+            unknown = min(known) if known else 1.0  # not replied yet: as fast as the fastest, so it gets tried
+
+            def expected_wait(e: Endpoint) -> tuple[float, int, int]:
+                return ((e.in_flight + 1) * (unknown if e.latency is None else e.latency), e.replies + e.failures, e.index)
+
+            return min(awake, key=expected_wait)
 
     def all_down(self) -> bool:
         """Whether every endpoint has been taken out (no request can be sent any more)."""
@@ -94,9 +123,11 @@ class EndpointPool:
 
     @contextmanager
     def using(self, endpoint: Endpoint) -> Iterator[None]:
-        """Count a request in flight on ``endpoint`` and record how it ended (a reply, or a failure)."""
+        """Count a request in flight on ``endpoint`` and record how it ended (a reply and how long it took, or a
+        failure)."""
         with self._lock:
             endpoint.in_flight += 1
+        began = time.monotonic()
         try:
             yield
         except Retryable as exc:
@@ -109,11 +140,25 @@ class EndpointPool:
                 endpoint.failing = 0
             raise
         else:
+            took = time.monotonic() - began
             with self._lock:
                 endpoint.in_flight -= 1
                 endpoint.replies += 1
                 endpoint.answered = True
                 endpoint.failing = 0
+                endpoint.seconds += took
+                endpoint.latency = took if endpoint.latency is None else SMOOTHING * took + (1 - SMOOTHING) * endpoint.latency
+                self._maybe_rest(endpoint)
+
+    def _maybe_rest(self, endpoint: Endpoint) -> None:
+        """Rest ``endpoint`` when its recent replies come far slower than the fastest other's (with the lock held)."""
+        peers = [e.latency for e in self.endpoints if e is not endpoint and e.down is None and e.latency is not None and e.replies >= REST_AFTER]
+        if endpoint.latency is None or not peers or endpoint.latency <= REST_FACTOR * min(peers):
+            return
+        now = time.monotonic()
+        if endpoint.resting_until <= now:
+            endpoint.rested += 1
+            endpoint.resting_until = now + max(REST_SECONDS, 10 * endpoint.latency)
 
     def _failed(self, endpoint: Endpoint, exc: Retryable) -> None:
         with self._lock:
@@ -138,9 +183,29 @@ class EndpointPool:
             return last.base_url, "failing" if last.answered or last.server_errors else "unreachable", last.last_error or (last.down or "taken out")
 
     def stats(self) -> list[dict[str, Any]]:
-        """Per endpoint: ``url``, ``replies``, ``failures``, ``answered``, ``down`` (the reason, or None)."""
+        """Per endpoint: ``url``, ``replies``, ``failures``, ``answered``, ``down`` (the reason, or None), ``seconds``
+        (its replies' seconds in all) and ``rested`` (how many times it was rested)."""
         with self._lock:
-            return [{"url": e.base_url, "replies": e.replies, "failures": e.failures, "answered": e.answered, "down": e.down} for e in self.endpoints]
+            return [{"url": e.base_url, "replies": e.replies, "failures": e.failures, "answered": e.answered, "down": e.down,
+                     "seconds": round(e.seconds, 6), "rested": e.rested} for e in self.endpoints]
+
+
+def merged_stats(per_process: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The report's ``run.endpoints``: :meth:`EndpointPool.stats` of every process (the xdist workers, or this one)
+    summed per URL, with ``latency_s`` (mean seconds per reply, None without one) and ``rested``, sorted by URL."""
+    merged: dict[str, dict[str, Any]] = {}
+    seconds: dict[str, float] = {}
+    for stats in per_process:
+        for e in stats:
+            row = merged.setdefault(e["url"], {"url": e["url"], "replies": 0, "failures": 0, "down": None, "latency_s": None, "rested": 0})
+            row["replies"] += e["replies"]
+            row["failures"] += e["failures"]
+            row["down"] = row["down"] or e["down"]
+            row["rested"] += e.get("rested", 0)
+            seconds[e["url"]] = seconds.get(e["url"], 0.0) + e.get("seconds", 0.0)
+    for url, row in merged.items():
+        row["latency_s"] = round(seconds[url] / row["replies"], 3) if row["replies"] else None
+    return [merged[url] for url in sorted(merged)]
 
 
 def status_hint(status: int, key: str, served: str) -> str:

@@ -220,6 +220,21 @@ def unreported(key: str, reason: str) -> list[Line]:
     return [Line(f"guitest: {key}: NO REPORT", ("red", "bold"), sep="="), Line(printable(reason), ("red", "bold"))]
 
 
+def endpoints_line(endpoints: list[dict[str, Any]]) -> str:
+    """With several endpoints, what each did: ``endpoints: URL 220 replies (0.05 s each), URL 4 replies (1.02 s each,
+    rested 1), ...``; empty with one."""
+    if len(endpoints) < 2:
+        return ""
+    parts = []
+    for e in endpoints:
+        said = [f"{e['latency_s']:g} s each"] if e.get("latency_s") is not None else []
+        said += [f"rested {e['rested']}"] if e.get("rested") else []
+        said += [f"{e['failures']} failures"] if e.get("failures") else []
+        said += ["taken out"] if e.get("down") else []
+        parts.append(f"{e['url']} {e['replies']} replies" + (f" ({', '.join(said)})" if said else ""))
+    return "endpoints: " + ", ".join(parts)
+
+
 def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baseline: str | None = None, baseline_path: str | None = None,
                   paths: Iterable[Path] = (), kept: list[str] | None = None, unsaved: str | None = None, uncopied: str | None = None) -> list[Line]:
     """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.reporting.report.text_table`), warnings,
@@ -237,6 +252,9 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     cached = cache_sentence(report)
     if cached:
         out.append(Line(cached, ("yellow", "bold")))
+    shares = endpoints_line(run.get("endpoints") or [])
+    if shares:
+        out.append(Line(shares))
     out += [Line(line) for line in table]
     down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
     if not report["complete"] and not down:
