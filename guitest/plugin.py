@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
 from . import bundled
 from .errors import SuiteError
 from .gcpause import CollectorPause
-from .live.flow import LiveSetup
 from .models import SPECS
 from .models.base import Model, Settings
 from .printable import printable
@@ -30,6 +29,9 @@ from .suite import SUITE_FILENAMES, prompt_text
 from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
 from .verdict import ERROR, test_status
+
+if TYPE_CHECKING:
+    from .live.flow import LiveSetup
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

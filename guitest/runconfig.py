@@ -20,7 +20,6 @@ from .errors import GuitestError
 from .reporting.gate import DEFAULT_EXIT_CODE, DEFAULT_MIN_PAIRED
 from .models import SPECS
 from .models.base import Settings
-from .desktopenv.provider import parse_pairs
 from .reporting.thumbnails import MODES as PICTURE_MODES
 from .secrets import redact_urls
 
@@ -64,6 +63,10 @@ def _not_pytests_own(flag: str, value: int) -> str | None:
 
 
 def _provider_pairs(flag: str, value: tuple[str, ...]) -> str | None:
+    if not value:
+        return None
+    from .desktopenv.provider import parse_pairs  # the desktop's modules load only for a run that uses them
+
     try:
         parse_pairs(value)
     except ValueError as exc:

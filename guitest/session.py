@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from . import bundled
 from . import cache as cache_mod
@@ -32,12 +32,9 @@ from .datapath import describe_data, locate, resolve_root
 from .miniwob import rules as miniwob_rules
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
-from .live import runners as live_runners
-from .live.flow import Environments, LiveSetup, live_record, run_live_case, settings_lines, skip_reason
 from .models import SPECS, choose_profile, load_model
 from .models.base import Model, Settings
 from .models.endpoints import merged_stats
-from .desktopenv import provider as provider_mod
 from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
@@ -46,6 +43,9 @@ from .secrets import scrub_args
 from .suite import SUITE_FILENAMES, Suite, load_suite
 from .tasks import Task, load_task
 from .reporting.thumbnails import embed, picture
+
+if TYPE_CHECKING:  # the live modules load when a live suite is read, never for a grounding run (start-up, every worker)
+    from .live.flow import Environments, LiveSetup
 
 #: exit status of a run that ended with fewer results than cases selected
 INCOMPLETE_EXIT_CODE = 11
@@ -178,6 +178,9 @@ class Session:
     def live_setup(self, suite: Suite, task: Task) -> LiveSetup:
         """How a live suite's cases run here: its backend and options (``--env-url`` machines and ``--env-provider`` added), its budget, and
         the folder its episodes are written to (in this run's folder beside the report)."""
+        from .desktopenv import provider as provider_mod
+        from .live.flow import LiveSetup, settings_lines
+
         config = self.config
         options = provider_mod.with_command_line(suite.env_options, config.env_provider, config.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
         if config.env_url:
@@ -210,8 +213,19 @@ class Session:
         """Remember the header line naming the runner a live suite drives the model with."""
         if self.model is None:
             return
+        from .live import runners as live_runners
+
         runner, why = live_runners.for_model(self.model, self.config.runner)
         self.runner_lines["guitest " + summary.runner_line({**runner.describe(history_images), "chosen": why})] = None
+
+    def _live_record(self, suite: Suite, task: Task) -> dict[str, Any]:
+        """What the report records of a live suite's backend and runner (:func:`guitest.live.flow.live_record`); {} for
+        another suite, without loading the live modules."""
+        if suite.task != "live":
+            return {}
+        from .live.flow import live_record
+
+        return live_record(suite, self.config.max_steps, self.model, self.config.runner, self.history_images(task))
 
     def history_images(self, task: Task) -> int | None:
         """The earlier screenshots a live step sends: ``--history-images``, else the suite's setting, else None (the runner's own)."""
@@ -222,7 +236,11 @@ class Session:
 
     def skip_reason(self, sample: Sample, live: LiveSetup | None) -> str | None:
         """Why this run's model cannot run a live case (the oracle without a scripted solution), or None."""
-        return skip_reason(self.model, sample) if live is not None and self.model is not None else None
+        if live is None or self.model is None:
+            return None
+        from .live.flow import skip_reason
+
+        return skip_reason(self.model, sample)
 
     def collected(self, jobs: list[tuple[int, Job] | None], cases: Iterable[str], python: Iterable[tuple[str, str]] = ()) -> None:
         """Collection is final: ``jobs`` by item position (None: not a case to start ahead); on the controller, the
@@ -257,14 +275,14 @@ class Session:
     def _check_machines(self) -> None:
         """Live desktop suites run on machines given by --env-url (or on a desktop guitest starts, desktop_local):
         selecting their cases without one is a usage error that says how to get a machine; listing them is not."""
-        from .envs.machine import NO_MACHINE
-
         config = self.config
         if config.collect_only or config.env_url or config.env_provider or self.model is None:
             return
         for key in self.selected:
             suite = _load_suite_quietly(bundled.resolve_key(config.rootdir, key))
             if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop") and not suite.env_options.get("provider"):
+                from .envs.machine import NO_MACHINE
+
                 raise ConfigError(f"{key}: {NO_MACHINE}")
 
     def scheduler_depth(self) -> int | None:
@@ -302,6 +320,8 @@ class Session:
         """This process's environments of live tasks (one per concurrent episode, made on first use)."""
         with self._lock:
             if self._environments is None:
+                from .live.flow import Environments
+
                 self._environments = Environments(self.concurrency)
             return self._environments
 
@@ -313,6 +333,8 @@ class Session:
         """Run one case with this session's model and options: an episode when ``live`` is given, else one screenshot."""
         assert self.model is not None
         if live is not None:
+            from .live.flow import run_live_case
+
             result = run_live_case(sample, self.model, live, self.environments, self.options)
         else:
             result = run_case(sample, self.model, task, prompt, self.options)
@@ -468,7 +490,7 @@ class Session:
         limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
         report = report_mod.build(
             suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding", "settings": task.settings,
-                   **(live_record(suite, config.max_steps, self.model, config.runner, self.history_images(task)) if suite else {})},
+                   **(self._live_record(suite, task) if suite else {})},
             model=model,
             results=results,
             n_selected=len(selected),

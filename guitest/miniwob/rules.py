@@ -24,10 +24,12 @@ task's ``success`` expression, a desktop task's evaluator). The rule is the suit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import SuiteError, where
-from ..live.protocol import EnvFailure, Evaluation
+
+if TYPE_CHECKING:  # the live protocol is imported where an episode is scored, not when a grounding run reads its options
+    from ..live.protocol import Evaluation
 
 BINARY, BROWSERGYM = "binary", "browsergym"
 RULES = (BINARY, BROWSERGYM)
@@ -102,6 +104,8 @@ def evaluation(rule: str, task: str, state: Mapping[str, Any]) -> Evaluation:
     """The evaluation of a MiniWoB++ episode of ``task`` whose page reads ``state`` (``done``, ``raw``: the raw reward,
     ``reason``: the task's own, or None): the raw reward as the score, success as ``rule`` judges it; an unfinished
     episode scores 0 and is no success."""
+    from ..live.protocol import Evaluation
+
     if not state.get("done"):
         return Evaluation(False, 0.0, "the episode did not finish (the task's reward was never given)")
     raw = float(state["raw"])
@@ -113,6 +117,8 @@ def rule_option(options: Mapping[str, Any]) -> str:
     """The backend option ``success_rule`` (:data:`DEFAULT` when absent); EnvFailure naming the rules for another value."""
     rule = options.get("success_rule", DEFAULT)
     if rule not in RULES:
+        from ..live.protocol import EnvFailure
+
         raise EnvFailure(f"success_rule must be one of {', '.join(RULES)}, got {rule!r}")
     return str(rule)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .. import __version__, envs
+from .. import __version__
 from ..cache import FILENAME
 from ..miniwob import rules as miniwob_rules
 from .gate import unknown_state_line
@@ -246,7 +246,10 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
         out.append(Line(f"data: {run['data']}"))
     if report["suite"].get("runner"):
         out.append(Line(runner_line(report["suite"]["runner"])))
-    out += [Line(text) for text in envs.settings_text(report["suite"])]
+    if report["suite"].get("waits"):  # a live suite's backend settings (the envs load only for one)
+        from .. import envs
+
+        out += [Line(text) for text in envs.settings_text(report["suite"])]
     if run.get("success_rule"):
         out.append(Line(miniwob_rules.summary_line(run["success_rule"])))
     cached = cache_sentence(report)
