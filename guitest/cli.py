@@ -119,6 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_arguments(c)
     c.set_defaults(func=compare.run)
+    from . import merge as merge_mod
+
+    m = sub.add_parser(
+        "merge",
+        help="one report from the reports of a run's shards (--shard=K/N), gated as the whole run",
+        description=(
+            "Rebuild one report (JSON, Markdown, HTML) from the JSON reports of the shards of one run: every case and "
+            "figure as the run made in one piece would give. Refused for shards of different suites, models, settings, "
+            "data or splits. Exit 0; the gate's exit code (10) when the gate fails; 11 when a part's report is missing; "
+            "2 when the reports cannot be merged."
+        ),
+    )
+    merge_mod.add_arguments(m)
+    m.set_defaults(func=merge_mod.run)
     from . import fetch
 
     d = sub.add_parser("data", help="download and verify benchmark data")

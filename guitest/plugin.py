@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pytest
 
 from . import bundled
+from . import sharding
 from .errors import SuiteError
 from .gcpause import CollectorPause
 from .models import SPECS
@@ -322,6 +323,19 @@ class GuitestHooks:
         if self.session.is_worker and self.session.deselected:
             self.config.workeroutput["guitest_deselected"] = [self.session.deselected, sorted(self.session.deselected_tags)]  # type: ignore[attr-defined]
         session.exitstatus = exit_status(session.exitstatus, code)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not self.session.config.shard:
+            return
+        part, parts = sharding.parse(self.session.config.shard)
+        kept: list[pytest.Item] = []
+        left: list[pytest.Item] = []
+        for item in items:  # only guitest's cases are split; other tests run in every part
+            (left if isinstance(item, GuitestItem) and sharding.part_of(item.nodeid, parts) != part else kept).append(item)
+        if left:
+            items[:] = kept
+            config.hook.pytest_deselected(items=left)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         cases = [item for item in items if isinstance(item, GuitestItem)]

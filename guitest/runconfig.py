@@ -22,6 +22,7 @@ from .models import SPECS
 from .models.base import Settings
 from .reporting.thumbnails import MODES as PICTURE_MODES
 from .secrets import redact_urls
+from . import sharding
 
 #: a check: the option's flag and its value -> what is wrong with the value, or None
 Check = Callable[[str, Any], "str | None"]
@@ -39,6 +40,14 @@ def option(default: Any = None, *, help: str, metavar: str | None = None, choice
 
 def _at_least_one(flag: str, value: int) -> str | None:
     return None if value >= 1 else f"{flag} must be at least 1"
+
+
+def _shard(flag: str, value: str) -> str | None:
+    try:
+        sharding.parse(value)
+    except sharding.ShardError as exc:
+        return str(exc)
+    return None
 
 
 def _browser_endpoints(flag: str, value: tuple[str, ...]) -> str | None:
@@ -138,6 +147,7 @@ class RunConfig:
     serve_host: str | None = option(metavar="HOST", help="live web tasks: the host name or address remote browsers reach this host's page servers by (default: --serve-bind)")
     lease_dir: str | None = option(metavar="DIR", help="live desktop tasks: lease the machines with lease files in DIR, a folder every host of the run mounts (NFS, a cluster file system), so guitest runs on several hosts sharing --env-url machines never drive one at once (docs/live.md, Fleets); default: locks on this host's disk, which hold between the processes of one host only")
     allow_unknown_state: bool = option(False, help="let the gate pass on live episodes that ran on a machine nothing reset before them (reset: none); by default such a run fails the gate")
+    shard: str | None = option(metavar="K/N", check=_shard, help="run part K of N of the selected cases, the same part on every run and machine (each case's part is a hash of its id); merge the parts' reports with `guitest merge` (README, Shards)")
     gate_exit_code: int = option(DEFAULT_EXIT_CODE, metavar="N", check=_not_pytests_own, help=f"exit status of a failed gate (default {DEFAULT_EXIT_CODE})")
 
     # what pytest was told: the rootdir, --lf, --collect-only, -n, and the command line (for the report)

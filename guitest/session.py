@@ -510,6 +510,7 @@ class Session:
                 "workers": config.workers,
                 "pytest_args": scrub_args(config.pytest_args),
                 "merged_into_report_of": merged_from,
+                "shard": config.shard,
                 "cache": self.cache_record(results),
                 **self.endpoint_record(results),
                 **rule,

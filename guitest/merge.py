@@ -1,0 +1,219 @@
+"""``guitest merge``: one report from the reports of a run's shards (``--shard=K/N``, :mod:`guitest.sharding`).
+
+The shards' cases are put together and the report is built again from them as the run builds it
+(:func:`guitest.reporting.report.build`, the suite's tables, task and headline from its suite file), so every case and
+figure equals the report of the same run made in one piece; only ``run`` differs (when, how long, ``merged_shards``).
+The gate of the suite (its thresholds, as the shards recorded them) applies to the whole.
+
+Refused, with a message naming the difference: reports of different suites, models, settings, data or success rules;
+a report that is not a shard; two reports of one part, or of different splits (K/N with another N); a case in two
+reports. A part that did not arrive is named; its cases cannot be counted, so the merged report is incomplete
+(``missing`` says which parts) and the gate fails.
+
+Episode screenshots are named relative to each shard's report folder; the merged report names them relative to its
+own folder (the shards' folders must still be where they were read, e.g. a CI job's downloaded artifacts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from . import sharding, strictjson
+from .errors import GuitestError
+from .models.endpoints import merged_stats
+from .suite import load_suite
+from .tasks import load_task
+from .reporting import gate as gate_mod
+from .reporting import html
+from .reporting import report as report_mod
+
+#: what every shard must have in common, by key path, and what a difference is called
+SAME = (
+    (("suite", "path"), "suite"),
+    (("model",), "model (its spec, profile, settings and endpoints)"),
+    (("suite", "settings"), "suite settings"),
+    (("run", "data"), "data"),
+    (("run", "success_rule"), "success rule"),
+    (("gate", "thresholds"), "gate thresholds"),
+)
+
+
+class MergeError(GuitestError):
+    """The reports cannot be merged into one; the message says which differ and how."""
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A shard's JSON report; MergeError naming the file when it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MergeError(f"{path}: cannot read a guitest JSON report: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or "suite" not in data:
+        raise MergeError(f"{path}: not a guitest JSON report (no suite and cases)")
+    return data
+
+
+def _at(report: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    value: Any = report
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def check(reports: list[tuple[Path, dict[str, Any]]]) -> tuple[int, list[int]]:
+    """The split the reports come from (N) and the parts missing; MergeError for reports that do not belong together."""
+    first_path, first = reports[0]
+    for path, report in reports[1:]:
+        for keys, what in SAME:
+            if _at(report, keys) != _at(first, keys):
+                shown = ".".join(keys)
+                raise MergeError(f"{path} and {first_path} differ in their {what} ({shown}): {json.dumps(_at(report, keys))[:200]} "
+                                 f"against {json.dumps(_at(first, keys))[:200]}; merge only the shards of one run")
+    parts: dict[int, Path] = {}
+    splits = set()
+    for path, report in reports:
+        shard = report.get("run", {}).get("shard")
+        if not shard:
+            raise MergeError(f"{path} is not a shard (its run had no --shard=K/N): merge the reports of runs with --shard")
+        part, n = sharding.parse(shard)
+        splits.add(n)
+        if part in parts:
+            raise MergeError(f"{path} and {parts[part]} are both part {part}/{n}: give each part once")
+        parts[part] = path
+    if len(splits) > 1:
+        raise MergeError(f"the reports come from different splits ({', '.join(f'N={n}' for n in sorted(splits))}): merge the parts of one --shard=K/N split")
+    n = splits.pop()
+    seen: dict[str, Path] = {}
+    for path, report in reports:
+        for case in report["cases"]:
+            if case["id"] in seen:
+                raise MergeError(f"case {case['id']} is in {seen[case['id']]} and in {path}: a case belongs to one part")
+            seen[case["id"]] = path
+    return n, [k for k in range(1, n + 1) if k not in parts]
+
+
+def _relocated(case: dict[str, Any], source: Path, target: Path) -> dict[str, Any]:
+    """``case`` with its episode's screenshots named relative to ``target`` instead of ``source`` (report folders)."""
+    episode = case.get("episode")
+    if not isinstance(episode, dict):
+        return case
+
+    def moved(name: Any) -> Any:
+        if not isinstance(name, str) or not name or os.path.isabs(name):
+            return name
+        return os.path.relpath(source / name, target)
+
+    steps = [{**step, "screenshot": moved(step.get("screenshot"))} if isinstance(step, dict) else step for step in episode.get("trajectory") or []]
+    return {**case, "episode": {**episode, "trajectory": steps, "final_screenshot": moved(episode.get("final_screenshot"))}}
+
+
+def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: bool = False) -> dict[str, Any]:
+    """The merged report of the shards' reports at ``paths`` (the suite file read under ``rootdir``), its episodes named
+    relative to ``out_dir``, gated."""
+    if not paths:
+        raise MergeError("give the JSON reports of the shards to merge: guitest merge reports-1/SUITE.json reports-2/SUITE.json ...")
+    reports = [(path, load(path)) for path in paths]
+    n, absent = check(reports)
+    first = reports[0][1]
+    key = first["suite"]["path"]
+    python_suite = key.endswith(".py")
+    suite = None
+    if not python_suite:
+        try:
+            suite = load_suite(rootdir / key)
+        except GuitestError as exc:
+            raise MergeError(f"the shards' suite file {key} must be readable under --rootdir {rootdir}: {exc}") from None
+    task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
+    results = [_relocated(case, path.parent.resolve(), out_dir.resolve()) for path, report in reports for case in report["cases"]]
+    missing = sorted({m for _, report in reports for m in report.get("missing", [])})
+    missing += [f"(part {k}/{n} of the run: its report was not given)" for k in absent]
+    runs = [report.get("run", {}) for _, report in reports]
+    started = min(str(r.get("started") or "") for r in runs)
+    cache = [r.get("cache") or {} for r in runs]
+    endpoints = [[{**e, "seconds": (e.get("latency_s") or 0) * e.get("replies", 0)} for e in r.get("endpoints") or []] for r in runs]
+    run = {
+        **runs[0],
+        "started": started,
+        "seconds": max(float(r.get("seconds") or 0) for r in runs),
+        "workers": sum(int(r.get("workers") or 0) for r in runs),
+        "pytest_args": [],
+        "shard": None,
+        "merged_shards": [{"path": str(path), "shard": report["run"]["shard"], "started": report["run"].get("started")} for path, report in reports],
+        "merged_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cache": {**cache[0], "attempts_answered_from_cache": sum(c.get("attempts_answered_from_cache", 0) for c in cache),
+                  "cases_answered_from_cache": sum(c.get("cases_answered_from_cache", 0) for c in cache)},
+    }
+    if any(endpoints):
+        run["endpoints"] = merged_stats(endpoints)
+    report = report_mod.build(
+        suite=first["suite"],
+        model=first["model"],
+        results=results,
+        n_selected=sum(int(r.get("n_selected", 0)) for _, r in reports),
+        missing=missing,
+        tags=list(suite.tables) if suite else sorted({t for r in results for t in r.get("tags", {})}),
+        cross=[list(c) for c in suite.cross] if suite else [],
+        average=suite.average if suite else "micro",
+        macro_over=suite.macro_over if suite else None,
+        gate={},
+        task=task,
+        run=run,
+    )
+    limits = first["gate"]["thresholds"]
+    failures, notes = gate_mod.check(limits, report, allow_unknown_state)
+    report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes,
+                      "passed": (not failures) if (limits.get("accuracy") is not None or limits.get("by")) else None}
+    return report
+
+
+def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
+    """The merged report as ``<suite>.json``, ``.md`` and ``.html`` in ``out_dir`` (screenshots linked where the shards'
+    reports name them); the paths written."""
+    name = report["suite"]["name"]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    problems = report_mod.validate(report)
+    if problems:
+        report["schema_problems"] = problems
+    files = {
+        out_dir / f"{name}.json": strictjson.encode(report_mod.json_text(report)),
+        out_dir / f"{name}.md": strictjson.encode(report_mod.markdown(report)),
+        out_dir / f"{name}.html": strictjson.encode(html.render(report, {}, out_dir.resolve(), out_dir.resolve())),
+    }
+    strictjson.write_together(files)
+    return list(files)
+
+
+def add_arguments(parser: Any) -> None:
+    """The ``guitest merge`` command's arguments."""
+    parser.add_argument("reports", nargs="+", type=Path, metavar="SHARD.json", help="the JSON reports of the shards of one run (each run with --shard=K/N)")
+    parser.add_argument("--rootdir", type=Path, default=Path("."), help="where the suite file the shards ran lies (its path as the reports name it), default .")
+    parser.add_argument("--report-dir", type=Path, default=Path("reports"), help="folder for the merged SUITE.json, .md and .html (default reports)")
+    parser.add_argument("--allow-unknown-state", action="store_true", help="as pytest's option: let the gate pass on live episodes run on a machine nothing reset")
+    parser.add_argument("--gate-exit-code", type=int, default=gate_mod.DEFAULT_EXIT_CODE, metavar="N", help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
+
+
+def run(args: Any) -> int:
+    """``guitest merge``: write the merged report; 0, the gate's exit code when it failed, or 11 when a part is missing
+    (as pytest's run would end)."""
+    from .session import INCOMPLETE_EXIT_CODE
+
+    report = merge(list(args.reports), args.rootdir, args.report_dir, args.allow_unknown_state)
+    paths = write(report, args.report_dir)
+    table = report_mod.text_table(report)
+    print(f"guitest merge: {report['suite']['name']}: {len(args.reports)} shard(s), {report['n_results']} results of {report['n_selected']} selected cases")
+    print("\n".join(table))
+    if not report["complete"]:
+        print(f"INCOMPLETE: {len(report['missing'])} case(s) or part(s) missing: {', '.join(report['missing'][:5])}")
+    gate = report["gate"]
+    if gate["failures"]:
+        print("GATE FAILED: " + "; ".join(gate["failures"]))
+    elif gate["passed"]:
+        print("gate passed")
+    print("reports: " + ", ".join(str(p) for p in paths))
+    if gate["failures"]:
+        return int(args.gate_exit_code)
+    return 0 if report["complete"] else INCOMPLETE_EXIT_CODE
