@@ -79,3 +79,18 @@ def test_any_json_value_gives_the_bytes_of_json_dumps(value: Any) -> None:
         assert request_body.dumps(value) == plain(value)
     finally:
         request_body.SPLICE_MIN = old
+
+
+def test_a_screenshot_as_verbatim_bytes_gives_the_body_of_its_str_and_is_never_a_str(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = os.urandom(90_000)
+    small = os.urandom(500)  # a short image too: spliced whatever its length
+    as_str = chat("data:image/png;base64," + base64.b64encode(data).decode())
+    as_str["messages"].append({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + base64.b64encode(small).decode()}}]})
+    verbatim = chat(request_body.Verbatim(b"data:image/png;base64,", base64.b64encode(data)))  # type: ignore[arg-type]
+    verbatim["messages"].append({"role": "user", "content": [{"type": "image_url", "image_url": {"url": request_body.Verbatim(b"data:image/jpeg;base64,", base64.b64encode(small))}}]})
+    decoded: list[bytes] = []
+    monkeypatch.setattr(request_body.Verbatim, "__str__", lambda self: decoded.append(b"") or "")  # the lean path never asks for a str
+    assert request_body.dumps(verbatim) == plain(as_str)
+    assert decoded == []
+    monkeypatch.undo()
+    assert request_body.as_text(verbatim) == as_str  # what the official client is given

@@ -19,6 +19,7 @@ ever printed or stored.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -192,27 +193,28 @@ class OpenAIChat(Model):
         data, mime, final = encode(sent.image, self.settings.max_image_bytes)
         return SentImage(image=final, size=final.size, data=data, mime=mime)
 
-    def messages(self, prompt: Prompt, image: SentImage) -> list[dict[str, Any]]:
+    def messages(self, prompt: Prompt, image: SentImage, verbatim: bool = False) -> list[dict[str, Any]]:
         """The chat messages: an optional system message, then the screenshot and the text (or, for a prompt with
-        ``parts``, its texts and images in order; for a conversation, each of its ``turns`` as a message)."""
+        ``parts``, its texts and images in order; for a conversation, each of its ``turns`` as a message); with
+        ``verbatim``, each screenshot as the bytes the lean client sends (:func:`_image_part`)."""
         if prompt.turns:
             said: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}] if prompt.system else []
             for role, parts in prompt.turns:
                 if role == "assistant" and all(isinstance(p, str) for p in parts):
                     said.append({"role": role, "content": "".join(str(p) for p in parts)})
                 else:
-                    said.append({"role": role, "content": [_image_part(prompt.images[p]) if isinstance(p, int) else {"type": "text", "text": p} for p in parts]})
+                    said.append({"role": role, "content": [_image_part(prompt.images[p], verbatim) if isinstance(p, int) else {"type": "text", "text": p} for p in parts]})
             return said
         if prompt.parts:
-            content = [_image_part(prompt.images[p]) if isinstance(p, int) else {"type": "text", "text": p} for p in prompt.parts]
+            content = [_image_part(prompt.images[p], verbatim) if isinstance(p, int) else {"type": "text", "text": p} for p in prompt.parts]
         else:
-            content = [_image_part(image), {"type": "text", "text": prompt.user}]
+            content = [_image_part(image, verbatim), {"type": "text", "text": prompt.user}]
         out: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}] if prompt.system else []
         out.append({"role": "user", "content": content})
         return out
 
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
-        messages = self.messages(prompt, image)
+        messages = self.messages(prompt, image, verbatim=self.settings.http_client == "stdlib")  # the lean client's body takes bytes
         last = ""
         tries = self.settings.retries + 1
         failed: Endpoint | None = None
@@ -355,9 +357,13 @@ def reply_text(content: Any, tool_calls: list[Any], finish_reason: str | None) -
     return text
 
 
-def _image_part(image: SentImage) -> dict[str, Any]:
+def _image_part(image: SentImage, verbatim: bool = False) -> dict[str, Any]:
+    """The message part of a screenshot: its data URI as a ``str``, or with ``verbatim`` as the bytes the lean client
+    puts in the request body as they are (:class:`~guitest.request_body.Verbatim`: the same body, byte for byte)."""
     if image.data is None or image.mime is None:
         raise ModelError("no image to send: preprocess() returned no encoded image")
+    if verbatim:
+        return {"type": "image_url", "image_url": {"url": request_body.Verbatim(f"data:{image.mime};base64,".encode("ascii"), base64.b64encode(image.data))}}
     return {"type": "image_url", "image_url": {"url": data_uri(image.data, image.mime)}}
 
 
