@@ -97,16 +97,29 @@ def suite_rule() -> str:
     return str(settings.get("success_rule") or rules.DEFAULT)
 
 
-def _record(task: str, seed: int, raw: float, seconds: float, reset_s: float, step_s: list[float], policy_s: float,
-            decisions: int, utterance: str, error: str | None, rule: str, reward: float | None = None) -> dict[str, Any]:
+def _record(
+    task: str, seed: int, raw: float, seconds: float, reset_s: float, step_s: list[float], policy_s: float, decisions: int, utterance: str, error: str | None, rule: str, reward: float | None = None
+) -> dict[str, Any]:
     """One episode in the form both sides report: success is the raw reward judged by ``rule`` on both
     (:func:`guitest.miniwob.rules.judge`), and no error."""
     from guitest.miniwob import rules
 
     success = error is None and rules.judge(rule, task, raw)[0]
-    return {"task": task, "seed": seed, "raw": raw, "success": success, "seconds": seconds, "reset_s": reset_s,
-            "step_s": step_s, "policy_s": policy_s, "decisions": decisions, "actions": len(step_s), "utterance": utterance,
-            "error": error, "reward": reward}
+    return {
+        "task": task,
+        "seed": seed,
+        "raw": raw,
+        "success": success,
+        "seconds": seconds,
+        "reset_s": reset_s,
+        "step_s": step_s,
+        "policy_s": policy_s,
+        "decisions": decisions,
+        "actions": len(step_s),
+        "utterance": utterance,
+        "error": error,
+        "reward": reward,
+    }
 
 
 def guitest_side(job: dict[str, Any]) -> dict[str, Any]:
@@ -135,8 +148,7 @@ def browsergym_side(raw: dict[str, Any], rule: str) -> dict[str, Any]:
         error = None if e["done"] else f"the task never ended ({e['end']})"
         if e["errors"]:
             error = "; ".join(e["errors"])
-        record = _record(e["task"], e["seed"], e["raw"], e["seconds"], e["reset_seconds"], e["step_seconds"], e["policy_seconds"],
-                         e["decisions"], e["utterance"], error, rule, e["reward"])
+        record = _record(e["task"], e["seed"], e["raw"], e["seconds"], e["reset_seconds"], e["step_seconds"], e["policy_seconds"], e["decisions"], e["utterance"], error, rule, e["reward"])
         episodes.append({**record, "reset_parts": e.get("reset_parts", {}), "step_parts": e.get("step_parts", {})})
     return {"wall_seconds": raw["wall_seconds"], "episodes": episodes, "versions": raw.get("versions", {})}
 
@@ -153,9 +165,14 @@ def run_side(side: str, settings: str, args: argparse.Namespace, jobs: list[list
     if side == "guitest":
         command = [sys.executable, str(Path(__file__).resolve()), "--side", "guitest", "--job"]
     else:
-        job.update(scripts={task: script(task) for task, _ in jobs}, keys=PLAYWRIGHT_KEYS, settings=SETTINGS[settings],
-                   miniwob_url="file://" + html_dir({}).rstrip("/") + "/miniwob/", browsers_path=str(work / "pw-browsers"),
-                   chromium=executable({}))
+        job.update(
+            scripts={task: script(task) for task, _ in jobs},
+            keys=PLAYWRIGHT_KEYS,
+            settings=SETTINGS[settings],
+            miniwob_url="file://" + html_dir({}).rstrip("/") + "/miniwob/",
+            browsers_path=str(work / "pw-browsers"),
+            chromium=executable({}),
+        )
         command = [args.bg_python, str(DRIVER)]
     path = work / f"{tag}.job.json"
     path.write_text(json.dumps(job))
@@ -180,9 +197,14 @@ def figures(run: dict[str, Any]) -> dict[str, Any]:
     steps = [s for e in eps for s in e["step_s"]]
     decisions = sum(e["decisions"] for e in eps)
     return {
-        "n": len(eps), "success": sum(e["success"] for e in eps), "wall": run["wall_seconds"], "per_s": len(eps) / run["wall_seconds"],
-        "episode": statistics.median(e["seconds"] for e in eps), "reset": statistics.median(e["reset_s"] for e in eps),
-        "step": statistics.median(steps) if steps else 0.0, "actions": len(steps),
+        "n": len(eps),
+        "success": sum(e["success"] for e in eps),
+        "wall": run["wall_seconds"],
+        "per_s": len(eps) / run["wall_seconds"],
+        "episode": statistics.median(e["seconds"] for e in eps),
+        "reset": statistics.median(e["reset_s"] for e in eps),
+        "step": statistics.median(steps) if steps else 0.0,
+        "actions": len(steps),
         "per_step": sum(e["seconds"] for e in eps) / max(1, len(steps)),
         "decision": sum(e["policy_s"] for e in eps) / max(1, decisions),
     }
@@ -211,15 +233,13 @@ def table(runs: list[dict[str, Any]]) -> list[str]:
         mine = [r for r in runs if label(r) == name]
         fs = [figures(r) for r in mine]
         lead = "-" if name == "guitest" else ", ".join(f"{ours[r['repeat']] / f['per_s']:.1f}x" for r, f in zip(mine, fs, strict=True) if r["repeat"] in ours)
-        lines.append(f"| {name} | {statistics.median(f['per_s'] for f in fs):.2f} | {statistics.median(f['episode'] for f in fs):.3f} | "
-                     f"{statistics.median(f['step'] for f in fs):.3f} | {lead} |")
+        lines.append(f"| {name} | {statistics.median(f['per_s'] for f in fs):.2f} | {statistics.median(f['episode'] for f in fs):.3f} | {statistics.median(f['step'] for f in fs):.3f} | {lead} |")
     return lines
 
 
 def breakdown(runs: list[dict[str, Any]]) -> list[str]:
     """Where BrowserGym's reset and step go, per settings over every repeat: mean seconds per reset and per step."""
-    lines = ["| BrowserGym settings | reset s: " + " / ".join(RESET_PARTS) + " / the rest | `step` s: " + " / ".join(STEP_PARTS) + " / the rest |",
-             "|---|---|---|"]
+    lines = ["| BrowserGym settings | reset s: " + " / ".join(RESET_PARTS) + " / the rest | `step` s: " + " / ".join(STEP_PARTS) + " / the rest |", "|---|---|---|"]
     for settings in dict.fromkeys(r["settings"] for r in runs if r["side"] != "guitest"):
         eps = [e for r in runs if r["side"] != "guitest" and r["settings"] == settings for e in r["episodes"] if e["step_s"]]
         if not eps:
@@ -248,8 +268,7 @@ def notes(runs: list[dict[str, Any]]) -> tuple[list[str], bool]:
         pairs = list(zip(ours["episodes"], theirs["episodes"], strict=False))  # the shorter run bounds the comparison
         same = [a["task"] for a, b in pairs if a["utterance"] == b["utterance"]]
         differ = sorted({a["task"] for a, b in pairs if a["utterance"] != b["utterance"]})
-        lines.append(f"- Same task instance (the same utterance) on both sides: {len(same)} of {len(pairs)} episodes"
-                     + (f"; differing: {', '.join(differ)}" if differ else "") + ".")
+        lines.append(f"- Same task instance (the same utterance) on both sides: {len(same)} of {len(pairs)} episodes" + (f"; differing: {', '.join(differ)}" if differ else "") + ".")
     for run in runs:
         if run["side"] != "guitest":
             won = sum(1 for e in run["episodes"] if (e["reward"] or 0) > 0)

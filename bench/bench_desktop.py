@@ -75,7 +75,7 @@ def main() -> int:
         time.sleep(2.0)
         results["screenshot, full screen of text"] = summary(timed(client.screenshot, args.steps))
         client.reset_desktop()
-        points = iter(range(10 ** 6))
+        points = iter(range(10**6))
         results["action warm"] = summary(timed(lambda: client.run_pyautogui(f"pyautogui.moveTo({100 + next(points) % 500}, 300)"), args.steps))
         cold = "import sys; import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.moveTo({}, 300)"
         results["action cold"] = summary(timed(lambda: client.execute(["python", "-c", cold.format(100 + next(points) % 500)]), max(5, args.steps // 3)))

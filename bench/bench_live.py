@@ -170,13 +170,21 @@ def through_pytest(seeds: int, workers: int, work: str) -> dict[str, Any]:
     (folder / "tasks.yaml").write_text(yaml.safe_dump(tasks))
     script = {key: [{"policy": acts, "convention": "guitest", "space": "normalized"}] * (10 * seeds) for key, acts in STEPS.items()}
     with fakeserver.serve(Path(work), script=script) as server:
-        done, run_s, wall = _timed_pytest([str(folder / "suite.yaml"), "--model=openai:agent", f"--base-url={server.base_url}", "--cache=off",
-                                           f"--report-dir={folder / 'reports'}", *(["-n", str(workers)] if workers else [])], work, f"live_{workers}")
+        done, run_s, wall = _timed_pytest(
+            [str(folder / "suite.yaml"), "--model=openai:agent", f"--base-url={server.base_url}", "--cache=off", f"--report-dir={folder / 'reports'}", *(["-n", str(workers)] if workers else [])],
+            work,
+            f"live_{workers}",
+        )
     report = json.loads((folder / "reports" / "live_app.json").read_text())
     n = report["n_results"]
     return {
-        "workers": workers, "episodes": n, "steps": sum(c["steps"] for c in report["cases"]), "run_s": run_s, "wall_s": wall,
-        "episodes_per_second": n / run_s, "success_rate": report["task_metrics"]["success"]["overall"]["success_rate"],
+        "workers": workers,
+        "episodes": n,
+        "steps": sum(c["steps"] for c in report["cases"]),
+        "run_s": run_s,
+        "wall_s": wall,
+        "episodes_per_second": n / run_s,
+        "success_rate": report["task_metrics"]["success"]["overall"]["success_rate"],
         "exit": done.returncode,
     }
 
@@ -194,8 +202,14 @@ def oracle_through_pytest(workers: int, concurrency: int | None, work: str) -> d
     report = json.loads((reports / "miniwob.json").read_text())
     n = report["n_results"]
     return {
-        "workers": workers, "concurrency": concurrency, "episodes": n, "run_s": run_s, "wall_s": wall, "episodes_per_second": n / run_s,
-        "success_rate": report["task_metrics"]["success"]["overall"]["success_rate"], "exit": done.returncode,
+        "workers": workers,
+        "concurrency": concurrency,
+        "episodes": n,
+        "run_s": run_s,
+        "wall_s": wall,
+        "episodes_per_second": n / run_s,
+        "success_rate": report["task_metrics"]["success"]["overall"]["success_rate"],
+        "exit": done.returncode,
     }
 
 
@@ -216,6 +230,7 @@ def _timed_pytest(args: list[str], work: str, tag: str) -> tuple[Any, float, flo
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
     return done, json.loads(timing.read_text())["run_s"], wall
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

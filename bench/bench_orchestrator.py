@@ -83,8 +83,10 @@ def main() -> None:
     compose((1920, 1080), seed=7).save(buf, "PNG")
     shot = buf.getvalue()
     ctx = multiprocessing.get_context("spawn")
-    print(f"screenshot 1920x1080, {len(shot) / 1e6:.2f} MB; model {opts.latency:g} s per step; {opts.steps} steps per episode; "
-          f"{opts.episodes_per_machine} episodes per machine; {'serial' if not opts.workers else f'-n {opts.workers}'}")
+    print(
+        f"screenshot 1920x1080, {len(shot) / 1e6:.2f} MB; model {opts.latency:g} s per step; {opts.steps} steps per episode; "
+        f"{opts.episodes_per_machine} episodes per machine; {'serial' if not opts.workers else f'-n {opts.workers}'}"
+    )
     print("| machines | episodes | steps | wall s | steps/s | ideal steps/s | reached | CPU ms per step |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,9 +105,23 @@ def main() -> None:
                 for i in range(episodes):
                     task = {"instruction": f"Task {i}: do the thing.", "evaluator": {"func": "infeasible"}}
                     (suite / "examples" / "a" / f"t{i}.json").write_text(json.dumps(task))
-                args = [sys.executable, "-m", "pytest", "suites/fleet", "--model=openai:agent", f"--base-url={model.base_url}",
-                        *(f"--env-url={u}" for u in urls), f"--concurrency={count}", f"--max-steps={opts.steps}", "--cache=off",
-                        "--allow-unknown-state", "-q", "-p", "no:cacheprovider", *(["-n", str(opts.workers)] if opts.workers else [])]
+                args = [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "suites/fleet",
+                    "--model=openai:agent",
+                    f"--base-url={model.base_url}",
+                    *(f"--env-url={u}" for u in urls),
+                    f"--concurrency={count}",
+                    f"--max-steps={opts.steps}",
+                    "--cache=off",
+                    "--allow-unknown-state",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    *(["-n", str(opts.workers)] if opts.workers else []),
+                ]
                 wall, cpu, _ = cpu_of(args, folder)
                 stop.set()
                 proc.join(timeout=10)
@@ -114,8 +130,7 @@ def main() -> None:
                 errors = report["overall"].get("error", 0)
                 ideal = count / opts.latency
                 rate = steps / wall
-                print(f"| {count} | {episodes}{f' ({errors} errors)' if errors else ''} | {steps} | {wall:.1f} | {rate:.1f} | {ideal:.1f} | "
-                      f"{rate / ideal:.0%} | {1000 * cpu / max(steps, 1):.1f} |")
+                print(f"| {count} | {episodes}{f' ({errors} errors)' if errors else ''} | {steps} | {wall:.1f} | {rate:.1f} | {ideal:.1f} | {rate / ideal:.0%} | {1000 * cpu / max(steps, 1):.1f} |")
 
 
 if __name__ == "__main__":

@@ -40,8 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-REPLY = json.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [
-    {"index": 0, "message": {"role": "assistant", "content": "(100, 200)"}, "finish_reason": "stop"}]}).encode()
+REPLY = json.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "(100, 200)"}, "finish_reason": "stop"}]}).encode()
 INSTRUCTION = "Click the Save button in the toolbar."
 
 
@@ -87,8 +86,15 @@ def minimal(paths: list[Path], port: int, rounds: int) -> float:
         for path in paths:
             data = path.read_bytes()
             b64 = base64.b64encode(data)
-            body = b"".join((b'{"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,',
-                             b64, b'"}}, {"type": "text", "text": "', INSTRUCTION.encode(), b'"}]}], "temperature": 0.0, "max_tokens": 512}'))
+            body = b"".join(
+                (
+                    b'{"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,',
+                    b64,
+                    b'"}}, {"type": "text", "text": "',
+                    INSTRUCTION.encode(),
+                    b'"}]}], "temperature": 0.0, "max_tokens": 512}',
+                )
+            )
             conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
             json.loads(conn.getresponse().read())
     used = time.process_time() - start

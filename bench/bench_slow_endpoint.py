@@ -45,13 +45,24 @@ endpoints.EndpointPool.pick = pick
 
 def rows(cases: int) -> list:
     per = 6
-    return [("desktop", f"shot{n}.png", (400, 300), [(10 + 40 * k, 10, 30, 20, f"target {n}-{k}", "text", "windows") for k in range(per)])
-            for n in range(max(cases // per, 1))]
+    return [("desktop", f"shot{n}.png", (400, 300), [(10 + 40 * k, 10, 30, 20, f"target {n}-{k}", "text", "windows") for k in range(per)]) for n in range(max(cases // per, 1))]
 
 
 def run(folder: Path, urls: list[str], concurrency: int, workers: int) -> tuple[float, dict[str, int]]:
-    args = [sys.executable, "-m", "pytest", "suites/tiny", "--model=openai:agent", *(f"--base-url={u}" for u in urls),
-            f"--concurrency={concurrency}", "--cache=off", "-q", "-p", "no:cacheprovider", *(["-n", str(workers)] if workers else [])]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites/tiny",
+        "--model=openai:agent",
+        *(f"--base-url={u}" for u in urls),
+        f"--concurrency={concurrency}",
+        "--cache=off",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *(["-n", str(workers)] if workers else []),
+    ]
     started = time.perf_counter()
     done = subprocess.run(args, cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     wall = time.perf_counter() - started

@@ -171,9 +171,20 @@ def episode(env: Any, seed: int, script: str, keys: dict[str, str], max_steps: i
     else:
         done, raw_reward = task_info.get("DONE_GLOBAL"), task_info.get("RAW_REWARD_GLOBAL")
     return {
-        "seconds": time.perf_counter() - started, "reset_seconds": reset_s, "step_seconds": step_s, "policy_seconds": policy_s,
-        "decisions": decisions, "actions": len(step_s), "end": end, "done": bool(done), "raw": float(raw_reward or 0),
-        "reward": float(reward), "utterance": str(obs.get("goal", "")), "errors": errors, "reset_parts": reset_parts, "step_parts": step_parts,
+        "seconds": time.perf_counter() - started,
+        "reset_seconds": reset_s,
+        "step_seconds": step_s,
+        "policy_seconds": policy_s,
+        "decisions": decisions,
+        "actions": len(step_s),
+        "end": end,
+        "done": bool(done),
+        "raw": float(raw_reward or 0),
+        "reward": float(reward),
+        "utterance": str(obs.get("goal", "")),
+        "errors": errors,
+        "reset_parts": reset_parts,
+        "step_parts": step_parts,
     }
 
 
@@ -196,8 +207,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     for task, seed in job["jobs"]:
         by_task.setdefault(task, []).append(seed)
     for task, seeds in by_task.items():
-        env = gym.make(f"browsergym/miniwob.{task}", headless=True, pw_chromium_kwargs={"executable_path": job["chromium"]},
-                       action_mapping=action_set.to_python_code, **kwargs)
+        env = gym.make(f"browsergym/miniwob.{task}", headless=True, pw_chromium_kwargs={"executable_path": job["chromium"]}, action_mapping=action_set.to_python_code, **kwargs)
         script = WRAPPER % job["scripts"][task]
         for seed in seeds:
             try:

@@ -726,7 +726,10 @@ class Bench:
         r["plain"] = json.loads(out_file.read_text()) if out_file.exists() else {}
         r["shown"] = " ".join(_shell(c) for c in _display(cmd, self.base_url))
         self.results["runs"][name] = r
-        print(f"  {name}: {r['wall_s']:.2f} s (loop {r['plain'].get('seconds', float('nan')):.2f} s), rc {r['rc']}, CPU {r['tree_cpu_s']:.1f} s, server {r['extra_cpu_s'].get('server', 0):.1f} s, others' CPU {r['others_cpu_s']:.1f} s", flush=True)
+        print(
+            f"  {name}: {r['wall_s']:.2f} s (loop {r['plain'].get('seconds', float('nan')):.2f} s), rc {r['rc']}, CPU {r['tree_cpu_s']:.1f} s, server {r['extra_cpu_s'].get('server', 0):.1f} s, others' CPU {r['others_cpu_s']:.1f} s",
+            flush=True,
+        )
         return r
 
     def check_pictures(self, name: str, suite: Path) -> None:
@@ -739,7 +742,7 @@ class Bench:
         base = self.work / "reports"
         embedded = sum(s.startswith("data:image/") for s in srcs)
         linked_ok = sum((base / urllib.parse.unquote(s)).is_file() for s in srcs if not s.startswith("data:"))
-        self.results["runs"][name]["pictures"] = {"cards": page.count("<article class=\"card"), "embedded": embedded, "linked_existing": linked_ok, "html_mb": round(len(page.encode()) / 2**20, 1)}
+        self.results["runs"][name]["pictures"] = {"cards": page.count('<article class="card'), "embedded": embedded, "linked_existing": linked_ok, "html_mb": round(len(page.encode()) / 2**20, 1)}
 
     def pro(self) -> None:
         """Full-size ScreenSpot-Pro runs at default settings, interleaved with the plain client, then the picture options."""
@@ -774,7 +777,13 @@ class Bench:
         print(f"  thumbnails, CPU ms per image: {d['cpu_ms_per_image']}", flush=True)
         for thumbs in (False, True):
             name = f"pro_harness_4k{'_thumb' if thumbs else ''}"
-            d = self.child(name, "harness", ["--suite", str(suite), "--model", "openai:bench", "--profile", "generic", "--resize", "auto", "--only-size", "3840x2160", "--n", str(PRO_HARNESS_4K)] + (["--thumbnails"] if thumbs else []), timeout=900)
+            d = self.child(
+                name,
+                "harness",
+                ["--suite", str(suite), "--model", "openai:bench", "--profile", "generic", "--resize", "auto", "--only-size", "3840x2160", "--n", str(PRO_HARNESS_4K)]
+                + (["--thumbnails"] if thumbs else []),
+                timeout=900,
+            )
             print(f"  {name}: {d['cpu_ms_per_case']:.0f} ms CPU per 4K case, {d['stages_ms']}", flush=True)
 
     def extra_server(self, tag: str) -> tuple[subprocess.Popen[bytes], int]:
@@ -807,6 +816,7 @@ class Bench:
             second, port = (None, free_port()) if scenario == "dead" else self.extra_server(scenario)
             killer = None
             if scenario == "killed":
+
                 def kill_after(proc: subprocess.Popen[bytes] = second, url: str = f"http://127.0.0.1:{port}/stats") -> None:
                     while proc.poll() is None:
                         try:
@@ -882,9 +892,14 @@ class Bench:
             except (OSError, ValueError):
                 r["timing"] = {}
             runs.append(r)
-            print(f"  {name}: {r['wall_s']:.2f} s (run phase {r['timing'].get('run_s', float('nan')):.2f} s), rc {r['rc']}, tree CPU {r['tree_cpu_s']:.1f} s, others' CPU {r['others_cpu_s']:.1f} s: {' | '.join(r['tail'][-1:])}", flush=True)
+            print(
+                f"  {name}: {r['wall_s']:.2f} s (run phase {r['timing'].get('run_s', float('nan')):.2f} s), rc {r['rc']}, tree CPU {r['tree_cpu_s']:.1f} s, others' CPU {r['others_cpu_s']:.1f} s: {' | '.join(r['tail'][-1:])}",
+                flush=True,
+            )
         best = min(runs, key=lambda r: r["timing"].get("run_s", r["wall_s"]) if r["timing"].get("run_s") else r["wall_s"])
-        best = dict(best, walls=[round(r["wall_s"], 2) for r in runs], run_phases=[round(r["timing"].get("run_s", -1), 2) for r in runs], shown=" ".join(_shell(c) for c in _display(cmd, self.base_url)))
+        best = dict(
+            best, walls=[round(r["wall_s"], 2) for r in runs], run_phases=[round(r["timing"].get("run_s", -1), 2) for r in runs], shown=" ".join(_shell(c) for c in _display(cmd, self.base_url))
+        )
         self.results["runs"][name] = best
         return best
 
@@ -914,7 +929,11 @@ class Bench:
                     for conc in (CONC, 2 * CONC):
                         best = None
                         for _ in range(rep):
-                            d = self.child(f"ref_{client}_c{conc}", "reference", ["--suite", str(suites["small"]), "--base-url", self.base_url, "--client", client, "--n", str(N_SMALL), "--concurrency", str(conc)])
+                            d = self.child(
+                                f"ref_{client}_c{conc}",
+                                "reference",
+                                ["--suite", str(suites["small"]), "--base-url", self.base_url, "--client", client, "--n", str(N_SMALL), "--concurrency", str(conc)],
+                            )
                             best = d if best is None or d["seconds"] < best["seconds"] else best
                             print(f"  {client} c={conc}: {d['seconds']:.2f} s, client CPU {d['cpu_s']:.2f} s", flush=True)
                         self.results["runs"][f"ref_{client}_c{conc}"] = best
@@ -1110,7 +1129,11 @@ def render(res: dict[str, Any]) -> str:
             floor = math.ceil(N_SMALL / inflight) * LATENCY if inflight else None
             roles = r["roles"]
             cpu = f"{roles.get('main', {}).get('cpu_s', 0):.1f}, {roles.get('worker', {}).get('cpu_s', 0):.1f}, {r.get('extra_cpu_s', {}).get('server', 0):.1f}"
-            rss = f"{roles.get('main', {}).get('peak_rss_mb', 0):.0f} / {roles.get('worker', {}).get('peak_rss_mb', 0):.0f}" if "worker" in roles else f"{roles.get('main', {}).get('peak_rss_mb', 0):.0f} / -"
+            rss = (
+                f"{roles.get('main', {}).get('peak_rss_mb', 0):.0f} / {roles.get('worker', {}).get('peak_rss_mb', 0):.0f}"
+                if "worker" in roles
+                else f"{roles.get('main', {}).get('peak_rss_mb', 0):.0f} / -"
+            )
             ratio = run_s / ideal if (ideal and run_s) else None
             refs = f"{run_s / refrun['seconds']:.2f}" if (refrun and run_s) else "-"
             # the issue's target: at --concurrency=32, within 15% of 1000 x 0.1 / 32 = 3.125 s, with and without -n 2
@@ -1128,8 +1151,11 @@ def render(res: dict[str, Any]) -> str:
             )
         p0, p2 = g("plain_pytest_n0"), g("plain_pytest_n2")
         if p0 and p2:
-            out += ["", f"pytest-xdist's own cost, without guitest: 1000 empty tests take {p0['wall_s']:.2f} s serially and {p2['wall_s']:.2f} s with `-n 2` "
-                    f"(CPU of all processes {p0['tree_cpu_s']:.1f} s and {p2['tree_cpu_s']:.1f} s; others' CPU {p0['others_cpu_s']:.1f} and {p2['others_cpu_s']:.1f} s)."]
+            out += [
+                "",
+                f"pytest-xdist's own cost, without guitest: 1000 empty tests take {p0['wall_s']:.2f} s serially and {p2['wall_s']:.2f} s with `-n 2` "
+                f"(CPU of all processes {p0['tree_cpu_s']:.1f} s and {p2['tree_cpu_s']:.1f} s; others' CPU {p0['others_cpu_s']:.1f} and {p2['others_cpu_s']:.1f} s).",
+            ]
         out += ["", "Reference clients (1000 requests, same payloads):", "", "| client | concurrency | seconds | / ideal | client CPU s |", "|---|---|---|---|---|"]
         for name, conc in (("ref_openai_c32", 32), ("ref_openai_c64", 64), ("ref_httpx_c32", 32), ("ref_httpx_c64", 64)):
             r = g(name)
@@ -1140,8 +1166,11 @@ def render(res: dict[str, Any]) -> str:
             out += ["", f"`pytest SUITE --collect-only -q` on the 1000-case suite takes {co['wall_s']:.2f} s."]
         srv = (g("default_n2_c32") or {}).get("server")
         if srv:
-            out += ["", f"Server check (`default_n2_c32`): {srv['requests']} requests, at most {srv['max_inflight']} in flight, {srv['max_connections']} connections. "
-                    "mean in flight = the server's time-weighted count of requests in flight between the first request and the last reply (`bench/server.py` `/stats`)."]
+            out += [
+                "",
+                f"Server check (`default_n2_c32`): {srv['requests']} requests, at most {srv['max_inflight']} in flight, {srv['max_connections']} connections. "
+                "mean in flight = the server's time-weighted count of requests in flight between the first request and the last reply (`bench/server.py` `/stats`).",
+            ]
         out.append("")
     # harness
     hs = [(k, v) for k, v in runs.items() if k.startswith("harness_")]
@@ -1195,25 +1224,36 @@ def render(res: dict[str, Any]) -> str:
         r = g("collect_100k_n0_qq")
         if r:
             rss = r["roles"].get("main", {}).get("peak_rss_mb", 0)
-            out.append(f"| `collect_100k_n0_qq` (`--collect-only -qq`: the same without printing 100,000 ids) | {r['wall_s']:.1f} | < 10 s: {'met' if r['wall_s'] < TARGETS['collect_s'] else 'NOT met'} | {rss:.0f} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |")
+            out.append(
+                f"| `collect_100k_n0_qq` (`--collect-only -qq`: the same without printing 100,000 ids) | {r['wall_s']:.1f} | < 10 s: {'met' if r['wall_s'] < TARGETS['collect_s'] else 'NOT met'} | {rss:.0f} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |"
+            )
         r = g("collect_100k_n0")
         if r:
             rss = r["roles"].get("main", {}).get("peak_rss_mb", 0)
-            out.append(f"| `collect_100k_n0` (`--collect-only`) | {r['wall_s']:.1f} | < 10 s: {'met' if r['wall_s'] < TARGETS['collect_s'] else 'NOT met'} | {rss:.0f} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |")
+            out.append(
+                f"| `collect_100k_n0` (`--collect-only`) | {r['wall_s']:.1f} | < 10 s: {'met' if r['wall_s'] < TARGETS['collect_s'] else 'NOT met'} | {rss:.0f} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |"
+            )
         r = g("run_100k_oracle_n0")
         if r:
             rss = r["roles"].get("main", {}).get("peak_rss_mb", 0)
             done = r["rc"] in (0, 1)
-            out.append(f"| `run_100k_oracle_n0` (whole run, serial: the one process is the worker) | {r['wall_s']:.1f} | - | {rss:.0f}{'' if done else ' (run cut off)'} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |")
+            out.append(
+                f"| `run_100k_oracle_n0` (whole run, serial: the one process is the worker) | {r['wall_s']:.1f} | - | {rss:.0f}{'' if done else ' (run cut off)'} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |"
+            )
         r = g("run_100k_oracle_n2")
         if r:
             rss = r["roles"].get("worker", {}).get("peak_rss_mb", 0)
             main = r["roles"].get("main", {}).get("peak_rss_mb", 0)
             done = r["rc"] in (0, 1)
-            out.append(f"| `run_100k_oracle_n2` (whole run, `-n 2`: the larger worker; the controller peaked at {main:.0f} MB) | {r['wall_s']:.1f} | - | {rss:.0f}{'' if done else ' (run cut off)'} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |")
+            out.append(
+                f"| `run_100k_oracle_n2` (whole run, `-n 2`: the larger worker; the controller peaked at {main:.0f} MB) | {r['wall_s']:.1f} | - | {rss:.0f}{'' if done else ' (run cut off)'} | {'met' if rss < TARGETS['worker_rss_mb'] else 'NOT met'} | {r['others_cpu_s']:.1f} |"
+            )
         c = g("collect_inproc")
         if c:
-            out += ["", f"In-process (no pytest): suite file {c['suite_s']:.2f} s; reading + validating {c['n']} rows {c['read_and_validate_s']:.1f} s; checking the rows alone would take {', '.join(f'{v:.2f} s with {k}' for k, v in c.get('row_check_s', {}).items())}; the process grew by {c['samples_mb_python_peak']:.0f} MB (RSS) while reading them."]
+            out += [
+                "",
+                f"In-process (no pytest): suite file {c['suite_s']:.2f} s; reading + validating {c['n']} rows {c['read_and_validate_s']:.1f} s; checking the rows alone would take {', '.join(f'{v:.2f} s with {k}' for k, v in c.get('row_check_s', {}).items())}; the process grew by {c['samples_mb_python_peak']:.0f} MB (RSS) while reading them.",
+            ]
         s0, s1 = g("mem_10k_startup_n0"), g("mem_10k_oracle_n0")
         coll = (g("collect_100k_n0") or {}).get("roles", {}).get("main", {}).get("peak_rss_mb", 0)
         if s0 and s1:
@@ -1314,14 +1354,18 @@ def render_pro(res: dict[str, Any]) -> str:
         + (f" (the guitest package imported from the scratch copy `--pythonpath {res['pythonpath']}`)" if res.get("pythonpath") else "")
         + ". Before each run the bench waited "
         f"(at most --quiet-wait s) for a second in which other programs used under --quiet-cores; busy cores seen then: median "
-        f"{statistics.median(quiet):.2f}, max {max(quiet):.2f}. \"others\" is the CPU other programs used during a run (/proc/stat): "
+        f'{statistics.median(quiet):.2f}, max {max(quiet):.2f}. "others" is the CPU other programs used during a run (/proc/stat): '
         "where it is high, the machine was shared and the wall times are upper bounds.",
         "",
         f"Data (`bench/make_pro.py`): {data.get('cases', '?')} cases, the real ScreenSpot-Pro annotation rows, each with its own PNG at the row's "
         f"`img_size` (1920x1080 .. 6016x3384), tiled from real UI screenshots with a photo-like document panel: {data.get('image_bytes', 0) / 1e9:.2f} GB, "
         f"mean {data.get('mean_mb', '?')} MB, largest {data.get('max_mb', '?')} MB, {data.get('bytes_per_pixel', '?')} bytes per pixel "
         "(the real set: 3.4 GB, 2.1 MB mean, 0.37 bytes per pixel). "
-        + (f"Generating them took {data['generated_s']:.0f} s ({data['made']} images, {data.get('made_cpu_s') or 0:.0f} s of CPU in {os.cpu_count()} processes), once; later runs reuse them." if data.get("generated_s") else ""),
+        + (
+            f"Generating them took {data['generated_s']:.0f} s ({data['made']} images, {data.get('made_cpu_s') or 0:.0f} s of CPU in {os.cpu_count()} processes), once; later runs reuse them."
+            if data.get("generated_s")
+            else ""
+        ),
         "",
         f"Server: `bench/server.py` on loopback, every reply after 100 ms; `--concurrency={CONC}`. The plain client (`bench/plain_client.py`) reads each "
         "file, base64s it, sends it with the instruction and reads the reply, 32 at a time: in one asyncio loop with `openai.AsyncOpenAI` "
@@ -1340,8 +1384,10 @@ def render_pro(res: dict[str, Any]) -> str:
 
     def row(label: str, po: float | None, g0: float | None, ph: float | None, g2: float | None, pt: float | None, p0: str, p2: str, others: str) -> str:
         both = "met" if verdict(g0, po) == verdict(g2, po) == "met" else f"{verdict(g0, po)}, {verdict(g2, po)}"
-        return (f"| {label} | {_f(po, 1)} | {_f(g0, 1)}{p0} | {_f(ph, 1)} | {_f(g2, 1)}{p2} | {_f(pt, 1)} | {ratio(g0, po)} | {ratio(g2, po)} | {both} | "
-                f"{ratio(g0, ph)}, {ratio(g2, ph)} | {ratio(g0, pt)}, {ratio(g2, pt)} | {others} |")
+        return (
+            f"| {label} | {_f(po, 1)} | {_f(g0, 1)}{p0} | {_f(ph, 1)} | {_f(g2, 1)}{p2} | {_f(pt, 1)} | {ratio(g0, po)} | {ratio(g2, po)} | {both} | "
+            f"{ratio(g0, ph)}, {ratio(g2, ph)} | {ratio(g0, pt)}, {ratio(g2, pt)} | {others} |"
+        )
 
     for i in reps:
         names = [f"{k}_r{i}" for k in kinds]
@@ -1349,6 +1395,7 @@ def render_pro(res: dict[str, Any]) -> str:
         po, g0, ph, g2, pt = (wall(n) for n in names)
         out.append(row(str(i), po, g0, ph, g2, pt, f" ({phase(names[1])})", f" ({phase(names[3])})", others))
     if reps:
+
         def best(prefix: str) -> float | None:
             vals = [w for w in (wall(f"{prefix}_r{i}") for i in reps) if w]
             return min(vals) if vals else None
@@ -1360,8 +1407,13 @@ def render_pro(res: dict[str, Any]) -> str:
         if p:
             pics.setdefault((p["cards"], p["linked_existing"], p["embedded"], p["html_mb"]), []).append(f"`{k}`")
     if pics:
-        out += ["", "The HTML report of each run (`reports/bench_pro.html`, checked after the run):", "",
-                "| runs | cards | pictures linked (to a file that exists) | pictures embedded | page MB |", "|---|---|---|---|---|"]
+        out += [
+            "",
+            "The HTML report of each run (`reports/bench_pro.html`, checked after the run):",
+            "",
+            "| runs | cards | pictures linked (to a file that exists) | pictures embedded | page MB |",
+            "|---|---|---|---|---|",
+        ]
         out += [f"| {', '.join(names)} | {c} | {linked} | {emb} | {mb} |" for (c, linked, emb, mb), names in pics.items()]
     out += [
         "",
@@ -1414,7 +1466,8 @@ def render_pro(res: dict[str, Any]) -> str:
             *[f"| {k} | {v:.3f} |" if v < 1 else f"| {k} | {v:.1f} |" for k, v in th["cpu_ms_per_image"].items()],
             *[f"| 3840x2160 only: {k} | {v:.1f} |" for k, v in (th.get("cpu_ms_per_4k_image") or {}).items()],
             "",
-            f"`thumbnails.embed` over the same {th['n']} files: " + ", ".join(f"{k} thread(s) {v:.2f} s" for k, v in th["embed_wall_s"].items())
+            f"`thumbnails.embed` over the same {th['n']} files: "
+            + ", ".join(f"{k} thread(s) {v:.2f} s" for k, v in th["embed_wall_s"].items())
             + f"; a thumbnail is {th['thumbnail_kb']:.1f} KB of the page. A cap (only the first K cases, failures first) would cost K x the per-image figure.",
         ]
     hs = [(k, runs[k]) for k in ("pro_harness_4k", "pro_harness_4k_thumb") if k in runs]
@@ -1433,8 +1486,13 @@ def render_pro(res: dict[str, Any]) -> str:
             label += "; body by request_body.dumps" if d.get("request_body") else "; body by json.dumps"
             out.append(f"| {label} | {d['cpu_ms_per_case']:.1f} | {', '.join(f'{s} {v}' for s, v in d['stages_ms'].items())} | {d['decodes_per_case']:.2f} |")
     per_case = []
-    for label, prefix, phase_cpu in (("guitest `-n 0`, run phase", "pro_default_n0", True), ("guitest `-n 2`, run phase", "pro_default_n2", True),
-                                     ("plain AsyncOpenAI", "pro_plain_openai", False), ("plain httpx", "pro_plain_httpx", False), ("plain threads", "pro_plain_threads", False)):
+    for label, prefix, phase_cpu in (
+        ("guitest `-n 0`, run phase", "pro_default_n0", True),
+        ("guitest `-n 2`, run phase", "pro_default_n2", True),
+        ("plain AsyncOpenAI", "pro_plain_openai", False),
+        ("plain httpx", "pro_plain_httpx", False),
+        ("plain threads", "pro_plain_threads", False),
+    ):
         vals = []
         for i in reps:
             r = runs.get(f"{prefix}_r{i}")
@@ -1444,8 +1502,11 @@ def render_pro(res: dict[str, Any]) -> str:
         if vals:
             per_case.append(f"{label} {', '.join(vals)}")
     if per_case:
-        out += ["", f"End to end, every size (mean file {data.get('mean_mb', '?')} MB), CPU ms per case in each repeat (guitest: every process over the run phase; "
-                "the plain clients: the whole process): " + "; ".join(per_case) + "."]
+        out += [
+            "",
+            f"End to end, every size (mean file {data.get('mean_mb', '?')} MB), CPU ms per case in each repeat (guitest: every process over the run phase; "
+            "the plain clients: the whole process): " + "; ".join(per_case) + ".",
+        ]
     eps = [(k, runs[k]) for k in ("pro_endpoints_both", "pro_endpoints_dead", "pro_endpoints_killed") if k in runs]
     if eps:
         what = {"both": "both up", "dead": "the second dead from the start", "killed": "the second killed after a sixth of the cases"}

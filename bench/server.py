@@ -67,10 +67,7 @@ def _completion(model: str) -> bytes:
 
 
 def _response(status: str, body: bytes, keep_alive: bool) -> bytes:
-    head = (
-        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
-    )
+    head = f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
     return head.encode() + body
 
 
@@ -163,10 +160,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 
 async def _load(port: int, n: int, concurrency: int, body: bytes) -> float:
-    request = (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
+    request = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
     left = [n]
 
     async def conn() -> None:

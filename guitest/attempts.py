@@ -78,8 +78,9 @@ def case_outcome(case_id: str, tags: dict[str, str], attempts: list[Attempt], re
         (only,) = attempts
         return case_result(case_id, only.verdict, tags, prediction=only.prediction, response=only.response, error=only.error, **only.shown, **fields)
     chosen = representative(attempts)
-    return case_result(case_id, case_verdict(attempts), tags, prediction=chosen.prediction, response=chosen.response, error=chosen.error,
-                       **chosen.shown, attempts=[a.row() for a in attempts], **fields)
+    return case_result(
+        case_id, case_verdict(attempts), tags, prediction=chosen.prediction, response=chosen.response, error=chosen.error, **chosen.shown, attempts=[a.row() for a in attempts], **fields
+    )
 
 
 def cache_fields(attempts: list[Attempt], repeats: int) -> dict[str, Any]:

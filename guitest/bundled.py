@@ -162,7 +162,7 @@ def resolve_key(rootdir: str | os.PathLike[str], key: str) -> Path:
     absolute, or a built-in suite's ``guitest/suites/...`` id."""
     path = Path(rootdir, key)
     if not path.exists() and key.startswith(NODEID_PREFIX):
-        return folder() / key[len(NODEID_PREFIX):]
+        return folder() / key[len(NODEID_PREFIX) :]
     return path
 
 
@@ -237,8 +237,10 @@ def copy(name: str, into: Path, *, force: bool = False) -> Path:
     if dest.resolve() == suite.folder.resolve():
         raise BundledError(f"{dest} is the built-in suite itself (a checkout's suites/): edit it there, or copy it elsewhere with --into")
     if dest.exists() and not force:
-        raise BundledError(f"{dest} exists already; copying {suite.name} again would overwrite its files: pass --force to replace them "
-                           "(files the suite does not ship are left alone), or choose another folder with --into")
+        raise BundledError(
+            f"{dest} exists already; copying {suite.name} again would overwrite its files: pass --force to replace them "
+            "(files the suite does not ship are left alone), or choose another folder with --into"
+        )
     try:
         for rel in _files(suite.folder):
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)

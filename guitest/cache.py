@@ -95,9 +95,7 @@ def _prepare(path: Path) -> None:
         try:
             db = _connect(path)
             try:
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, finish_reason TEXT, model TEXT, created REAL, run TEXT)"
-                )
+                db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, finish_reason TEXT, model TEXT, created REAL, run TEXT)")
                 db.execute("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, scope TEXT, started REAL, finished REAL, complete INTEGER)")
                 columns = {row[1] for row in db.execute("PRAGMA table_info(replies)")}
                 if "run" not in columns:
@@ -232,9 +230,11 @@ def _commit(db: sqlite3.Connection, rows: list[tuple[str, str, str | None, str, 
 
 def failure_message(failure: str) -> str:
     """What a run says, once, when its response cache cannot store replies (``failure``: the file and the error)."""
-    return (f"the response cache cannot store replies ({failure}). The run goes on and every reply is still scored and "
-            "reported, but replies not stored would be asked again if this run were resumed. Free space there, or pass "
-            "--cache-dir=DIR on another disk (--cache=off stores nothing)")
+    return (
+        f"the response cache cannot store replies ({failure}). The run goes on and every reply is still scored and "
+        "reported, but replies not stored would be asked again if this run were resumed. Free space there, or pass "
+        "--cache-dir=DIR on another disk (--cache=off stores nothing)"
+    )
 
 
 def new_run_id() -> str:

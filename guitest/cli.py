@@ -37,8 +37,7 @@ def cmd_suites_list(args: argparse.Namespace) -> int:
     for suite in found:
         print(f"  {suite.name:<{width}}  {_describe(suite)}")
     example = found[0]
-    print(f"run one: pytest {bundled.run_target(example.folder)} --model=SPEC   "
-          f"copy one to edit it: guitest suites copy NAME   (then: pytest suites/NAME --model=SPEC)")
+    print(f"run one: pytest {bundled.run_target(example.folder)} --model=SPEC   copy one to edit it: guitest suites copy NAME   (then: pytest suites/NAME --model=SPEC)")
     return 0
 
 

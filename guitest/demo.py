@@ -124,8 +124,7 @@ def _refuse_foreign(folder: Path) -> None:
     foreign = sorted(p.name for p in folder.iterdir() if p.name not in ours)
     if foreign:
         raise FileExistsError(
-            f"{folder} is not a guitest demo folder (no {STAMP} stamp, and it holds {', '.join(foreign[:5])}); "
-            "refusing to replace it: choose an empty or new folder for the demo data"
+            f"{folder} is not a guitest demo folder (no {STAMP} stamp, and it holds {', '.join(foreign[:5])}); refusing to replace it: choose an empty or new folder for the demo data"
         )
 
 
@@ -441,9 +440,7 @@ def _ios_settings(s: _Screen) -> None:
     bar_y = h - p(83)
     s.rect((0, bar_y, w, p(83)), (249, 249, 249))
     s.rect((0, bar_y, w, max(1, p(0.4))), (200, 200, 205))
-    for i, (kind, target) in enumerate(
-        [("home", "go to the Home tab (house icon)"), ("search", None), ("bell", None), ("folder", None)]
-    ):
+    for i, (kind, target) in enumerate([("home", "go to the Home tab (house icon)"), ("search", None), ("bell", None), ("folder", None)]):
         cx = round(w * (i + 0.5) / 4)
         s.icon((cx - p(22), bar_y + p(10), p(44), p(44)), kind, fill=(235, 235, 240), ink=accent if i == 0 else MUTED, target=target)
 
@@ -727,7 +724,7 @@ def _web_forum(s: _Screen) -> None:
     for i, item in enumerate(["Latest", "Top", "Categories"]):
         s.button((p(200) + i * p(120), top + p(24), p(110), p(38)), item, fill=(240, 240, 244), ink=INK, size=p(14))
     s.rect((p(40), top + p(80), w - p(80), p(44)), (255, 248, 225))
-    s.text((p(40), top + p(80), p(600), p(44)), "You have an unsaved draft: \"Re: build fails on ARM\"", INK, p(14), "left", pad=p(12))
+    s.text((p(40), top + p(80), p(600), p(44)), 'You have an unsaved draft: "Re: build fails on ARM"', INK, p(14), "left", pad=p(12))
     s.icon((w - p(84), top + p(84), p(36), p(36)), "trash", fill=(250, 236, 200), ink=INK, target="discard the draft (trash icon)")
     topics = ["Welcome to DevForum", "Release 2.4 is out", "How to center a div?", "Flaky tests on CI", "Best editor for Rust", "Code review etiquette"]
     s.rng.shuffle(topics)

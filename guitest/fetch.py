@@ -108,10 +108,7 @@ SOURCES: dict[str, Source] = {
         repo_id="KevinQHLin/ScreenSpot",
         allow_patterns=("metadata/screenspot_*.json", "images/*"),
         moves=(("metadata/screenspot_*.json", "."), ("images", "screenspot_imgs")),
-        note=(
-            "a third-party mirror of the SeeClick release (which is not on the hub); "
-            "that its images are complete is not confirmed"
-        ),
+        note=("a third-party mirror of the SeeClick release (which is not on the hub); that its images are complete is not confirmed"),
     ),
 }
 
@@ -239,8 +236,7 @@ def fetch(
         if created:  # leave no empty folder behind: a run would then report missing annotations, not missing data
             _remove_empty_folders(data_dir)
         raise FetchError(
-            f"could not download {source.repo_id} (revision {rev}) from the Hugging Face Hub into {data_dir}: "
-            f"{_describe(exc)}\n  {_hint(exc)}\n" + _by_hand(name, source, data_dir, where, revision)
+            f"could not download {source.repo_id} (revision {rev}) from the Hugging Face Hub into {data_dir}: {_describe(exc)}\n  {_hint(exc)}\n" + _by_hand(name, source, data_dir, where, revision)
         ) from None
 
     try:
@@ -279,12 +275,7 @@ def unpack(archive: Path, into: Path) -> int:
     """
     try:
         with zipfile.ZipFile(archive) as zf:
-            members = [
-                m for m in zf.infolist()
-                if not m.is_dir()
-                and not m.filename.startswith("__MACOSX/")
-                and os.path.basename(m.filename) != ".DS_Store"
-            ]
+            members = [m for m in zf.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/") and os.path.basename(m.filename) != ".DS_Store"]
             names = [m.filename.replace("\\", "/") for m in members]
             tops = {n.split("/", 1)[0] for n in names}
             strip = len(tops) == 1 and all("/" in n for n in names)
@@ -345,10 +336,7 @@ def _hub_downloader(name: str, source: Source, data_dir: Path, where: str, revis
     try:
         from huggingface_hub import snapshot_download
     except ImportError:
-        raise FetchError(
-            f"downloading {source.repo_id} needs huggingface_hub, which is not installed: {INSTALL_HINT}\n"
-            + _by_hand(name, source, data_dir, where, revision)
-        ) from None
+        raise FetchError(f"downloading {source.repo_id} needs huggingface_hub, which is not installed: {INSTALL_HINT}\n" + _by_hand(name, source, data_dir, where, revision)) from None
     return snapshot_download
 
 

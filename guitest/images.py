@@ -71,8 +71,6 @@ def decode_rgb(image: Image.Image) -> Image.Image:
     return image if image.mode == "RGB" else image.convert("RGB")
 
 
-
-
 def smart_resize(width: int, height: int, factor: int = 28, min_pixels: int = 56 * 56, max_pixels: int = 28 * 28 * 16384) -> tuple[int, int]:
     """Qwen2-VL's ``smart_resize``: both sides multiples of ``factor``, pixels within [min_pixels, max_pixels].
 

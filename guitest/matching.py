@@ -266,4 +266,3 @@ def score(pred: Sequence[dict[str, Any]], true: Sequence[dict[str, Any]], thresh
         "by_type": {k: by_type[k] for k in sorted(by_type)},
         "pairs": [[i, j, round(v, 4)] for i, j, v in result.pairs],
     }
-

@@ -71,8 +71,9 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> tuple[int, list[int]]:
         for keys, what in SAME:
             if _at(report, keys) != _at(first, keys):
                 shown = ".".join(keys)
-                raise MergeError(f"{path} and {first_path} differ in their {what} ({shown}): {json.dumps(_at(report, keys))[:200]} "
-                                 f"against {json.dumps(_at(first, keys))[:200]}; merge only the shards of one run")
+                raise MergeError(
+                    f"{path} and {first_path} differ in their {what} ({shown}): {json.dumps(_at(report, keys))[:200]} against {json.dumps(_at(first, keys))[:200]}; merge only the shards of one run"
+                )
     parts: dict[int, Path] = {}
     splits = set()
     for path, report in reports:
@@ -144,8 +145,11 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
         "shard": None,
         "merged_shards": [{"path": str(path), "shard": report["run"]["shard"], "started": report["run"].get("started")} for path, report in reports],
         "merged_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "cache": {**cache[0], "attempts_answered_from_cache": sum(c.get("attempts_answered_from_cache", 0) for c in cache),
-                  "cases_answered_from_cache": sum(c.get("cases_answered_from_cache", 0) for c in cache)},
+        "cache": {
+            **cache[0],
+            "attempts_answered_from_cache": sum(c.get("attempts_answered_from_cache", 0) for c in cache),
+            "cases_answered_from_cache": sum(c.get("cases_answered_from_cache", 0) for c in cache),
+        },
     }
     if any(endpoints):
         run["endpoints"] = merged_stats(endpoints)
@@ -165,8 +169,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
     )
     limits = first["gate"]["thresholds"]
     failures, notes = gate_mod.check(limits, report, allow_unknown_state)
-    report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes,
-                      "passed": (not failures) if (limits.get("accuracy") is not None or limits.get("by")) else None}
+    report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits.get("accuracy") is not None or limits.get("by")) else None}
     return report
 
 

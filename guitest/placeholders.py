@@ -144,22 +144,14 @@ def make_placeholders(
 
 
 def _pro_size(value: Any) -> tuple[int, int] | None:
-    if (
-        isinstance(value, (list, tuple))
-        and len(value) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)
-    ):
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
         return (value[0], value[1])
     return None
 
 
 def _xywh_extent(value: Any) -> tuple[int, int] | None:
     """The smallest image size that holds an ``[x, y, w, h]`` box: ``(ceil(x + w), ceil(y + h))``, at least 1."""
-    if not (
-        isinstance(value, (list, tuple))
-        and len(value) == 4
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
-    ):
+    if not (isinstance(value, (list, tuple)) and len(value) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)):
         return None
     x, y, w, h = value
     return (max(1, math.ceil(x + w)), max(1, math.ceil(y + h)))

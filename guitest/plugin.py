@@ -69,8 +69,12 @@ def run_config(config: pytest.Config) -> RunConfig:
     """The run's configuration: guitest's options as pytest parsed them, and what it reads of pytest's own."""
     opt = config.option
     return from_values(
-        vars(opt), rootdir=str(config.rootpath), last_failed=bool(config.getoption("lf", False)), collect_only=bool(opt.collectonly),
-        workers=getattr(opt, "numprocesses", None) or 0, pytest_args=tuple(config.invocation_params.args),
+        vars(opt),
+        rootdir=str(config.rootpath),
+        last_failed=bool(config.getoption("lf", False)),
+        collect_only=bool(opt.collectonly),
+        workers=getattr(opt, "numprocesses", None) or 0,
+        pytest_args=tuple(config.invocation_params.args),
     )
 
 
@@ -380,8 +384,7 @@ class SummaryFirst:
 def distributing(config: pytest.Config) -> bool:
     """Whether xdist distributes this run's tests to workers from this process (its own test, ``_is_distribution_mode``)."""
     opt = config.option
-    return (config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput") and not opt.collectonly
-            and getattr(opt, "dist", "no") != "no" and bool(getattr(opt, "tx", None)))
+    return config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput") and not opt.collectonly and getattr(opt, "dist", "no") != "no" and bool(getattr(opt, "tx", None))
 
 
 class XdistHooks:

@@ -95,9 +95,17 @@ class RunConfig:
     was told that the run depends on (the last fields, filled by the plugin)."""
 
     model: str | None = option(help=f"model under test: {SPECS}", metavar="SPEC")
-    base_url: tuple[str, ...] = option((), metavar="URL", help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1; give it several times to spread the run over several servers of the same model (--concurrency applies per endpoint)")
+    base_url: tuple[str, ...] = option(
+        (),
+        metavar="URL",
+        help="base URL of an OpenAI-compatible endpoint (openai: models), e.g. http://host:8000/v1; give it several times to spread the run over several servers of the same model (--concurrency applies per endpoint)",
+    )
     api_key_env: str = option("OPENAI_API_KEY", metavar="NAME", help="environment variable holding the API key (default OPENAI_API_KEY); the key is never printed")
-    http_client: str = option("stdlib", choices=("stdlib", "openai"), help="openai: models: send requests through guitest's lean standard-library client (default: about a quarter of the CPU per request, which keeps one process ahead of a fast endpoint at high --concurrency, docs/bench.md) or through the official openai client")
+    http_client: str = option(
+        "stdlib",
+        choices=("stdlib", "openai"),
+        help="openai: models: send requests through guitest's lean standard-library client (default: about a quarter of the CPU per request, which keeps one process ahead of a fast endpoint at high --concurrency, docs/bench.md) or through the official openai client",
+    )
     timeout: float = option(120.0, metavar="SECONDS", help="deadline of one model request, connect to last byte (default 120): a server that drips its reply cannot stretch it")
     retries: int = option(3, metavar="N", help="retries of a failed model request: 429, 5xx, timeouts, broken replies (default 3)")
     retry_backoff: float = option(0.5, metavar="SECONDS", help="first retry delay, doubled on each retry (default 0.5)")
@@ -105,49 +113,132 @@ class RunConfig:
     temperature: float = option(0.0, help="sampling temperature (default 0)")
     max_tokens: int = option(512, metavar="N", help="reply token limit (default 512)")
     seed: int | None = option(help="seed for the random baseline and for endpoints that take one")
-    model_config: str | None = option(metavar="FILE", help="a model config (YAML, schemas/model_config.schema.json): replace any of the stages build_prompt, preprocess, generate, postprocess, parse_response by a module:function, and pass generation settings to them (docs/pipeline.md)")
-    model_profile: str | None = option(metavar="NAME", help="the model family's conventions (prompt, image sizing, answer syntax, coordinate space); default: picked from the model name, see docs/profiles.md")
+    model_config: str | None = option(
+        metavar="FILE",
+        help="a model config (YAML, schemas/model_config.schema.json): replace any of the stages build_prompt, preprocess, generate, postprocess, parse_response by a module:function, and pass generation settings to them (docs/pipeline.md)",
+    )
+    model_profile: str | None = option(
+        metavar="NAME", help="the model family's conventions (prompt, image sizing, answer syntax, coordinate space); default: picked from the model name, see docs/profiles.md"
+    )
     min_pixels: int | None = option(metavar="N", help="upscale screenshots below N pixels before sending (for smart_resize profiles: its min_pixels)")
     max_pixels: int | None = option(metavar="N", help="downscale screenshots above N pixels before sending (for smart_resize profiles: its max_pixels)")
-    resize: str = option("auto", choices=("auto", "client"), help="openai: models with a smart_resize profile (Qwen2.5-VL, UI-TARS-1.5): 'auto' sends the screenshot file as it is and lets the model server's processor make the smart_resize size (as it would anyway; recorded as sent_size) unless --min-pixels/--max-pixels ask for other limits; 'client' always resizes here first")
-    safety_checks: str = option("acknowledge", choices=("acknowledge", "stop"), help="openai-cua: models: a computer_call with pending_safety_checks is run with the checks acknowledged (default, as OSWorld's runner does) or ends the episode as fail (stop); each check is in the step's notes and the policy in the report")
-    computer_tool: str = option("auto", choices=("auto", "computer_20250124", "computer_20251124"), help="anthropic: models: the computer tool's version (and beta header); auto picks it from the model's name as Anthropic's documentation lists them (docs/live.md)")
-    screenshot_chunk: int = option(10, metavar="N", check=_at_least_one, help="anthropic: models: tool-result screenshots beyond the 10 most recent are dropped N at a time (default 10, as OSWorld's Claude runner does on its default provider, Bedrock; 20 as on Anthropic's API, docs/live.md)")
+    resize: str = option(
+        "auto",
+        choices=("auto", "client"),
+        help="openai: models with a smart_resize profile (Qwen2.5-VL, UI-TARS-1.5): 'auto' sends the screenshot file as it is and lets the model server's processor make the smart_resize size (as it would anyway; recorded as sent_size) unless --min-pixels/--max-pixels ask for other limits; 'client' always resizes here first",
+    )
+    safety_checks: str = option(
+        "acknowledge",
+        choices=("acknowledge", "stop"),
+        help="openai-cua: models: a computer_call with pending_safety_checks is run with the checks acknowledged (default, as OSWorld's runner does) or ends the episode as fail (stop); each check is in the step's notes and the policy in the report",
+    )
+    computer_tool: str = option(
+        "auto",
+        choices=("auto", "computer_20250124", "computer_20251124"),
+        help="anthropic: models: the computer tool's version (and beta header); auto picks it from the model's name as Anthropic's documentation lists them (docs/live.md)",
+    )
+    screenshot_chunk: int = option(
+        10,
+        metavar="N",
+        check=_at_least_one,
+        help="anthropic: models: tool-result screenshots beyond the 10 most recent are dropped N at a time (default 10, as OSWorld's Claude runner does on its default provider, Bedrock; 20 as on Anthropic's API, docs/live.md)",
+    )
     max_image_bytes: int | None = option(metavar="N", help="re-encode a screenshot whose PNG is over N bytes as JPEG, then downscale until it fits")
     data_root: str | None = option(metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else $LMUData (MMBench-GUI's tooling), else ~/.local/share/guitest)")
-    report_dir: str | None = option(metavar="DIR", help="folder for reports (default: reports/ under the rootdir): <suite>.json|md|html are the latest run's; every run's are also kept under runs/<suite>/<time>/, and the last run that passed under <suite>.passed.*")
+    report_dir: str | None = option(
+        metavar="DIR",
+        help="folder for reports (default: reports/ under the rootdir): <suite>.json|md|html are the latest run's; every run's are also kept under runs/<suite>/<time>/, and the last run that passed under <suite>.passed.*",
+    )
     keep_runs: int = option(20, metavar="N", check=_not_negative, help="earlier runs' reports kept per suite under <report-dir>/runs/ (default 20; 0 keeps none; the last passed run is always kept)")
-    keep_episodes: int = option(3, metavar="N", check=_not_negative, help="live suites: the newest N kept runs keep their episodes (screenshots, trajectories; a MiniWoB++ run's take about 200-300 MB); older kept runs keep their reports only (default 3; the last passed run keeps its episodes)")
+    keep_episodes: int = option(
+        3,
+        metavar="N",
+        check=_not_negative,
+        help="live suites: the newest N kept runs keep their episodes (screenshots, trajectories; a MiniWoB++ run's take about 200-300 MB); older kept runs keep their reports only (default 3; the last passed run keeps its episodes)",
+    )
     report_json: str | None = option(metavar="PATH", help="also write the JSON report here ('{suite}' in PATH is replaced by the suite name)")
     report_md: str | None = option(metavar="PATH", help="also write the Markdown summary here ('{suite}' is replaced too)")
     report_html: str | None = option(metavar="PATH", help="also write the HTML report here ('{suite}' is replaced too)")
-    report_images: str = option("link", choices=PICTURE_MODES, help="the HTML report's screenshots: 'link' shows the screenshot files where the run read them (default: costs nothing per case), 'embed' puts a thumbnail of each into the page, one self-contained file for a CI artifact (made when the report is written: a 4K PNG costs 100-200 ms of CPU to decode, docs/bench.md)")
+    report_images: str = option(
+        "link",
+        choices=PICTURE_MODES,
+        help="the HTML report's screenshots: 'link' shows the screenshot files where the run read them (default: costs nothing per case), 'embed' puts a thumbnail of each into the page, one self-contained file for a CI artifact (made when the report is written: a 4K PNG costs 100-200 ms of CPU to decode, docs/bench.md)",
+    )
     baseline: str | None = option(metavar="OLD.json", check=_a_file, help="compare with an earlier JSON report at the end (exact McNemar per category) and fail the gate on a significant regression")
     baseline_min_drop: float = option(0.0, metavar="X", check=_fraction, help="with --baseline: only a drop of at least X (0..1) counts as a regression")
-    baseline_min_paired: float = option(DEFAULT_MIN_PAIRED, metavar="X", check=_fraction, help=f"with --baseline: the share (0..1) of the cases both runs selected that must be scored in both (not an error, a result in each); below it the runs are not comparable and the gate fails (default {DEFAULT_MIN_PAIRED})")
+    baseline_min_paired: float = option(
+        DEFAULT_MIN_PAIRED,
+        metavar="X",
+        check=_fraction,
+        help=f"with --baseline: the share (0..1) of the cases both runs selected that must be scored in both (not an error, a result in each); below it the runs are not comparable and the gate fails (default {DEFAULT_MIN_PAIRED})",
+    )
     device: str = option("cpu", help="hf: models: cpu, cuda, cuda:N, mps or auto (default cpu)")
     dtype: str = option("auto", help="hf: models: auto (the checkpoint's own), float32, float16, bfloat16")
     batch_size: int = option(1, metavar="N", help="hf: models: generate up to N cases in one batch per worker (needs --concurrency >= N)")
-    cache: str = option(DEFAULT_MODE, choices=MODES, help="the response cache: resume (default: store every reply, read back only the replies of the run this one resumes: --lf, or after an incomplete run), on (also reuse replies recorded by earlier runs of the same model, endpoint and settings), off, read (reuse, never write), write (never read), refresh (call the model and overwrite)")
+    cache: str = option(
+        DEFAULT_MODE,
+        choices=MODES,
+        help="the response cache: resume (default: store every reply, read back only the replies of the run this one resumes: --lf, or after an incomplete run), on (also reuse replies recorded by earlier runs of the same model, endpoint and settings), off, read (reuse, never write), write (never read), refresh (call the model and overwrite)",
+    )
     cache_dir: str | None = option(metavar="DIR", help=f"folder of the response cache ({FILENAME}); default: the report folder")
     repeats: int = option(1, metavar="K", check=_at_least_one, help="ask the model K times per case (each attempt its own call); reports avg@k, pass@k, spread and flakiness")
     attempt_strategy: str = option("avg", choices=("avg", "pass"), help="with --repeats: 'avg' runs all K attempts, 'pass' stops at the first hit (pass@k)")
     min_accuracy: float | None = option(metavar="X", check=_fraction, help="gate: fail the run when overall accuracy is below X (0..1); replaces the suite's gate accuracy")
-    gate_metric: str | None = option(choices=("accuracy", "pass@k", "mean_score"), help="what the gate thresholds apply to: accuracy (avg@k with --repeats; for live suites the success rate), pass@k, or mean_score (live suites: the mean of the episodes' scores). Default: the suite's gate.metric, else its headline figure")
+    gate_metric: str | None = option(
+        choices=("accuracy", "pass@k", "mean_score"),
+        help="what the gate thresholds apply to: accuracy (avg@k with --repeats; for live suites the success rate), pass@k, or mean_score (live suites: the mean of the episodes' scores). Default: the suite's gate.metric, else its headline figure",
+    )
     max_steps: int | None = option(metavar="N", help="live tasks: the step budget of an episode (default: the suite's max_steps, else 15)")
-    runner: str | None = option(metavar="NAME", check=_known_runner, help="live tasks: drive the model as this runner does (its prompt, history, reading, stop rules; docs/live.md, Runners); default: the runner of the model's profile, else guitest")
-    history_images: int | None = option(metavar="N", check=_not_negative, help="live tasks: earlier screenshots each step sends besides the current one (default: the suite's settings.history_images, else the runner's own: 4 for uitars15 and the Qwen runners, 3 for prompt-agent, 0 for guitest)")
-    success_rule: str | None = option(choices=miniwob_rules.RULES, help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live.md")
-    env_url: tuple[str, ...] = option((), metavar="URL", help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)")
-    env_provider: str | None = option(metavar="NAME", help="live desktop tasks: revert the machine to its snapshot before each episode through desktop-env's provider NAME (vmware, virtualbox, docker, aws, azure, ...; or module:Class), as OSWorld's harness does (docs/live.md)")
-    env_provider_option: tuple[str, ...] = option((), metavar="KEY=VALUE", check=_provider_pairs, help="an option of --env-provider as DesktopEnv takes it: path_to_vm, snapshot_name, region, headless, os_type, screen_size, ready_timeout; the deadlines of its calls: start_timeout, revert_timeout, address_timeout, stop_timeout, manager_timeout; machines=N: up to N VMs per pytest process, made as episodes need them (repeatable)")
-    browser_endpoint: tuple[str, ...] = option((), metavar="URL", check=_browser_endpoints, help="live web tasks (MiniWoB++, webapp): run the episodes on this browser rather than on a Chromium launched here: a Chromium's DevTools endpoint (http://HOST:9222, from --remote-debugging-port) or a Playwright browser server's ws:// URL; repeat it for several (docs/live.md, Remote browsers)")
+    runner: str | None = option(
+        metavar="NAME",
+        check=_known_runner,
+        help="live tasks: drive the model as this runner does (its prompt, history, reading, stop rules; docs/live.md, Runners); default: the runner of the model's profile, else guitest",
+    )
+    history_images: int | None = option(
+        metavar="N",
+        check=_not_negative,
+        help="live tasks: earlier screenshots each step sends besides the current one (default: the suite's settings.history_images, else the runner's own: 4 for uitars15 and the Qwen runners, 3 for prompt-agent, 0 for guitest)",
+    )
+    success_rule: str | None = option(
+        choices=miniwob_rules.RULES,
+        help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live.md",
+    )
+    env_url: tuple[str, ...] = option(
+        (),
+        metavar="URL",
+        help="live desktop tasks: a machine speaking the OSWorld / Windows Agent Arena server protocol, e.g. http://HOST:5000; repeat it for a pool (one episode per machine at a time)",
+    )
+    env_provider: str | None = option(
+        metavar="NAME",
+        help="live desktop tasks: revert the machine to its snapshot before each episode through desktop-env's provider NAME (vmware, virtualbox, docker, aws, azure, ...; or module:Class), as OSWorld's harness does (docs/live.md)",
+    )
+    env_provider_option: tuple[str, ...] = option(
+        (),
+        metavar="KEY=VALUE",
+        check=_provider_pairs,
+        help="an option of --env-provider as DesktopEnv takes it: path_to_vm, snapshot_name, region, headless, os_type, screen_size, ready_timeout; the deadlines of its calls: start_timeout, revert_timeout, address_timeout, stop_timeout, manager_timeout; machines=N: up to N VMs per pytest process, made as episodes need them (repeatable)",
+    )
+    browser_endpoint: tuple[str, ...] = option(
+        (),
+        metavar="URL",
+        check=_browser_endpoints,
+        help="live web tasks (MiniWoB++, webapp): run the episodes on this browser rather than on a Chromium launched here: a Chromium's DevTools endpoint (http://HOST:9222, from --remote-debugging-port) or a Playwright browser server's ws:// URL; repeat it for several (docs/live.md, Remote browsers)",
+    )
     browser_episodes: int | None = option(metavar="N", check=_at_least_one, help="with --browser-endpoint: episodes at once on each remote browser, per pytest process (default 4)")
-    serve_bind: str | None = option(metavar="ADDR", help="live web tasks: the address guitest's page servers listen on (default 127.0.0.1; a remote browser needs one it can reach, e.g. 0.0.0.0 with --serve-host)")
+    serve_bind: str | None = option(
+        metavar="ADDR", help="live web tasks: the address guitest's page servers listen on (default 127.0.0.1; a remote browser needs one it can reach, e.g. 0.0.0.0 with --serve-host)"
+    )
     serve_host: str | None = option(metavar="HOST", help="live web tasks: the host name or address remote browsers reach this host's page servers by (default: --serve-bind)")
-    lease_dir: str | None = option(metavar="DIR", help="live desktop tasks: lease the machines with lease files in DIR, a folder every host of the run mounts (NFS, a cluster file system), so guitest runs on several hosts sharing --env-url machines never drive one at once (docs/live.md, Fleets); default: locks on this host's disk, which hold between the processes of one host only")
+    lease_dir: str | None = option(
+        metavar="DIR",
+        help="live desktop tasks: lease the machines with lease files in DIR, a folder every host of the run mounts (NFS, a cluster file system), so guitest runs on several hosts sharing --env-url machines never drive one at once (docs/live.md, Fleets); default: locks on this host's disk, which hold between the processes of one host only",
+    )
     allow_unknown_state: bool = option(False, help="let the gate pass on live episodes that ran on a machine nothing reset before them (reset: none); by default such a run fails the gate")
-    shard: str | None = option(metavar="K/N", check=_shard, help="run part K of N of the selected cases, the same part on every run and machine (each case's part is a hash of its id); merge the parts' reports with `guitest merge` (README, Shards)")
+    shard: str | None = option(
+        metavar="K/N",
+        check=_shard,
+        help="run part K of N of the selected cases, the same part on every run and machine (each case's part is a hash of its id); merge the parts' reports with `guitest merge` (README, Shards)",
+    )
     gate_exit_code: int = option(DEFAULT_EXIT_CODE, metavar="N", check=_not_pytests_own, help=f"exit status of a failed gate (default {DEFAULT_EXIT_CODE})")
 
     # what pytest was told: the rootdir, --lf, --collect-only, -n, and the command line (for the report)

@@ -73,8 +73,7 @@ class Session:
     or in a serial run; ``make_model``: a plugin's model maker, asked before guitest's own; ``pending(limit)``: the
     positions of the items this worker will run next, as xdist has queued them (for the lookahead)."""
 
-    def __init__(self, config: RunConfig, *, make_model: ModelMaker | None = None, worker: Mapping[str, Any] | None = None,
-                 pending: Callable[[int], list[int]] | None = None) -> None:
+    def __init__(self, config: RunConfig, *, make_model: ModelMaker | None = None, worker: Mapping[str, Any] | None = None, pending: Callable[[int], list[int]] | None = None) -> None:
         self.config = config
         self.is_worker = worker is not None
         self.data_root, self.data_root_source = resolve_root(config.data_root)
@@ -188,8 +187,7 @@ class Session:
         if config.lease_dir and suite.env == "desktop":
             options["lease_dir"] = config.lease_dir
         if suite.env != "desktop":  # the web backends' browser and page servers (docs/live.md, Remote browsers)
-            browser = {"browser_endpoints": list(config.browser_endpoint), "episodes_per_endpoint": config.browser_episodes,
-                       "serve_bind": config.serve_bind, "serve_host": config.serve_host}
+            browser = {"browser_endpoints": list(config.browser_endpoint), "episodes_per_endpoint": config.browser_episodes, "serve_bind": config.serve_bind, "serve_host": config.serve_host}
             options.update({k: v for k, v in browser.items() if v})
         keep = config.keep_runs > 0
         folder = history.run_folder(self.report_dir, suite.name, self.run_stamp) if keep else self.report_dir / "episodes" / suite.name
@@ -489,8 +487,14 @@ class Session:
         missing = sorted(i for i in selected if i not in got)
         limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
         report = report_mod.build(
-            suite={"name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name), "path": key, "format": suite.format if suite else ("python" if python_suite else ""), "task": suite.task if suite else "grounding", "settings": task.settings,
-                   **(self._live_record(suite, task) if suite else {})},
+            suite={
+                "name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name),
+                "path": key,
+                "format": suite.format if suite else ("python" if python_suite else ""),
+                "task": suite.task if suite else "grounding",
+                "settings": task.settings,
+                **(self._live_record(suite, task) if suite else {}),
+            },
             model=model,
             results=results,
             n_selected=len(selected),
@@ -571,8 +575,7 @@ class Session:
             report["gate"]["failures"].append(f"--baseline: {exc}")
             return
         result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop, min_paired=self.config.baseline_min_paired)
-        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"],
-                              "comparable": result["comparable"]}
+        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"], "comparable": result["comparable"]}
         self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
         for row in result["regressions"]:
             report["gate"]["failures"].append(f"regression against {path}: {row}")
@@ -627,18 +630,24 @@ class Session:
         try:
             strictjson.write_together(files)
         except OSError as exc:
-            raise ReportNotSaved(not_saved_message(report["suite"]["name"], exc, files, self.report_dir, config.keep_runs > 0, self.run is not None,
-                                                   self.cache_failure is not None)) from None
+            raise ReportNotSaved(not_saved_message(report["suite"]["name"], exc, files, self.report_dir, config.keep_runs > 0, self.run is not None, self.cache_failure is not None)) from None
         good = history.passed(report)
         try:
             kept = history.keep(
-                [json_paths[0], md_paths[0], html_paths[0]], self.report_dir, report["suite"]["name"], self.run_stamp, good,
-                config.keep_runs, page=page, keep_episodes=config.keep_episodes,
+                [json_paths[0], md_paths[0], html_paths[0]],
+                self.report_dir,
+                report["suite"]["name"],
+                self.run_stamp,
+                good,
+                config.keep_runs,
+                page=page,
+                keep_episodes=config.keep_episodes,
             )
         except OSError as exc:  # the latest report is complete; its copies are not
             self.uncopied[report["suite"]["path"]] = (
                 f"the report was written, but this run's copies of it (under {self.report_dir / history.RUNS}, or its .passed.* files) "
-                f"were not: {exc}. Free space there; the next run makes its own copies")
+                f"were not: {exc}. Free space there; the next run makes its own copies"
+            )
             kept = []
         folders = sorted({str(p.parent) for p in kept if p.parent != self.report_dir})
         self.kept[report["suite"]["path"]] = folders + ([f"{self.report_dir / report['suite']['name']}.passed.*"] if good and kept else [])
@@ -649,9 +658,17 @@ class Session:
         if key in self.unreported:
             return summary.unreported(key, self.unreported[key])
         report = self.reports[key]
-        return summary.suite_summary(report, key, report_mod.text_table(report), baseline=self.baseline_text.get(key), baseline_path=self.config.baseline,
-                                     paths=self.paths.get(key, []), kept=self.kept.get(key), unsaved=self.unsaved.get(key),
-                                     uncopied=self.uncopied.get(report["suite"]["path"]))
+        return summary.suite_summary(
+            report,
+            key,
+            report_mod.text_table(report),
+            baseline=self.baseline_text.get(key),
+            baseline_path=self.config.baseline,
+            paths=self.paths.get(key, []),
+            kept=self.kept.get(key),
+            unsaved=self.unsaved.get(key),
+            uncopied=self.uncopied.get(report["suite"]["path"]),
+        )
 
     def close(self, model: bool = True) -> None:
         """Close what this process opened: the case threads, the environments, the cache (each closes again safely);
@@ -695,9 +712,11 @@ def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], repo
     full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
     if full:
         free = _free_bytes(folder)
-        why = (f"no space left in {folder}: the report's files there need {_size(needed)}"
-               + (" (and as much again for this run's copy under runs/, which --keep-runs keeps)" if copies and folder == report_dir else "")
-               + (f", {_size(free)} are free" if free is not None else ""))
+        why = (
+            f"no space left in {folder}: the report's files there need {_size(needed)}"
+            + (" (and as much again for this run's copy under runs/, which --keep-runs keeps)" if copies and folder == report_dir else "")
+            + (f", {_size(free)} are free" if free is not None else "")
+        )
     else:
         why = f"{folder}: {exc.strerror or exc}" + (f" ({where.name})" if where != folder else "")
     again = " then run the same command again"
@@ -731,10 +750,12 @@ def suite_key(nodeid: str) -> str | None:
 
 def unreadable_suite_message(key: str, exc: Exception) -> str:
     """Why suite ``key`` has no report: the process that writes reports could not read its suite file."""
-    return (f"{key}: no report was written: the process writing the reports cannot read this suite file ({exc}). Under "
-            "pytest-xdist that process imports only the conftest.py files of the rootdir and of the paths given to pytest: "
-            "register a custom task or format in the rootdir's conftest.py or in an installed package (docs/adapters.md), "
-            "then run again")
+    return (
+        f"{key}: no report was written: the process writing the reports cannot read this suite file ({exc}). Under "
+        "pytest-xdist that process imports only the conftest.py files of the rootdir and of the paths given to pytest: "
+        "register a custom task or format in the rootdir's conftest.py or in an installed package (docs/adapters.md), "
+        "then run again"
+    )
 
 
 def no_model_message(n: int) -> str:

@@ -133,14 +133,12 @@ def _check_references(suite: Suite) -> None:
         if len(combo) > 1 and combo not in suite.cross:
             declared = ["/".join(c) for c in suite.cross]
             raise SuiteError(
-                f"{where(str(suite.path), field='gate.by')}: '{key}' names the combination '{tag}', "
-                f"which is not one of the suite's cross breakdowns {declared}; declare it under 'cross:'"
+                f"{where(str(suite.path), field='gate.by')}: '{key}' names the combination '{tag}', which is not one of the suite's cross breakdowns {declared}; declare it under 'cross:'"
             )
     breakdowns = list(suite.tables) + ["/".join(c) for c in suite.cross]
     if suite.average == "macro" and suite.macro_over not in breakdowns:
         raise SuiteError(
-            f"{where(str(suite.path), field='macro_over')}: average: macro needs macro_over naming one of the breakdowns {breakdowns}"
-            + (f", not '{suite.macro_over}'" if suite.macro_over else "")
+            f"{where(str(suite.path), field='macro_over')}: average: macro needs macro_over naming one of the breakdowns {breakdowns}" + (f", not '{suite.macro_over}'" if suite.macro_over else "")
         )
     for key, limit in [("gate.accuracy", suite.gate.get("accuracy")), *((f"gate.by.{k}", v) for k, v in suite.gate.get("by", {}).items())]:
         if limit is not None and not math.isfinite(limit):  # the schema's 0..1 bounds let nan through: it would pass at 0%
@@ -157,7 +155,9 @@ def _check_references(suite: Suite) -> None:
         except (OSError, UnicodeDecodeError) as exc:
             raise SuiteError(f"{where(str(suite.path), field='prompt')}: cannot read prompt file {prompt_path}: {exc}") from None
         if "{instruction}" not in text:
-            raise SuiteError(f"{where(str(suite.path), field='prompt')}: prompt file {prompt_path} has no {{instruction}}, so no case's instruction would reach the model; add it where the instruction goes")
+            raise SuiteError(
+                f"{where(str(suite.path), field='prompt')}: prompt file {prompt_path} has no {{instruction}}, so no case's instruction would reach the model; add it where the instruction goes"
+            )
     if suite.id_template:
         try:
             fields = [f for _, f, _, _ in string.Formatter().parse(suite.id_template) if f]

@@ -112,10 +112,7 @@ class Trajectory:
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> "Trajectory":
         """A trajectory from a row valid against ``schemas/trajectory.schema.json`` (steps numbered from 1 when they are not)."""
-        steps = tuple(
-            Step(number=int(s.get("number", i + 1)), **{k: str(v) for k, v in s.items() if k != "number" and v is not None})
-            for i, s in enumerate(row["steps"])
-        )
+        steps = tuple(Step(number=int(s.get("number", i + 1)), **{k: str(v) for k, v in s.items() if k != "number" and v is not None}) for i, s in enumerate(row["steps"]))
         labels = row.get("labels") or {}
         return cls(
             id=str(row["id"]),

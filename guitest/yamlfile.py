@@ -63,8 +63,7 @@ def load(text: str, unique_keys: bool = True) -> Any:
     try:
         node = loader.get_single_node()
         if expanded_size(node) > MAX_VALUES:
-            raise yaml.YAMLError(f"the document stands for more than {MAX_VALUES:,} values once its aliases (*name) are expanded; "
-                                 "write the values out or use fewer nested aliases")
+            raise yaml.YAMLError(f"the document stands for more than {MAX_VALUES:,} values once its aliases (*name) are expanded; write the values out or use fewer nested aliases")
         return None if node is None else loader.construct_document(node)
     finally:
         loader.dispose()

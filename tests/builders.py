@@ -13,18 +13,33 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 # (split, image name, size, rows): each row (x, y, w, h, instruction, data_type, data_source)
 ROWS: list[tuple[str, str, tuple[int, int], list[tuple[int, int, int, int, str, str, str]]]] = [
-    ("desktop", "win1.png", (400, 300), [
-        (10, 10, 40, 20, "open the file menu", "text", "windows"),
-        (300, 200, 30, 30, "close the dialog", "icon", "windows"),
-    ]),
-    ("desktop", "mac1.png", (640, 400), [
-        (500, 20, 40, 40, "open settings", "icon", "macos"),
-        (100, 300, 120, 30, "save the document", "text", "macos"),
-    ]),
-    ("mobile", "phone1.png", (300, 600), [
-        (20, 500, 60, 60, "go back", "icon", "ios"),
-        (100, 100, 100, 40, "sign in", "text", "android"),
-    ]),
+    (
+        "desktop",
+        "win1.png",
+        (400, 300),
+        [
+            (10, 10, 40, 20, "open the file menu", "text", "windows"),
+            (300, 200, 30, 30, "close the dialog", "icon", "windows"),
+        ],
+    ),
+    (
+        "desktop",
+        "mac1.png",
+        (640, 400),
+        [
+            (500, 20, 40, 40, "open settings", "icon", "macos"),
+            (100, 300, 120, 30, "save the document", "text", "macos"),
+        ],
+    ),
+    (
+        "mobile",
+        "phone1.png",
+        (300, 600),
+        [
+            (20, 500, 60, 60, "go back", "icon", "ios"),
+            (100, 100, 100, 40, "sign in", "text", "android"),
+        ],
+    ),
 ]
 
 
@@ -36,9 +51,7 @@ def write_dataset(root: Path, rows=ROWS, *, skip_images: tuple[str, ...] = ()) -
         if name not in skip_images:
             Image.new("RGB", size, (240, 240, 240)).save(root / "imgs" / name)
         for x, y, w, h, instruction, data_type, source in boxes:
-            by_split.setdefault(split, []).append(
-                {"img_filename": name, "bbox": [x, y, w, h], "instruction": instruction, "data_type": data_type, "data_source": source}
-            )
+            by_split.setdefault(split, []).append({"img_filename": name, "bbox": [x, y, w, h], "instruction": instruction, "data_type": data_type, "data_source": source})
     for split, entries in by_split.items():
         (root / f"screenspot_{split}.json").write_text(json.dumps(entries, indent=1))
     return root

@@ -66,10 +66,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fakeserver import _png_size, _watchdog, publish_and_serve, write_reply  # noqa: E402
 
 BETAS = {"computer_20250124": "computer-use-2025-01-24", "computer_20251124": "computer-use-2025-11-24"}
-ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
-                    429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
-OPENAI_ERRORS = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"), 429: ("requests", "rate_limit_exceeded"),
-                 500: ("server_error", None), 503: ("server_error", None)}
+ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+OPENAI_ERRORS = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    429: ("requests", "rate_limit_exceeded"),
+    500: ("server_error", None),
+    503: ("server_error", None),
+}
 
 
 class Bad(Exception):
@@ -280,8 +284,7 @@ class Handler(BaseHTTPRequestHandler):
                 texts = [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
                 if not shots and not texts:
                     raise Bad(f"tool_result {block['tool_use_id']} holds neither a screenshot nor a text")
-                results.append({"id": block["tool_use_id"], "images": shots, "sha256": [_digest(p["source"]["data"]) for p in pictures],
-                                "text": " ".join(map(str, texts))})
+                results.append({"id": block["tool_use_id"], "images": shots, "sha256": [_digest(p["source"]["data"]) for p in pictures], "text": " ".join(map(str, texts))})
             for message in messages[2::2]:  # every earlier tool_result image too (the kept ones)
                 for block in message["content"]:
                     for part in block.get("content") if isinstance(block.get("content"), list) else []:
@@ -290,8 +293,19 @@ class Handler(BaseHTTPRequestHandler):
         state = self.server.state
         key = state.key_of(instruction)
         index, entry = state.next(key)
-        record.update(key=key, entry=index, instruction=instruction, display=display, images=images, results=results, beta=beta,
-                      tool=tool, turns=len(messages) // 2, temperature=body.get("temperature"), system=body.get("system"))
+        record.update(
+            key=key,
+            entry=index,
+            instruction=instruction,
+            display=display,
+            images=images,
+            results=results,
+            beta=beta,
+            tool=tool,
+            turns=len(messages) // 2,
+            temperature=body.get("temperature"),
+            system=body.get("system"),
+        )
         entry = entry or {"text": "Finished."}
         record["kind"] = next((k for k in ("status", "refusal", "truncated", "calls") if k in entry), "text")
         if "status" in entry:
@@ -306,8 +320,20 @@ class Handler(BaseHTTPRequestHandler):
         elif "calls" in entry:
             content += [{"type": "tool_use", "id": f"toolu_{n:04d}_{k}", "name": "computer", "input": _frac(call, display)} for k, call in enumerate(entry["calls"])]
             stop = "tool_use"
-        return 200, {"id": f"msg_{n:04d}", "type": "message", "role": "assistant", "model": body["model"], "content": content,
-                     "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 10}}, {}
+        return (
+            200,
+            {
+                "id": f"msg_{n:04d}",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 10},
+            },
+            {},
+        )
 
     @staticmethod
     def _anthropic_image(block: Any, display: list[int], zoom: bool = False) -> list[int] | None:
@@ -369,8 +395,7 @@ class Handler(BaseHTTPRequestHandler):
                 if list(output.get("acknowledged_safety_checks") or []) != call["pending_safety_checks"]:
                     raise Bad(f"computer_call {call['call_id']}: the pending safety checks were not acknowledged")
                 images.append(size)
-                results.append({"id": call["call_id"], "images": [size], "sha256": [_digest(shot["image_url"].split(",", 1)[1])],
-                                "acknowledged": output.get("acknowledged_safety_checks") or []})
+                results.append({"id": call["call_id"], "images": [size], "sha256": [_digest(shot["image_url"].split(",", 1)[1])], "acknowledged": output.get("acknowledged_safety_checks") or []})
             instruction = None
         if tool.get("type") == "computer_use_preview":
             declared = [tool.get("display_width"), tool.get("display_height")]
@@ -381,8 +406,7 @@ class Handler(BaseHTTPRequestHandler):
         elif tool != {"type": "computer"}:
             raise Bad(f"not a computer-use tool: {tool}")
         index, entry = state.next(key)
-        record.update(key=key, entry=index, instruction=instruction, display=display, images=images, results=results, tool=tool,
-                      previous_response_id=previous)
+        record.update(key=key, entry=index, instruction=instruction, display=display, images=images, results=results, tool=tool, previous_response_id=previous)
         entry = entry or {"text": "Finished."}
         record["kind"] = next((k for k in ("status", "refusal", "truncated", "calls") if k in entry), "text")
         if "status" in entry:
@@ -399,8 +423,7 @@ class Handler(BaseHTTPRequestHandler):
             status = "incomplete"
         elif "calls" in entry:
             for k, call in enumerate(entry["calls"]):
-                item = {"type": "computer_call", "id": f"cu_{n:04d}_{k}", "call_id": f"call_{n:04d}_{k}", "status": "completed",
-                        "pending_safety_checks": call.get("pending_safety_checks", [])}
+                item = {"type": "computer_call", "id": f"cu_{n:04d}_{k}", "call_id": f"call_{n:04d}_{k}", "status": "completed", "pending_safety_checks": call.get("pending_safety_checks", [])}
                 if "actions" in call:
                     item["actions"] = [_openai_action(a, display) for a in call["actions"]]
                 else:
@@ -408,15 +431,30 @@ class Handler(BaseHTTPRequestHandler):
                 output.append(item)
                 calls_out.append({"call_id": item["call_id"], "pending_safety_checks": item["pending_safety_checks"]})
         else:
-            output.append({"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed",
-                           "content": [{"type": "output_text", "text": entry.get("text") or "Finished.", "annotations": []}]})
+            output.append(
+                {"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": entry.get("text") or "Finished.", "annotations": []}]}
+            )
         response_id = f"resp_{n:04d}"
         with state.lock:
             state.responses[response_id] = {"key": key, "display": display, "calls": calls_out}
-        return 200, {"id": response_id, "object": "response", "created_at": int(time.time()), "status": status, "model": body.get("model"),
-                     "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": tools, "error": None,
-                     "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-                     "usage": {"input_tokens": 10, "output_tokens": 10, "total_tokens": 20}}, {}
+        return (
+            200,
+            {
+                "id": response_id,
+                "object": "response",
+                "created_at": int(time.time()),
+                "status": status,
+                "model": body.get("model"),
+                "output": output,
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": tools,
+                "error": None,
+                "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+                "usage": {"input_tokens": 10, "output_tokens": 10, "total_tokens": 20},
+            },
+            {},
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -361,7 +361,7 @@ def summarize(body: Any) -> dict[str, Any]:
                         mime = match.group(1).lower()
                         if match.group(2):
                             try:
-                                raw = base64.b64decode(url[match.end():match.end() + 8192], validate=False)
+                                raw = base64.b64decode(url[match.end() : match.end() + 8192], validate=False)
                             except ValueError:
                                 raw = b""
                             size = _png_size(raw) or _jpeg_size(raw)
@@ -444,10 +444,10 @@ class Handler(BaseHTTPRequestHandler):
         record.update(model=None, key=None, fault=None)
         self.server.log(record)
         if self.path.split("?", 1)[0].rstrip("/") in ("/v1/models", "/models"):
-            self._send_json(200, {"object": "list", "data": [
-                {"id": name, "object": "model", "created": 0, "owned_by": "fakeserver", **({"root": root} if root else {})}
-                for name, root in self.server.models.items()
-            ]})
+            self._send_json(
+                200,
+                {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "fakeserver", **({"root": root} if root else {})} for name, root in self.server.models.items()]},
+            )
         else:
             self._error(404, f"no such endpoint: GET {self.path}")
 
@@ -541,26 +541,35 @@ class Handler(BaseHTTPRequestHandler):
             content = match.group(1).strip() if match else DEFAULT_ANSWER
         if action.get("pad"):  # a huge reply: that many characters of prose before the answer
             content = ("thinking aloud " * (int(action["pad"]) // 15 + 1))[: int(action["pad"])] + "\n" + str(content or "")
-        choices = [] if action.get("no_choices") else [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content},
-            "logprobs": None,
-            "finish_reason": action.get("finish_reason", "stop"),
-        }]
+        choices = (
+            []
+            if action.get("no_choices")
+            else [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "logprobs": None,
+                    "finish_reason": action.get("finish_reason", "stop"),
+                }
+            ]
+        )
         prompt_tokens = sum(len(text.split()) for text in user_texts)
         completion_tokens = len(str(content).split())
-        self._send_json(200, {
-            "id": f"chatcmpl-fake-{next(self.server.ids)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": str(body.get("model") or "fake-model"),
-            "choices": choices,
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
+        self._send_json(
+            200,
+            {
+                "id": f"chatcmpl-fake-{next(self.server.ids)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": str(body.get("model") or "fake-model"),
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
             },
-        })
+        )
 
 
 def _watchdog(max_seconds: float, parent: int) -> None:
@@ -663,8 +672,20 @@ def serve(
     directory = Path(tempfile.mkdtemp(prefix="fakeserver-", dir=str(tmp_path)))
     port_file = directory / "port"
     log_path = directory / "requests.jsonl"
-    command = [sys.executable, program or os.path.abspath(__file__), "--port-file", str(port_file),
-               "--log", str(log_path), "--latency", str(latency), "--max-seconds", str(max_seconds), "--port", str(port)]
+    command = [
+        sys.executable,
+        program or os.path.abspath(__file__),
+        "--port-file",
+        str(port_file),
+        "--log",
+        str(log_path),
+        "--latency",
+        str(latency),
+        "--max-seconds",
+        str(max_seconds),
+        "--port",
+        str(port),
+    ]
     if models is not None:
         command += ["--models", json.dumps(models)]
     if script is not None:
@@ -686,13 +707,9 @@ def serve(
                 break
             code = process.poll()
             if code is not None:
-                raise RuntimeError(
-                    f"fake server exited with code {code} before listening; stderr:\n"
-                    + stderr_path.read_text(encoding="utf-8", errors="replace"))
+                raise RuntimeError(f"fake server exited with code {code} before listening; stderr:\n" + stderr_path.read_text(encoding="utf-8", errors="replace"))
             if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"fake server did not write {port_file} within {startup_timeout:g} s; stderr:\n"
-                    + stderr_path.read_text(encoding="utf-8", errors="replace"))
+                raise RuntimeError(f"fake server did not write {port_file} within {startup_timeout:g} s; stderr:\n" + stderr_path.read_text(encoding="utf-8", errors="replace"))
             time.sleep(0.01)
         yield Server(process, port, log_path, directory)
     finally:

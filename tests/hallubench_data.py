@@ -13,22 +13,37 @@ REPO = Path(__file__).resolve().parents[1]
 
 # (language, image path, size, elements as (type, description, [x1, y1, x2, y2] pixels))
 SCREENS: list[tuple[str, str, tuple[int, int], list[tuple[str, str, list[float]]]]] = [
-    ("en", "images/en/home.png", (400, 300), [
-        ("button", "Sign in", [10, 10, 110, 50]),
-        ("icon", "search", [300, 10, 340, 50]),
-        ("text", "Welcome back", [10, 100, 200, 130]),
-        ("input", "Email address", [10, 150, 390, 190]),
-    ]),
-    ("en", "images/en/settings.png", (300, 600), [
-        ("text", "Settings", [20, 20, 150, 60]),
-        ("icon", "back arrow", [290, 60, 250, 20]),  # corners given as x2 < x1, y2 < y1
-        ("button", "Save", [100, 500, 200, 560]),
-    ]),
-    ("zh", "images/zh/shop.png", (500, 400), [
-        ("text", "购物车", [10, 10, 120, 50]),
-        ("button", "结算", [380, 330, 490, 390]),
-        ("image", "商品图片", [50, 80, 450, 300]),
-    ]),
+    (
+        "en",
+        "images/en/home.png",
+        (400, 300),
+        [
+            ("button", "Sign in", [10, 10, 110, 50]),
+            ("icon", "search", [300, 10, 340, 50]),
+            ("text", "Welcome back", [10, 100, 200, 130]),
+            ("input", "Email address", [10, 150, 390, 190]),
+        ],
+    ),
+    (
+        "en",
+        "images/en/settings.png",
+        (300, 600),
+        [
+            ("text", "Settings", [20, 20, 150, 60]),
+            ("icon", "back arrow", [290, 60, 250, 20]),  # corners given as x2 < x1, y2 < y1
+            ("button", "Save", [100, 500, 200, 560]),
+        ],
+    ),
+    (
+        "zh",
+        "images/zh/shop.png",
+        (500, 400),
+        [
+            ("text", "购物车", [10, 10, 120, 50]),
+            ("button", "结算", [380, 330, 490, 390]),
+            ("image", "商品图片", [50, 80, 450, 300]),
+        ],
+    ),
 ]
 
 # hallucination probes: (language, row)
@@ -50,10 +65,12 @@ def write_hallubench(root: Path, screens=SCREENS, probes=PROBES) -> Path:
         (base / image_path).parent.mkdir(parents=True, exist_ok=True)
         Image.new("RGB", size, (250, 250, 250)).save(base / image_path)
         rows = by_language.setdefault(language, [])
-        rows.append({
-            "image_path": image_path,
-            "elements": [{"type": t, "index": i, "description": d, "coordinates": box} for i, (t, d, box) in enumerate(elements)],
-        })
+        rows.append(
+            {
+                "image_path": image_path,
+                "elements": [{"type": t, "index": i, "description": d, "coordinates": box} for i, (t, d, box) in enumerate(elements)],
+            }
+        )
     for language, rows in by_language.items():
         folder = base / "data" / "annotation" / language
         folder.mkdir(parents=True, exist_ok=True)

@@ -26,9 +26,21 @@ WORDS = (
 
 # Qwen-style special tokens; <|im_end|> ends a turn (the EOS), <|endoftext|> pads.
 SPECIAL = [
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
-    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>",
-    "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<image>",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<image>",
 ]
 EXTRA_SPECIAL = ["<|box_start|>", "<|box_end|>", "<|object_ref_start|>", "<|object_ref_end|>"]
 

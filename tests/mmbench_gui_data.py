@@ -26,16 +26,36 @@ def question(text: str, options: dict[str, str], answer: str, difficulty: str) -
 
 # The released form nests questions in "groups"; item 1 is the flat form of the MMBench-GUI docs.
 L1_ROWS: list[dict[str, Any]] = [
-    {"index": 0, "image_path": "paint.png", "image_size": [200, 100], "platform": "os_windows", "app_name": "Paint", "groups": [
-        question("Which application is open?", {"A": "Paint", "B": "Word", "C": "Excel"}, "A", "easy"),
-        question("Where is the colour palette?", {"A": "top", "B": "bottom", "C": "left side", "D": "right side"}, "C", "hard"),
-    ]},
-    {"index": 1, "image_path": "os_ios/phone.png", "image_size": [100, 200], "platform": "os_ios", "app_name": "Settings",
-     **question("Which screen is shown?", {"A": "Home screen", "B": "Settings page"}, "B", "medium")},
-    {"index": 2, "image_path": "droid.png", "image_size": [120, 240], "platform": "os_android", "app_name": "Clock", "groups": [
-        question("What does the red button do?", {"A": "snooze", "B": "dismiss", "C": "share", "D": "delete", "E": "start the timer"}, "E", "easy"),
-        question("How many alarms are set?", {"A": "one", "B": "two", "C": "three", "D": "four"}, "C", "medium"),
-    ]},
+    {
+        "index": 0,
+        "image_path": "paint.png",
+        "image_size": [200, 100],
+        "platform": "os_windows",
+        "app_name": "Paint",
+        "groups": [
+            question("Which application is open?", {"A": "Paint", "B": "Word", "C": "Excel"}, "A", "easy"),
+            question("Where is the colour palette?", {"A": "top", "B": "bottom", "C": "left side", "D": "right side"}, "C", "hard"),
+        ],
+    },
+    {
+        "index": 1,
+        "image_path": "os_ios/phone.png",
+        "image_size": [100, 200],
+        "platform": "os_ios",
+        "app_name": "Settings",
+        **question("Which screen is shown?", {"A": "Home screen", "B": "Settings page"}, "B", "medium"),
+    },
+    {
+        "index": 2,
+        "image_path": "droid.png",
+        "image_size": [120, 240],
+        "platform": "os_android",
+        "app_name": "Clock",
+        "groups": [
+            question("What does the red button do?", {"A": "snooze", "B": "dismiss", "C": "share", "D": "delete", "E": "start the timer"}, "E", "easy"),
+            question("How many alarms are set?", {"A": "one", "B": "two", "C": "three", "D": "four"}, "C", "medium"),
+        ],
+    },
 ]
 
 # (index, platform, image, bbox normalized, data_type, grounding_type, instruction)
@@ -51,10 +71,19 @@ L2_SPEC = [
 def l2_rows(spec=L2_SPEC) -> list[dict[str, Any]]:
     out = []
     for index, platform, image, bbox, data_type, grounding_type, instruction in spec:
-        out.append({
-            "index": index, "image_path": image, "instruction": instruction, "bbox": bbox, "image_size": list(IMAGES[(platform, image)]),
-            "data_type": data_type, "platform": platform, "app_name": "Paint" if platform == "os_windows" else "Finder", "grounding_type": grounding_type,
-        })
+        out.append(
+            {
+                "index": index,
+                "image_path": image,
+                "instruction": instruction,
+                "bbox": bbox,
+                "image_size": list(IMAGES[(platform, image)]),
+                "data_type": data_type,
+                "platform": platform,
+                "app_name": "Paint" if platform == "os_windows" else "Finder",
+                "grounding_type": grounding_type,
+            }
+        )
     return out
 
 

@@ -19,8 +19,7 @@ def test_one_attempt_becomes_the_case_and_what_only_the_run_needs_stays_out() ->
     down = {"url": "http://a/v1", "state": "unreachable", "reason": "refused"}
     hit = Attempt("hit", {"point": [1, 2]}, "Answer: [1, 2]", shown={"finish_reason": "stop", "first_response": "?"}, stored=(stored(1e9, "r1"),), cached=True)
     result = case_outcome("c1", TAGS, [hit], 1, dict(COMMON))
-    assert list(result) == ["id", "verdict", "tags", "prediction", "response", "finish_reason", "first_response", "notes", "instruction",
-                            "cached", "cached_recorded", "cached_runs"]
+    assert list(result) == ["id", "verdict", "tags", "prediction", "response", "finish_reason", "first_response", "notes", "instruction", "cached", "cached_recorded", "cached_runs"]
     assert result["cached"] is True and result["cached_runs"] == ["r1"] and "cached_attempts" not in result
     failed = case_outcome("c2", TAGS, [Attempt.failed("not asked", unreachable=down)], 1, dict(COMMON))
     assert failed == {"id": "c2", "verdict": "error", "tags": TAGS, "prediction": None, "response": None, "error": "not asked", **COMMON, "unreachable": down}

@@ -158,9 +158,16 @@ def test_missing_prompt_file(tmp_path: Path) -> None:
 
 def pro_row(i: int, prefix: str = "b", **changes) -> dict:
     row = {
-        "img_filename": f"{prefix}/shot_{i}.png", "bbox": [10, 20, 50, 60], "instruction": f"click thing {i}",
-        "instruction_cn": "点击", "id": f"{prefix}_{i}", "application": "app", "platform": "windows",
-        "img_size": [100, 100], "ui_type": "text", "group": "CAD",
+        "img_filename": f"{prefix}/shot_{i}.png",
+        "bbox": [10, 20, 50, 60],
+        "instruction": f"click thing {i}",
+        "instruction_cn": "点击",
+        "id": f"{prefix}_{i}",
+        "application": "app",
+        "platform": "windows",
+        "img_size": [100, 100],
+        "ui_type": "text",
+        "group": "CAD",
     }
     row.update(changes)
     return row
@@ -258,10 +265,16 @@ def test_same_files_fixed_read_completely(tmp_path: Path, pro_suite) -> None:
     samples = read_suite_samples(pro_suite, str(tmp_path / "Pro"))
     # no id template in the suite: the reader's default {group}-{application}-{platform}-{ui_type}-{id}
     assert [s.id for s in samples] == [
-        "CAD-app-windows-text-a_0", "CAD-app-windows-text-a_1", "CAD-app-windows-text-b_0", "CAD-app-windows-text-b_6",
+        "CAD-app-windows-text-a_0",
+        "CAD-app-windows-text-a_1",
+        "CAD-app-windows-text-b_0",
+        "CAD-app-windows-text-b_6",
     ]
     assert sorted(s.source for s in samples) == [
-        "annotations/a_good.json#0", "annotations/a_good.json#1", "annotations/b_bad.json#0", "annotations/b_bad.json#1",  # b_6 is row 1 once the bad rows are gone
+        "annotations/a_good.json#0",
+        "annotations/a_good.json#1",
+        "annotations/b_bad.json#0",
+        "annotations/b_bad.json#1",  # b_6 is row 1 once the bad rows are gone
     ]
 
 
@@ -344,8 +357,7 @@ def test_resolve_root_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 @pytest.mark.parametrize(
     ("relative", "inside_base"),
-    [("a/b.png", True), ("a/../b.png", True), ("../b.png", False), ("../../etc/passwd", False), ("/etc/passwd", False),
-     ("a/../../base2/x.png", False)],
+    [("a/b.png", True), ("a/../b.png", True), ("../b.png", False), ("../../etc/passwd", False), ("/etc/passwd", False), ("a/../../base2/x.png", False)],
 )
 def test_inside(tmp_path: Path, relative: str, inside_base: bool) -> None:
     base = str(tmp_path / "base")

@@ -86,9 +86,26 @@ def test_the_wheel_gets_every_suite_file_and_no_generated_data(tmp_path: Path) -
     target = tmp_path / "guitest" / "suites"
     bundled.bundle(source, target)
 
-    packages = ["", "demo", "desktop_local", "gui_hallubench", "gui_hallubench/hallucination", "gui_hallubench/parsing",
-                "miniwob", "mmbench_gui", "mmbench_gui/l1", "mmbench_gui/l2", "my_webapp", "osworld", "python_example",
-                "screenspot", "screenspot_pro", "screenspot_v2", "trajectory_judge", "waa"]
+    packages = [
+        "",
+        "demo",
+        "desktop_local",
+        "gui_hallubench",
+        "gui_hallubench/hallucination",
+        "gui_hallubench/parsing",
+        "miniwob",
+        "mmbench_gui",
+        "mmbench_gui/l1",
+        "mmbench_gui/l2",
+        "my_webapp",
+        "osworld",
+        "python_example",
+        "screenspot",
+        "screenspot_pro",
+        "screenspot_v2",
+        "trajectory_judge",
+        "waa",
+    ]
     inits = [f"{p}/__init__.py".lstrip("/") for p in packages]
     assert files_under(target) == sorted(shipped + inits)
     assert (target / "mmbench_gui" / "l1" / "__init__.py").read_text() == bundled.INIT_TEXT
@@ -147,8 +164,7 @@ def write_package_of_suites(top: Path) -> Path:
         (folder / "data").mkdir(parents=True)
         (folder / "__init__.py").write_text("")
         (folder / "suite.yaml").write_text(
-            f"name: {name}\nformat: screenspot\ndata: {{dir: data, base: suite, annotations: screenspot_*.json}}\ntask: grounding\n"
-            "id: '{data_source}-{row}'\ntags: [data_type, data_source]\n"
+            f"name: {name}\nformat: screenspot\ndata: {{dir: data, base: suite, annotations: screenspot_*.json}}\ntask: grounding\nid: '{{data_source}}-{{row}}'\ntags: [data_type, data_source]\n"
         )
         (folder / "data" / "screenspot_mobile.json").write_text(json.dumps([ROW, {**ROW, "bbox": [50, 50, 10, 10]}]))
         Image.new("RGB", (100, 100), "white").save(folder / "data" / "a.png")
@@ -194,8 +210,7 @@ def test_an_installed_suite_generates_its_data_under_the_data_root(installed: Pa
     assert datapath.data_folder(str(installed / "desktop_local"), {"dir": ".", "base": "suite"}, str(root)) == str(installed / "desktop_local")
 
 
-def test_placeholders_and_fetch_take_a_built_in_suite_by_name(installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_placeholders_and_fetch_take_a_built_in_suite_by_name(installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     annotations = sorted((SHARED / "screenspot_pro").glob("*.json"))
     if not annotations:
         pytest.skip(f"needs the real annotation files in {SHARED / 'screenspot_pro'} (the shared reference data is not on this machine)")
@@ -228,8 +243,7 @@ def test_fetch_names_the_built_in_suites_when_one_is_missing(installed: Path, tm
     assert f"{installed / 'screenspot_v2' / 'suite.yaml'}: no such suite file (this guitest's built-in suites)" in capsys.readouterr().err
 
 
-def test_a_copy_is_the_suite_s_files_and_is_never_overwritten_unasked(installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_copy_is_the_suite_s_files_and_is_never_overwritten_unasked(installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     assert guitest_main(["suites", "copy", "desktop_local", "mmbench_gui/l1"]) == 0
     assert "desktop_local: copied to suites/desktop_local; run it with: pytest suites/desktop_local --model=SPEC" in capsys.readouterr().out

@@ -13,9 +13,7 @@ from guitest.cache import FILENAME
 
 
 def run(pytester: pytest.Pytester, base_url: str, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "suites/tiny", "--model=openai:agent", f"--base-url={base_url}", "--retries=0", "--timeout=2", "-p", "no:cacheprovider", *extra
-    )
+    return pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={base_url}", "--retries=0", "--timeout=2", "-p", "no:cacheprovider", *extra)
 
 
 def report(pytester: pytest.Pytester) -> dict:
@@ -63,11 +61,13 @@ def test_cache_on_reuses_replies_of_the_same_endpoint_and_checkpoint_only(pytest
         assert again.ret == 0, again.stdout.str()
         assert chats(a) == n_rows()  # nothing asked: the same endpoint, the same checkpoint
         port = a.port
-    again.stdout.fnmatch_lines([
-        "*guitest cache: on: replies recorded by earlier runs*REUSED*",
-        f"*{n_rows()} of {n_rows()} case(s) answered from the response cache*recorded 20*",
-        f"gate passed: *({n_rows()} of {n_rows()} cases answered from the response cache recorded from 20*",
-    ])
+    again.stdout.fnmatch_lines(
+        [
+            "*guitest cache: on: replies recorded by earlier runs*REUSED*",
+            f"*{n_rows()} of {n_rows()} case(s) answered from the response cache*recorded 20*",
+            f"gate passed: *({n_rows()} of {n_rows()} cases answered from the response cache recorded from 20*",
+        ]
+    )
     cached = report(pytester)
     assert cached["overall"]["hit"] == 1 and all(c["cached"] is True and c["cached_recorded"].startswith("20") for c in cached["cases"])
     assert cached["run"]["cache"]["cases_answered_from_cache"] == n_rows()

@@ -24,8 +24,7 @@ MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist
 
 
 def command(base_url: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "pytest", "suites/tiny", "--model=openai:agent", f"--base-url={base_url}", "--retries=0", "--timeout=20",
-            "-p", "no:cacheprovider", *extra]
+    return [sys.executable, "-m", "pytest", "suites/tiny", "--model=openai:agent", f"--base-url={base_url}", "--retries=0", "--timeout=20", "-p", "no:cacheprovider", *extra]
 
 
 def stored(folder: Path) -> int:
@@ -45,9 +44,14 @@ def start_slow_run(pytester: pytest.Pytester, base_url: str, mode: list[str]) ->
     """A run asking one case at a time of a slow endpoint, in a process group of its own (so it can be killed whole),
     once it has stored replies in the cache."""
     out = open(pytester.path / "first.txt", "wb")  # noqa: SIM115 (closed with the process below)
-    first = subprocess.Popen(command(base_url, "--concurrency=1", *mode), cwd=pytester.path, stdout=out, stderr=subprocess.STDOUT,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")]))},
-                             start_new_session=True)
+    first = subprocess.Popen(
+        command(base_url, "--concurrency=1", *mode),
+        cwd=pytester.path,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")]))},
+        start_new_session=True,
+    )
     out.close()
     deadline = time.monotonic() + 60
     while stored(pytester.path / "reports") == 0:
@@ -70,11 +74,13 @@ def test_a_run_started_while_another_runs_on_the_same_cache_never_reads_its_repl
             os.killpg(first.pid, signal.SIGKILL)  # its end is not the point; waiting for it would cost seconds
             first.wait(timeout=30)
         assert second.ret == 0, second.stdout.str()
-    second.stdout.fnmatch_lines([
-        "*guitest cache: resume: a fresh run*",
-        "*guitest cache: resume: run * of this model, endpoint and settings is running now on *(process *, started *): this run neither "
-        "resumes it nor reads any of its replies. To resume it instead, wait until it ends*its own --cache-dir*",
-    ])
+    second.stdout.fnmatch_lines(
+        [
+            "*guitest cache: resume: a fresh run*",
+            "*guitest cache: resume: run * of this model, endpoint and settings is running now on *(process *, started *): this run neither "
+            "resumes it nor reads any of its replies. To resume it instead, wait until it ends*its own --cache-dir*",
+        ]
+    )
     record = json.loads((pytester.path / "second" / "tiny.json").read_text())["run"]["cache"]
     report = json.loads((pytester.path / "second" / "tiny.json").read_text())
     assert report["n_results"] == n_rows() and not any(c.get("cached") for c in report["cases"])  # every case asked the model

@@ -115,9 +115,18 @@ def make_report(verdicts: dict[str, str], tags: dict[str, dict[str, str]] | None
         "guitest": "0.1.0",
         "suite": {"name": suite, "path": f"suites/{suite}/suite.yaml", "format": "screenspot", "task": "grounding"},
         "model": {"spec": "replay:x.jsonl", "adapter": "Replay", "space": "normalized", "settings": {}},
-        "n_selected": len(cases), "n_results": len(cases), "complete": True, "missing": [],
+        "n_selected": len(cases),
+        "n_results": len(cases),
+        "complete": True,
+        "missing": [],
         "headline": {"average": "micro", "over": None, "accuracy": overall["accuracy"], "micro": overall["accuracy"], "macro": None, "what": "hits"},
-        "overall": overall, "breakdown": breakdown, "macro": {}, "notes": {}, "gate": {}, "cases": cases, "run": {},
+        "overall": overall,
+        "breakdown": breakdown,
+        "macro": {},
+        "notes": {},
+        "gate": {},
+        "cases": cases,
+        "run": {},
     }
 
 
@@ -260,10 +269,7 @@ def test_combined_breakdown_is_grouped_like_guitest() -> None:
         old_v[cid], new_v[cid] = "hit", ("miss" if tags[cid] == {"split": "web", "data_type": "icon"} else "hit")
     old, new = make_report(old_v, tags), make_report(new_v, tags)
     for report in (old, new):
-        report["breakdown"]["split/data_type"] = {
-            f"{s}/{d}": _counts([c for c in report["cases"] if c["tags"] == {"split": s, "data_type": d}])
-            for s in ("mobile", "web") for d in ("icon", "text")
-        }
+        report["breakdown"]["split/data_type"] = {f"{s}/{d}": _counts([c for c in report["cases"] if c["tags"] == {"split": s, "data_type": d}]) for s in ("mobile", "web") for d in ("icon", "text")}
     result = compare(old, new)
     assert row(result, "split/data_type", "web/icon")["paired"]["b"] == 3
     assert row(result, "split/data_type", "web/text")["paired"]["n"] == 3
@@ -288,7 +294,7 @@ def test_format_text_is_aligned() -> None:
     assert set(rule.replace(" ", "")) == {"-"}
     # Every table row ends its 'p' column at the same place as the header's 'p'.
     p_end = lines[header].index(" p ") + 2
-    for line in lines[header + 2: header + 4]:
+    for line in lines[header + 2 : header + 4]:
         assert line[p_end - 1] != " " and line[p_end] == " "
 
 
@@ -344,13 +350,24 @@ def test_a_new_run_whose_every_case_errored_fails_the_gate(tmp_path: Path, capsy
     old, _ = pairs("text", both=15, neither=5)
     new = dict.fromkeys(old, "error")
     result = compare(make_report(old), make_report(new))
-    assert result["comparable"] == {"selected_by_both": 20, "paired": 0, "share": 0.0, "min_paired": 0.9, "enough": False,
-                                    "error_in_new": 20, "no_result_in_new": 0, "error_in_old": 0, "no_result_in_old": 0}
+    assert result["comparable"] == {
+        "selected_by_both": 20,
+        "paired": 0,
+        "share": 0.0,
+        "min_paired": 0.9,
+        "enough": False,
+        "error_in_new": 20,
+        "no_result_in_new": 0,
+        "error_in_old": 0,
+        "no_result_in_old": 0,
+    }
     assert result["regressions"] == []
     assert run_main(tmp_path, make_report(old), make_report(new), "--fail-on-regression") == 1
     out = capsys.readouterr().out
-    assert ("NOT COMPARABLE: only 0 of the 20 cases both runs selected were scored in both (0.0%, below --min-paired 90.0%): "
-            "20 errored in the new run. Too few paired cases say nothing about a regression: re-run the failed cases (pytest --lf)") in out
+    assert (
+        "NOT COMPARABLE: only 0 of the 20 cases both runs selected were scored in both (0.0%, below --min-paired 90.0%): "
+        "20 errored in the new run. Too few paired cases say nothing about a regression: re-run the failed cases (pytest --lf)"
+    ) in out
     assert "no detectable change" not in out
     assert run_main(tmp_path, make_report(old), make_report(new)) == 0  # without the gate: said, not failed
     assert "NOT COMPARABLE" in capsys.readouterr().out

@@ -27,9 +27,7 @@ CONCURRENCY = 4
 def test_concurrency_bounds_and_fills_the_requests_in_flight(pytester: pytest.Pytester, tmp_path, mode: list[str], workers: int) -> None:
     write_suite(pytester.path / "suites" / "many", rows=ROWS)
     with fakeserver.serve(tmp_path, latency=LATENCY) as server:
-        result = pytester.runpytest_subprocess(
-            "suites/many", "--model=openai:fake-vl", f"--base-url={server.base_url}", f"--concurrency={CONCURRENCY}", "--cache=off", "-p", "no:cacheprovider", *mode
-        )
+        result = pytester.runpytest_subprocess("suites/many", "--model=openai:fake-vl", f"--base-url={server.base_url}", f"--concurrency={CONCURRENCY}", "--cache=off", "-p", "no:cacheprovider", *mode)
         chat = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
     assert result.ret == 0, result.stdout.str()  # misses (the server answers the centre) are outcomes, not failures
     assert len(chat) == 48

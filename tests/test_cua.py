@@ -52,26 +52,32 @@ def _require_anthropic() -> None:
 # -- the declared display: the documentation's own examples ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(("screen", "display"), [
-    ((1920, 1080), (1429, 804)),    # get_scale_factor: sqrt(1.15e6 / 2073600) = 0.7447
-    ((1512, 982), (1330, 864)),     # the computer-use page: "a 1512x982 screen gets downsampled to approximately 1330x864"
-    ((1024, 768), (1024, 768)),     # XGA, under both limits: as it is
-    ((480, 630), (480, 630)),       # MiniWoB++ at zoom 3
-    ((2560, 1080), (1568, 661)),    # the long edge decides
-])
+@pytest.mark.parametrize(
+    ("screen", "display"),
+    [
+        ((1920, 1080), (1429, 804)),  # get_scale_factor: sqrt(1.15e6 / 2073600) = 0.7447
+        ((1512, 982), (1330, 864)),  # the computer-use page: "a 1512x982 screen gets downsampled to approximately 1330x864"
+        ((1024, 768), (1024, 768)),  # XGA, under both limits: as it is
+        ((480, 630), (480, 630)),  # MiniWoB++ at zoom 3
+        ((2560, 1080), (1568, 661)),  # the long edge decides
+    ],
+)
 def test_anthropic_display_follows_get_scale_factor(screen: tuple[int, int], display: tuple[int, int]) -> None:
     assert anthropic_display(screen, high_resolution=False).size == display
     scale = anthropic_scale(*screen)
     assert display == (int(screen[0] * scale), int(screen[1] * scale))
 
 
-@pytest.mark.parametrize(("size", "limits", "resized"), [
-    ((1075, 1520), (1568, 1568), (924, 1307)),   # the vision page's A4 example
-    ((1920, 1080), (1568, 1568), (1456, 819)),   # its cost table
-    ((2000, 1500), (1568, 1568), (1270, 952)),
-    ((3840, 2160), (2576, 4784), (2576, 1449)),  # Opus 4.7's limits: "downscaled to 2576x1449"
-    ((1920, 1080), (2576, 4784), (1920, 1080)),  # fits the high-resolution tier as it is
-])
+@pytest.mark.parametrize(
+    ("size", "limits", "resized"),
+    [
+        ((1075, 1520), (1568, 1568), (924, 1307)),  # the vision page's A4 example
+        ((1920, 1080), (1568, 1568), (1456, 819)),  # its cost table
+        ((2000, 1500), (1568, 1568), (1270, 952)),
+        ((3840, 2160), (2576, 4784), (2576, 1449)),  # Opus 4.7's limits: "downscaled to 2576x1449"
+        ((1920, 1080), (2576, 4784), (1920, 1080)),  # fits the high-resolution tier as it is
+    ],
+)
 def test_vision_resized_size_matches_the_documented_examples(size, limits, resized) -> None:
     assert anthropic_resized(*size, *limits) == resized
 
@@ -100,20 +106,23 @@ def test_display_pixels_map_to_the_screenshot_exactly(screen: tuple[int, int]) -
 # -- tool versions, beta headers, image tiers: the computer-use page's model lists ----------------------------------
 
 
-@pytest.mark.parametrize(("model", "tool", "high"), [
-    ("claude-opus-4-7", "computer_20251124", True),
-    ("claude-opus-4-6", "computer_20251124", False),
-    ("claude-sonnet-4-6", "computer_20251124", False),
-    ("claude-opus-4-5-20251101", "computer_20251124", False),
-    ("claude-sonnet-4-5-20250929", "computer_20250124", False),
-    ("claude-haiku-4-5", "computer_20250124", False),
-    ("claude-opus-4-1-20250805", "computer_20250124", False),
-    ("claude-sonnet-4-20250514", "computer_20250124", False),
-    ("claude-opus-4-20250514", "computer_20250124", False),
-    ("claude-3-7-sonnet-20250219", "computer_20250124", False),
-    ("claude-sonnet-5", "computer_20251124", True),
-    ("a-proxy-name", "computer_20251124", False),  # unknown: the newest tool, the limits every model takes
-])
+@pytest.mark.parametrize(
+    ("model", "tool", "high"),
+    [
+        ("claude-opus-4-7", "computer_20251124", True),
+        ("claude-opus-4-6", "computer_20251124", False),
+        ("claude-sonnet-4-6", "computer_20251124", False),
+        ("claude-opus-4-5-20251101", "computer_20251124", False),
+        ("claude-sonnet-4-5-20250929", "computer_20250124", False),
+        ("claude-haiku-4-5", "computer_20250124", False),
+        ("claude-opus-4-1-20250805", "computer_20250124", False),
+        ("claude-sonnet-4-20250514", "computer_20250124", False),
+        ("claude-opus-4-20250514", "computer_20250124", False),
+        ("claude-3-7-sonnet-20250219", "computer_20250124", False),
+        ("claude-sonnet-5", "computer_20251124", True),
+        ("a-proxy-name", "computer_20251124", False),  # unknown: the newest tool, the limits every model takes
+    ],
+)
 def test_tool_version_and_image_tier_by_model(model: str, tool: str, high: bool) -> None:
     assert cua_anthropic.tool_version(model) == tool
     assert cua_anthropic.high_resolution(model) is high
@@ -138,31 +147,34 @@ def anthropic_op(tool_input: dict[str, Any], version: str = "computer_20251124")
     return call.ops[0]
 
 
-@pytest.mark.parametrize(("tool_input", "kind", "fields"), [
-    ({"action": "left_click", "coordinate": [10, 20]}, "click", {"point": (10.0, 20.0)}),
-    ({"action": "left_click"}, "click", {"point": None}),  # 20250124: the coordinate is optional (the demo: at the pointer)
-    ({"action": "right_click", "coordinate": [1, 2]}, "right_click", {"point": (1.0, 2.0)}),
-    ({"action": "middle_click", "coordinate": [1, 2]}, "middle_click", {}),
-    ({"action": "double_click", "coordinate": [1, 2]}, "double_click", {}),
-    ({"action": "triple_click", "coordinate": [1, 2]}, "triple_click", {}),
-    ({"action": "left_click", "coordinate": [5, 5], "text": "ctrl+shift"}, "click", {"keys": ("ctrl", "shift")}),  # modifiers (docs, OSWorld)
-    ({"action": "left_click", "coordinate": [5, 5], "key": "shift"}, "click", {"keys": ("shift",)}),  # the demo's field
-    ({"action": "mouse_move", "coordinate": [3, 4]}, "move", {"point": (3.0, 4.0)}),
-    ({"action": "left_mouse_down"}, "mouse_down", {"point": None}),
-    ({"action": "left_mouse_up", "coordinate": [9, 9]}, "mouse_up", {"point": (9.0, 9.0)}),
-    ({"action": "left_click_drag", "start_coordinate": [1, 2], "coordinate": [30, 40]}, "drag", {"point": (1.0, 2.0), "end": (30.0, 40.0)}),
-    ({"action": "left_click_drag", "coordinate": [30, 40]}, "drag", {"point": None, "end": (30.0, 40.0)}),  # the demo: from the pointer
-    ({"action": "scroll", "coordinate": [100, 100], "scroll_direction": "down", "scroll_amount": 3}, "scroll", {"scroll": (0.0, 3.0)}),
-    ({"action": "scroll", "scroll_direction": "up", "scroll_amount": 2}, "scroll", {"scroll": (0.0, -2.0), "point": None}),
-    ({"action": "scroll", "scroll_direction": "left", "scroll_amount": 1, "text": "shift"}, "scroll", {"scroll": (-1.0, 0.0), "keys": ("shift",)}),
-    ({"action": "type", "text": "grüße\nnext"}, "type", {"text": "grüße\nnext"}),
-    ({"action": "key", "text": "ctrl+s"}, "key", {"keys": ("ctrl", "s")}),
-    ({"action": "key", "text": "Return"}, "key", {"keys": ("enter",)}),
-    ({"action": "key", "text": "Page_Down"}, "key", {"keys": ("pagedown",)}),
-    ({"action": "hold_key", "text": "shift", "duration": 2}, "hold_key", {"keys": ("shift",), "seconds": 2.0}),
-    ({"action": "wait", "duration": 1.5}, "wait", {"seconds": 1.5}),
-    ({"action": "screenshot"}, "wait", {"seconds": 0.1}),  # OSWorld runs it as pyautogui.sleep(0.1), then the screen is taken
-])
+@pytest.mark.parametrize(
+    ("tool_input", "kind", "fields"),
+    [
+        ({"action": "left_click", "coordinate": [10, 20]}, "click", {"point": (10.0, 20.0)}),
+        ({"action": "left_click"}, "click", {"point": None}),  # 20250124: the coordinate is optional (the demo: at the pointer)
+        ({"action": "right_click", "coordinate": [1, 2]}, "right_click", {"point": (1.0, 2.0)}),
+        ({"action": "middle_click", "coordinate": [1, 2]}, "middle_click", {}),
+        ({"action": "double_click", "coordinate": [1, 2]}, "double_click", {}),
+        ({"action": "triple_click", "coordinate": [1, 2]}, "triple_click", {}),
+        ({"action": "left_click", "coordinate": [5, 5], "text": "ctrl+shift"}, "click", {"keys": ("ctrl", "shift")}),  # modifiers (docs, OSWorld)
+        ({"action": "left_click", "coordinate": [5, 5], "key": "shift"}, "click", {"keys": ("shift",)}),  # the demo's field
+        ({"action": "mouse_move", "coordinate": [3, 4]}, "move", {"point": (3.0, 4.0)}),
+        ({"action": "left_mouse_down"}, "mouse_down", {"point": None}),
+        ({"action": "left_mouse_up", "coordinate": [9, 9]}, "mouse_up", {"point": (9.0, 9.0)}),
+        ({"action": "left_click_drag", "start_coordinate": [1, 2], "coordinate": [30, 40]}, "drag", {"point": (1.0, 2.0), "end": (30.0, 40.0)}),
+        ({"action": "left_click_drag", "coordinate": [30, 40]}, "drag", {"point": None, "end": (30.0, 40.0)}),  # the demo: from the pointer
+        ({"action": "scroll", "coordinate": [100, 100], "scroll_direction": "down", "scroll_amount": 3}, "scroll", {"scroll": (0.0, 3.0)}),
+        ({"action": "scroll", "scroll_direction": "up", "scroll_amount": 2}, "scroll", {"scroll": (0.0, -2.0), "point": None}),
+        ({"action": "scroll", "scroll_direction": "left", "scroll_amount": 1, "text": "shift"}, "scroll", {"scroll": (-1.0, 0.0), "keys": ("shift",)}),
+        ({"action": "type", "text": "grüße\nnext"}, "type", {"text": "grüße\nnext"}),
+        ({"action": "key", "text": "ctrl+s"}, "key", {"keys": ("ctrl", "s")}),
+        ({"action": "key", "text": "Return"}, "key", {"keys": ("enter",)}),
+        ({"action": "key", "text": "Page_Down"}, "key", {"keys": ("pagedown",)}),
+        ({"action": "hold_key", "text": "shift", "duration": 2}, "hold_key", {"keys": ("shift",), "seconds": 2.0}),
+        ({"action": "wait", "duration": 1.5}, "wait", {"seconds": 1.5}),
+        ({"action": "screenshot"}, "wait", {"seconds": 0.1}),  # OSWorld runs it as pyautogui.sleep(0.1), then the screen is taken
+    ],
+)
 def test_anthropic_actions(tool_input: dict[str, Any], kind: str, fields: dict[str, Any]) -> None:
     op = anthropic_op(tool_input)
     assert op.error is None and op.action is not None and op.action.kind == kind
@@ -178,24 +190,27 @@ def test_anthropic_looks_and_zoom() -> None:
     assert zoom.shows == "zoom" and zoom.region == (10, 20, 110, 220) and zoom.action is None
 
 
-@pytest.mark.parametrize(("tool_input", "version", "says"), [
-    ({"action": "zoom", "region": [0, 0, 10, 10]}, "computer_20250124", "has no zoom"),
-    ({"action": "zoom", "region": [10, 10, 5, 5]}, "computer_20251124", "not a box inside"),
-    ({"action": "left_click", "coordinate": [1001, 5]}, "computer_20251124", "out of bounds"),  # the demo's bound check
-    ({"action": "left_click", "coordinate": [-1, 5]}, "computer_20251124", "non-negative ints"),
-    ({"action": "left_click", "coordinate": [1.5, 5]}, "computer_20251124", "non-negative ints"),
-    ({"action": "mouse_move"}, "computer_20251124", "coordinate is required"),
-    ({"action": "type"}, "computer_20251124", "text is required"),
-    ({"action": "scroll", "scroll_direction": "sideways", "scroll_amount": 1}, "computer_20251124", "scroll_direction"),
-    ({"action": "scroll", "scroll_direction": "up", "scroll_amount": -1}, "computer_20251124", "non-negative int"),
-    ({"action": "wait", "duration": 101}, "computer_20251124", "too long"),
-    ({"action": "hold_key", "text": "a"}, "computer_20251124", "must be a number"),
-    # the demo (anthropics/anthropic-quickstarts 44c2b5c9, computer-use-demo tools/computer.py, run on these inputs) takes
-    # both: hold_key ran `xdotool keydown a sleep nan keyup a`, and a scroll_amount of 10**12 `click --repeat 1000000000000 5`
-    ({"action": "hold_key", "text": "a", "duration": float("nan")}, "computer_20251124", "duration=nan must be a finite number"),
-    ({"action": "wait", "duration": float("-inf")}, "computer_20251124", "duration=-inf must be a finite number"),
-    ({"action": "fly"}, "computer_20251124", "Invalid action"),
-])
+@pytest.mark.parametrize(
+    ("tool_input", "version", "says"),
+    [
+        ({"action": "zoom", "region": [0, 0, 10, 10]}, "computer_20250124", "has no zoom"),
+        ({"action": "zoom", "region": [10, 10, 5, 5]}, "computer_20251124", "not a box inside"),
+        ({"action": "left_click", "coordinate": [1001, 5]}, "computer_20251124", "out of bounds"),  # the demo's bound check
+        ({"action": "left_click", "coordinate": [-1, 5]}, "computer_20251124", "non-negative ints"),
+        ({"action": "left_click", "coordinate": [1.5, 5]}, "computer_20251124", "non-negative ints"),
+        ({"action": "mouse_move"}, "computer_20251124", "coordinate is required"),
+        ({"action": "type"}, "computer_20251124", "text is required"),
+        ({"action": "scroll", "scroll_direction": "sideways", "scroll_amount": 1}, "computer_20251124", "scroll_direction"),
+        ({"action": "scroll", "scroll_direction": "up", "scroll_amount": -1}, "computer_20251124", "non-negative int"),
+        ({"action": "wait", "duration": 101}, "computer_20251124", "too long"),
+        ({"action": "hold_key", "text": "a"}, "computer_20251124", "must be a number"),
+        # the demo (anthropics/anthropic-quickstarts 44c2b5c9, computer-use-demo tools/computer.py, run on these inputs) takes
+        # both: hold_key ran `xdotool keydown a sleep nan keyup a`, and a scroll_amount of 10**12 `click --repeat 1000000000000 5`
+        ({"action": "hold_key", "text": "a", "duration": float("nan")}, "computer_20251124", "duration=nan must be a finite number"),
+        ({"action": "wait", "duration": float("-inf")}, "computer_20251124", "duration=-inf must be a finite number"),
+        ({"action": "fly"}, "computer_20251124", "Invalid action"),
+    ],
+)
 def test_anthropic_calls_the_tool_refuses_are_error_results(tool_input, version, says) -> None:
     op = anthropic_op(tool_input, version)
     assert op.action is None and op.error is not None and says in op.error
@@ -215,22 +230,25 @@ def openai_ops(actions: list[dict[str, Any]], **extra: Any) -> Any:
     return cua_openai.read_call(item, D)
 
 
-@pytest.mark.parametrize(("action", "kind", "fields"), [
-    ({"type": "click", "button": "left", "x": 10, "y": 20}, "click", {"point": (10.0, 20.0)}),
-    ({"type": "click", "button": "right", "x": 1, "y": 2}, "right_click", {}),
-    ({"type": "click", "button": "wheel", "x": 1, "y": 2}, "middle_click", {}),
-    ({"type": "click", "button": "left", "x": 1, "y": 2, "keys": ["CTRL"]}, "click", {"keys": ("ctrl",)}),
-    ({"type": "double_click", "x": 5, "y": 6}, "double_click", {"point": (5.0, 6.0)}),
-    ({"type": "move", "x": 5, "y": 6}, "move", {"point": (5.0, 6.0)}),
-    ({"type": "drag", "path": [{"x": 1, "y": 1}, {"x": 50, "y": 60}]}, "drag", {"point": (1.0, 1.0), "end": (50.0, 60.0)}),
-    ({"type": "keypress", "keys": ["CTRL", "A"]}, "key", {"keys": ("ctrl", "a")}),  # lower case, as OSWorld presses them
-    ({"type": "keypress", "keys": ["ENTER"]}, "key", {"keys": ("enter",)}),
-    ({"type": "keypress", "keys": ["ARROWDOWN"]}, "key", {"keys": ("down",)}),
-    ({"type": "type", "text": "naïve 日本"}, "type", {"text": "naïve 日本"}),
-    ({"type": "wait"}, "wait", {"seconds": 1.0}),  # the Agents SDK example sleeps 1 s
-    ({"type": "screenshot"}, "wait", {"seconds": 0.1}),
-    ({"type": "scroll", "x": 100, "y": 100, "scroll_x": 0, "scroll_y": 300}, "scroll", {"scroll": (0.0, 300.0)}),  # pixels, made notches by the policy
-])
+@pytest.mark.parametrize(
+    ("action", "kind", "fields"),
+    [
+        ({"type": "click", "button": "left", "x": 10, "y": 20}, "click", {"point": (10.0, 20.0)}),
+        ({"type": "click", "button": "right", "x": 1, "y": 2}, "right_click", {}),
+        ({"type": "click", "button": "wheel", "x": 1, "y": 2}, "middle_click", {}),
+        ({"type": "click", "button": "left", "x": 1, "y": 2, "keys": ["CTRL"]}, "click", {"keys": ("ctrl",)}),
+        ({"type": "double_click", "x": 5, "y": 6}, "double_click", {"point": (5.0, 6.0)}),
+        ({"type": "move", "x": 5, "y": 6}, "move", {"point": (5.0, 6.0)}),
+        ({"type": "drag", "path": [{"x": 1, "y": 1}, {"x": 50, "y": 60}]}, "drag", {"point": (1.0, 1.0), "end": (50.0, 60.0)}),
+        ({"type": "keypress", "keys": ["CTRL", "A"]}, "key", {"keys": ("ctrl", "a")}),  # lower case, as OSWorld presses them
+        ({"type": "keypress", "keys": ["ENTER"]}, "key", {"keys": ("enter",)}),
+        ({"type": "keypress", "keys": ["ARROWDOWN"]}, "key", {"keys": ("down",)}),
+        ({"type": "type", "text": "naïve 日本"}, "type", {"text": "naïve 日本"}),
+        ({"type": "wait"}, "wait", {"seconds": 1.0}),  # the Agents SDK example sleeps 1 s
+        ({"type": "screenshot"}, "wait", {"seconds": 0.1}),
+        ({"type": "scroll", "x": 100, "y": 100, "scroll_x": 0, "scroll_y": 300}, "scroll", {"scroll": (0.0, 300.0)}),  # pixels, made notches by the policy
+    ],
+)
 def test_openai_actions(action: dict[str, Any], kind: str, fields: dict[str, Any]) -> None:
     call = openai_ops([action])
     (op,) = call.ops
@@ -242,22 +260,24 @@ def test_openai_actions(action: dict[str, Any], kind: str, fields: dict[str, Any
 
 def test_openai_batches_run_in_order_and_carry_their_safety_checks() -> None:
     checks = [{"id": "sc_1", "code": "malicious_instructions", "message": "look out"}]
-    call = openai_ops([{"type": "click", "button": "left", "x": 1, "y": 1}, {"type": "type", "text": "a"}, {"type": "keypress", "keys": ["ENTER"]}],
-                      pending_safety_checks=checks)
+    call = openai_ops([{"type": "click", "button": "left", "x": 1, "y": 1}, {"type": "type", "text": "a"}, {"type": "keypress", "keys": ["ENTER"]}], pending_safety_checks=checks)
     assert [op.action.kind for op in call.ops] == ["click", "type", "key"]
     assert call.safety_checks == tuple(checks) and call.id == "call_1"
 
 
-@pytest.mark.parametrize(("action", "says"), [
-    ({"type": "click", "button": "back", "x": 1, "y": 1}, "'back' button"),
-    ({"type": "click", "button": "left", "x": 2000, "y": 1}, "outside"),
-    ({"type": "drag", "path": [{"x": 1, "y": 1}]}, "two points"),
-    ({"type": "teleport"}, "unknown action type"),
-    ({"type": "type", "text": 5}, "not a string"),
-    ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 0, "scroll_y": float("nan")}, "scroll_y=nan is not a finite number"),
-    ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 10**400, "scroll_y": 0}, "scroll_x=1000000000000000000000000000000000000000 is not a finite number"),
-    ({"type": "move", "x": 10**400, "y": 1}, "x=1000000000000000000000000000000000000000 is not a finite number"),  # was an OverflowError
-])
+@pytest.mark.parametrize(
+    ("action", "says"),
+    [
+        ({"type": "click", "button": "back", "x": 1, "y": 1}, "'back' button"),
+        ({"type": "click", "button": "left", "x": 2000, "y": 1}, "outside"),
+        ({"type": "drag", "path": [{"x": 1, "y": 1}]}, "two points"),
+        ({"type": "teleport"}, "unknown action type"),
+        ({"type": "type", "text": 5}, "not a string"),
+        ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 0, "scroll_y": float("nan")}, "scroll_y=nan is not a finite number"),
+        ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 10**400, "scroll_y": 0}, "scroll_x=1000000000000000000000000000000000000000 is not a finite number"),
+        ({"type": "move", "x": 10**400, "y": 1}, "x=1000000000000000000000000000000000000000 is not a finite number"),  # was an OverflowError
+    ],
+)
 def test_openai_actions_guitest_cannot_run(action: dict[str, Any], says: str) -> None:
     (op,) = openai_ops([action]).ops
     assert op.action is None and op.error is not None and says in op.error
@@ -282,8 +302,13 @@ def test_anthropic_stop_rules(claude: Any) -> None:
     done = conversation.read({"id": "m", "stop_reason": "end_turn", "content": [{"type": "text", "text": "Finished."}]})
     assert done.end == "done" and not done.calls
     # OSWorld's AnthropicAgent: "[INFEASIBLE]" anywhere is FAIL, the reply's actions dropped
-    fail = conversation.read({"id": "m", "stop_reason": "tool_use", "content": [{"type": "text", "text": "[INFEASIBLE] no such app"},
-                                                                               {"type": "tool_use", "id": "t", "name": "computer", "input": {"action": "screenshot"}}]})
+    fail = conversation.read(
+        {
+            "id": "m",
+            "stop_reason": "tool_use",
+            "content": [{"type": "text", "text": "[INFEASIBLE] no such app"}, {"type": "tool_use", "id": "t", "name": "computer", "input": {"action": "screenshot"}}],
+        }
+    )
     assert fail.end == "fail" and not fail.calls
     cut = conversation.read({"id": "m", "stop_reason": "max_tokens", "content": [{"type": "text", "text": "I will"}]})
     assert cut.truncated and cut.end is None
@@ -321,8 +346,14 @@ def test_old_tool_result_screenshots_go_as_osworlds_claude_runner_drops_them(cop
         conversation.commit(request, {"content": [{"type": "tool_use", "id": f"t{step}", "name": "computer", "input": {"action": "screenshot"}}]})
         result = type("Result", (), {"id": f"t{step}", "error": None, "text": "", "image": {"data": step}})()
         request = conversation.request("task", None, [result], D)
-        kept = [part["source"]["data"] for m in request["messages"] for block in m["content"] if isinstance(block, dict) and block.get("type") == "tool_result"
-                for part in block["content"] if part.get("type") == "image"]
+        kept = [
+            part["source"]["data"]
+            for m in request["messages"]
+            for block in m["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+            for part in block["content"]
+            if part.get("type") == "image"
+        ]
         assert kept == expected, f"step {step}"
         assert request["messages"][0]["content"][1]["source"] == {"data": "first"}  # the first screenshot is no tool result: it stays
 
@@ -405,15 +436,24 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_anthropic_tool_uses_of_a_reply_run_in_order_each_answered_by_the_screen_after_it(tmp_path: Path, keys: None) -> None:
     _require_anthropic()
-    script = {"blue button": [
-        {"status": 429, "retry_after": 0, "message": "rate limited"},  # retried after Retry-After
-        {"status": 529},                                               # overloaded_error, retried
-        {"calls": [{"action": "left_click", "coordinate": {"frac": [0.25, 0.5]}}, {"action": "type", "text": "héllo"},
-                   {"action": "zoom", "region": [0, 0, 100, 50]}, {"action": "cursor_position"}, {"action": "key", "text": "Return"}],
-         "text": "Three actions."},
-        {"calls": [{"action": "fly"}]},
-        {"text": "All done."},
-    ]}
+    script = {
+        "blue button": [
+            {"status": 429, "retry_after": 0, "message": "rate limited"},  # retried after Retry-After
+            {"status": 529},  # overloaded_error, retried
+            {
+                "calls": [
+                    {"action": "left_click", "coordinate": {"frac": [0.25, 0.5]}},
+                    {"action": "type", "text": "héllo"},
+                    {"action": "zoom", "region": [0, 0, 100, 50]},
+                    {"action": "cursor_position"},
+                    {"action": "key", "text": "Return"},
+                ],
+                "text": "Three actions.",
+            },
+            {"calls": [{"action": "fly"}]},
+            {"text": "All done."},
+        ]
+    }
     with fakeserver.serve(tmp_path, script=script, program=fakecua.__file__) as server:
         result, env, requests = episode("anthropic:claude-opus-4-6", server, (1920, 1080))
     assert result.end == "done" and result.error is None, result.error
@@ -477,9 +517,11 @@ CAP = 4  # the cap of actions a step runs (MAX_ACTIONS, 200: the loop's tests ho
 def test_anthropic_hostile_numbers_and_too_many_calls_are_tool_errors_and_never_run(tmp_path: Path, keys: None, monkeypatch: pytest.MonkeyPatch) -> None:
     _require_anthropic()
     monkeypatch.setattr(cua_policy, "MAX_ACTIONS", CAP)  # a small cap: every call's screenshot goes back, none dropped as old
-    hostile = [{"action": "hold_key", "text": "shift", "duration": float("nan")},
-               {"action": "scroll", "coordinate": {"frac": [0.5, 0.5]}, "scroll_direction": "down", "scroll_amount": 10**12},
-               {"action": "left_click", "coordinate": {"frac": [0.25, 0.5]}}]
+    hostile = [
+        {"action": "hold_key", "text": "shift", "duration": float("nan")},
+        {"action": "scroll", "coordinate": {"frac": [0.5, 0.5]}, "scroll_direction": "down", "scroll_amount": 10**12},
+        {"action": "left_click", "coordinate": {"frac": [0.25, 0.5]}},
+    ]
     many = [{"action": "mouse_move", "coordinate": {"frac": [0.5, 0.5]}}] * (CAP + 5)
     script = {"blue button": [{"calls": hostile}, {"calls": many}, {"text": "All done."}]}
     with fakeserver.serve(tmp_path, script=script, program=fakecua.__file__) as server:
@@ -501,8 +543,11 @@ def test_openai_hostile_numbers_and_too_many_actions_never_run_and_the_calls_are
     monkeypatch.setattr(cua_policy, "MAX_ACTIONS", CAP)
     preview = spec.endswith("preview")
     # 10**300 pixels is a finite float, 10**400 is not one at all (float() of it raised an OverflowError)
-    hostile = [{"type": "scroll", "at": [0.5, 0.5], "scroll_x": 0, "scroll_y": 10**300}, {"type": "scroll", "at": [0.5, 0.5], "scroll_x": 10**400, "scroll_y": 0},
-               {"type": "scroll", "at": [0.5, 0.5], "scroll_x": 0, "scroll_y": 100}]
+    hostile = [
+        {"type": "scroll", "at": [0.5, 0.5], "scroll_x": 0, "scroll_y": 10**300},
+        {"type": "scroll", "at": [0.5, 0.5], "scroll_x": 10**400, "scroll_y": 0},
+        {"type": "scroll", "at": [0.5, 0.5], "scroll_x": 0, "scroll_y": 100},
+    ]
     many = [{"type": "move", "at": [0.5, 0.5]}] * (CAP + 5)
     if preview:  # one action per computer_call
         turns = [{"calls": [{"action": a} for a in hostile]}, {"calls": [{"action": a} for a in many]}]
@@ -536,12 +581,15 @@ def test_a_refusal_is_an_error_of_the_episode(tmp_path: Path, keys: None, spec: 
     assert env.ran == [] and len(requests) == 1  # a refusal is not retried
 
 
-@pytest.mark.parametrize(("spec", "fault", "says"), [
-    ("anthropic:claude-sonnet-4-5", {"status": 529}, "gave up after 3 tries: HTTP 529: overloaded_error"),
-    ("openai-cua:computer-use-preview", {"status": 429, "retry_after": 0}, "gave up after 3 tries: HTTP 429"),
-    ("anthropic:claude-sonnet-4-5", {"status": 401, "echo_key": True}, "check the API key in $ANTHROPIC_API_KEY"),
-    ("openai-cua:gpt-5.4", {"status": 401, "echo_key": True}, "check the API key in $OPENAI_API_KEY"),
-])
+@pytest.mark.parametrize(
+    ("spec", "fault", "says"),
+    [
+        ("anthropic:claude-sonnet-4-5", {"status": 529}, "gave up after 3 tries: HTTP 529: overloaded_error"),
+        ("openai-cua:computer-use-preview", {"status": 429, "retry_after": 0}, "gave up after 3 tries: HTTP 429"),
+        ("anthropic:claude-sonnet-4-5", {"status": 401, "echo_key": True}, "check the API key in $ANTHROPIC_API_KEY"),
+        ("openai-cua:gpt-5.4", {"status": 401, "echo_key": True}, "check the API key in $OPENAI_API_KEY"),
+    ],
+)
 def test_api_errors_are_retried_where_safe_and_never_show_the_key(tmp_path: Path, keys: None, spec: str, fault: dict[str, Any], says: str) -> None:
     if spec.startswith("anthropic"):
         _require_anthropic()
@@ -557,9 +605,13 @@ def test_api_errors_are_retried_where_safe_and_never_show_the_key(tmp_path: Path
 def test_a_step_continuing_a_response_the_server_dropped_says_how_to_start_over(tmp_path: Path, keys: None) -> None:
     from guitest.live.cua.policy import encode_request
 
-    request = {"model": "computer-use-preview", "previous_response_id": "resp_from_an_earlier_run", "truncation": "auto",
-               "tools": [{"type": "computer_use_preview", "display_width": 8, "display_height": 8, "environment": "browser"}],
-               "input": [{"type": "computer_call_output", "call_id": "call_1", "output": {"type": "computer_screenshot", "image_url": "x"}}]}
+    request = {
+        "model": "computer-use-preview",
+        "previous_response_id": "resp_from_an_earlier_run",
+        "truncation": "auto",
+        "tools": [{"type": "computer_use_preview", "display_width": 8, "display_height": 8, "environment": "browser"}],
+        "input": [{"type": "computer_call_output", "call_id": "call_1", "output": {"type": "computer_screenshot", "image_url": "x"}}],
+    }
     prompt, sent = encode_request(request, (8, 8))
     with fakeserver.serve(tmp_path, script={}, program=fakecua.__file__) as server:
         model = load_model("openai-cua:computer-use-preview", Settings(base_url=server.base_url, retries=0))

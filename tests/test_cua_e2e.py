@@ -159,8 +159,7 @@ def _leaks(root: Path, text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                       oracle: Any, variant: str) -> None:
+def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, oracle: Any, variant: str) -> None:
     if variant.startswith("anthropic"):
         try:
             import anthropic  # noqa: F401

@@ -26,7 +26,7 @@ def doc_block(first_line: str) -> str:
 # The agent answers in the runner's syntax only; the board is a success when a click lands on the target
 # (20, 7.5): the centre-top quarter of its 40x30 screenshot, where the reply's TAP 0.5 0.25 maps to.
 HARNESS = textwrap.dedent(
-    '''
+    """
     import io
     from PIL import Image
     import guitest.envs
@@ -67,7 +67,7 @@ HARNESS = textwrap.dedent(
 
     guitest.envs.register("board", lambda options, base_dir: Board(options, base_dir))
     guitest.models.register("tapper", lambda spec, arg, settings, profile, reason: TapAgent(spec, settings, profile, reason))
-    '''
+    """
 )
 
 SUITE = """
@@ -104,4 +104,8 @@ def test_a_runner_registered_in_a_conftest_reads_the_replies_of_the_run(pytester
 def test_an_unknown_runner_names_the_known_ones_and_how_to_add_one(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--runner=tapp", "-p", "no:cacheprovider")
     assert result.ret != 0
-    result.stderr.fnmatch_lines(["*--runner=tapp: unknown runner 'tapp'; known: guitest, uitars15, uitars15-qwen2vl, qwen25vl, qwen3vl, prompt-agent, aguvis. Add one with guitest.live.runners.register(name, runner) in a conftest.py or an entry point in the group 'guitest.runners'*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--runner=tapp: unknown runner 'tapp'; known: guitest, uitars15, uitars15-qwen2vl, qwen25vl, qwen3vl, prompt-agent, aguvis. Add one with guitest.live.runners.register(name, runner) in a conftest.py or an entry point in the group 'guitest.runners'*"
+        ]
+    )

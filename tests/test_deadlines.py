@@ -18,8 +18,9 @@ import pytest
 
 from guitest.models.transport import HTTPFailure, JSONPoster
 
-BODY = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                   "choices": [{"index": 0, "message": {"role": "assistant", "content": "Answer: [0.5, 0.5]"}, "finish_reason": "stop"}]}).encode()
+BODY = json.dumps(
+    {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Answer: [0.5, 0.5]"}, "finish_reason": "stop"}]}
+).encode()
 PIECES = 8
 GAP = 0.15
 
@@ -81,8 +82,7 @@ def test_the_official_client_ends_a_dripping_request_at_its_deadline(dripping: s
     from guitest.models.httpx_deadline import DeadlineTransport, httpx
 
     def client(timeout: float) -> openai.OpenAI:
-        return openai.OpenAI(api_key="EMPTY", base_url=dripping, timeout=timeout, max_retries=0,
-                             http_client=httpx.Client(transport=DeadlineTransport(timeout, dripping), timeout=timeout))
+        return openai.OpenAI(api_key="EMPTY", base_url=dripping, timeout=timeout, max_retries=0, http_client=httpx.Client(transport=DeadlineTransport(timeout, dripping), timeout=timeout))
 
     with pytest.raises(openai.APITimeoutError):
         client(0.5).chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])

@@ -41,11 +41,7 @@ def all_rows(folder: Path) -> list[tuple[str, dict]]:
 
 def fingerprint(folder: Path) -> dict[str, str]:
     """sha256 of every file of a data set, by relative path (stamp included)."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def json_digest(folder: Path) -> str:
@@ -85,9 +81,7 @@ def test_version_pins_the_annotations(data: Path) -> None:
     # place on every machine that ran the demo before: this test makes the bump explicit.
     pinned = {"guitest-demo 1": "f3297a6dfe58a3c252b34a5588c6d23adf138624f98d34a7224a2391beaaeb67"}
     assert demo.VERSION in pinned, f"new VERSION {demo.VERSION!r}: add its annotation digest here"
-    assert json_digest(data) == pinned[demo.VERSION], (
-        f"the demo annotations changed (digest {json_digest(data)}): bump demo.VERSION and pin the new digest"
-    )
+    assert json_digest(data) == pinned[demo.VERSION], f"the demo annotations changed (digest {json_digest(data)}): bump demo.VERSION and pin the new digest"
 
 
 def test_layout_and_stamp(data: Path) -> None:
@@ -161,9 +155,7 @@ def test_targets_hold_something_drawn(data: Path) -> None:
 def test_the_reader_accepts_the_demo(data: Path, tmp_path: Path) -> None:
     suite_file = tmp_path / "suite.yaml"
     suite_file.write_text(
-        "name: demo\nformat: screenspot\n"
-        "data: {dir: demo, annotations: 'screenspot_*.json', images: images, generator: demo}\n"
-        "task: grounding\ntags: [split, data_source, data_type]\n",
+        "name: demo\nformat: screenspot\ndata: {dir: demo, annotations: 'screenspot_*.json', images: images, generator: demo}\ntask: grounding\ntags: [split, data_source, data_type]\n",
         encoding="utf-8",
     )
     samples = read_suite_samples(load_suite(suite_file), str(data))
@@ -294,9 +286,7 @@ def test_concurrent_callers_generate_once(data: Path, tmp_path: Path, monkeypatc
     assert fingerprint(folder) == fingerprint(data)
 
 
-def test_concurrent_threads_without_flock_end_with_one_complete_set(
-    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_concurrent_threads_without_flock_end_with_one_complete_set(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Where fcntl is missing, every caller generates and the atomic rename picks one set.
     calls: list[Path] = []
     generate = demo._generate

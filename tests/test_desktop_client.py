@@ -177,27 +177,30 @@ def test_a_pool_needs_a_machine() -> None:
 # -- actions as pyautogui code --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("action, code", [
-    (Action("click", point=(200.4, 100.6), space="screen"), "pyautogui.click(100, 50)"),
-    (Action("double_click", point=(10, 10)), "pyautogui.doubleClick(5, 5)"),
-    (Action("right_click", point=(10, 10)), "pyautogui.rightClick(5, 5)"),
-    (Action("move", point=(-50, 5000)), "pyautogui.moveTo(0, 719)"),
-    (Action("drag", point=(0, 0), end=(20, 40)), "pyautogui.moveTo(0, 0); pyautogui.dragTo(10, 20, duration=0.3, button='left')"),
-    (Action("scroll", scroll=(0, 3)), "pyautogui.scroll(-3)"),
-    (Action("scroll", point=(100, 100), scroll=(-2, -1)), "pyautogui.moveTo(50, 50); pyautogui.scroll(1); pyautogui.hscroll(-2)"),
-    (Action("type", text="it's \"done\"\n"), "pyautogui.write('it\\'s \"done\"\\n')"),
-    (Action("key", keys=("Enter",)), "pyautogui.press('enter')"),
-    (Action("key", keys=("ctrl", "shift", "Escape")), "pyautogui.hotkey('ctrl', 'shift', 'esc')"),
-    # the computer-use APIs' actions: where the pointer is, the other buttons, modifiers held, a key held
-    (Action("click"), "pyautogui.click()"),
-    (Action("triple_click", point=(10, 10)), "pyautogui.tripleClick(5, 5)"),
-    (Action("middle_click"), "pyautogui.middleClick()"),
-    (Action("mouse_down", point=(10, 10)), "pyautogui.mouseDown(5, 5)"),
-    (Action("mouse_up"), "pyautogui.mouseUp()"),
-    (Action("click", point=(10, 10), keys=("ctrl", "shift")), "pyautogui.keyDown('ctrl'); pyautogui.keyDown('shift'); pyautogui.click(5, 5); pyautogui.keyUp('shift'); pyautogui.keyUp('ctrl')"),
-    (Action("scroll", scroll=(0, 2), keys=("meta",)), "pyautogui.keyDown('win'); pyautogui.scroll(-2); pyautogui.keyUp('win')"),
-    (Action("hold_key", keys=("shift", "a"), seconds=1.5), "pyautogui.keyDown('shift'); pyautogui.keyDown('a'); time.sleep(1.5); pyautogui.keyUp('a'); pyautogui.keyUp('shift')"),
-])
+@pytest.mark.parametrize(
+    "action, code",
+    [
+        (Action("click", point=(200.4, 100.6), space="screen"), "pyautogui.click(100, 50)"),
+        (Action("double_click", point=(10, 10)), "pyautogui.doubleClick(5, 5)"),
+        (Action("right_click", point=(10, 10)), "pyautogui.rightClick(5, 5)"),
+        (Action("move", point=(-50, 5000)), "pyautogui.moveTo(0, 719)"),
+        (Action("drag", point=(0, 0), end=(20, 40)), "pyautogui.moveTo(0, 0); pyautogui.dragTo(10, 20, duration=0.3, button='left')"),
+        (Action("scroll", scroll=(0, 3)), "pyautogui.scroll(-3)"),
+        (Action("scroll", point=(100, 100), scroll=(-2, -1)), "pyautogui.moveTo(50, 50); pyautogui.scroll(1); pyautogui.hscroll(-2)"),
+        (Action("type", text='it\'s "done"\n'), "pyautogui.write('it\\'s \"done\"\\n')"),
+        (Action("key", keys=("Enter",)), "pyautogui.press('enter')"),
+        (Action("key", keys=("ctrl", "shift", "Escape")), "pyautogui.hotkey('ctrl', 'shift', 'esc')"),
+        # the computer-use APIs' actions: where the pointer is, the other buttons, modifiers held, a key held
+        (Action("click"), "pyautogui.click()"),
+        (Action("triple_click", point=(10, 10)), "pyautogui.tripleClick(5, 5)"),
+        (Action("middle_click"), "pyautogui.middleClick()"),
+        (Action("mouse_down", point=(10, 10)), "pyautogui.mouseDown(5, 5)"),
+        (Action("mouse_up"), "pyautogui.mouseUp()"),
+        (Action("click", point=(10, 10), keys=("ctrl", "shift")), "pyautogui.keyDown('ctrl'); pyautogui.keyDown('shift'); pyautogui.click(5, 5); pyautogui.keyUp('shift'); pyautogui.keyUp('ctrl')"),
+        (Action("scroll", scroll=(0, 2), keys=("meta",)), "pyautogui.keyDown('win'); pyautogui.scroll(-2); pyautogui.keyUp('win')"),
+        (Action("hold_key", keys=("shift", "a"), seconds=1.5), "pyautogui.keyDown('shift'); pyautogui.keyDown('a'); time.sleep(1.5); pyautogui.keyUp('a'); pyautogui.keyUp('shift')"),
+    ],
+)
 def test_actions_become_pyautogui_code(action: Action, code: str) -> None:
     # screenshot at twice the screen's size (HiDPI): points are halved, and clamped onto the 1280x720 screen
     assert pyautogui_code(action, (1280, 720), scale=2.0) == code
@@ -342,11 +345,18 @@ def test_unsupported_setup_steps_and_tasks_without_an_evaluator(tmp_path: Path) 
 def test_download_steps_fetch_here_and_upload(tmp_path: Path) -> None:
     source = tmp_path / "input.txt"
     source.write_text("payload")
-    task = TaskSpec("desktop", "x", "y", {
-        "config": [{"type": "download", "parameters": {"files": [{"url": source.as_uri(), "path": "~/in.txt"}]}},
-                   {"type": "upload_file", "parameters": {"files": [{"local_path": str(source), "path": "~/again.txt"}]}}],
-        "evaluator": {"func": "infeasible"},
-    })
+    task = TaskSpec(
+        "desktop",
+        "x",
+        "y",
+        {
+            "config": [
+                {"type": "download", "parameters": {"files": [{"url": source.as_uri(), "path": "~/in.txt"}]}},
+                {"type": "upload_file", "parameters": {"files": [{"local_path": str(source), "path": "~/again.txt"}]}},
+            ],
+            "evaluator": {"func": "infeasible"},
+        },
+    )
     with FakeMachine() as m:
         env = env_for(m.url, tmp_path=tmp_path / "locks")
         env.download_cache = str(tmp_path / "cache")

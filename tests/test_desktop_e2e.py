@@ -33,9 +33,16 @@ from guitest.suite import Suite  # noqa: E402
 
 LOCAL = REPO / "suites" / "desktop_local"
 LOCAL_SUITE = Suite(
-    path=LOCAL / "suite.yaml", name="desktop_local", format="osworld",
+    path=LOCAL / "suite.yaml",
+    name="desktop_local",
+    format="osworld",
     data={"dir": ".", "base": "suite", "annotations": "examples/*/*.json", "images": "."},
-    task="live", prompt="default", id_template="{app}-{task_id}", tags=("app",), cross=(), average="micro",
+    task="live",
+    prompt="default",
+    id_template="{app}-{task_id}",
+    tags=("app",),
+    cross=(),
+    average="micro",
 )
 TASKS = ["chromium/pick-green", "mousepad/new-note", "terminal/make-folder", "os/photoshop-crop"]
 SELECT = "pick-green or new-note or make-folder or photoshop-crop"
@@ -95,7 +102,11 @@ def test_a_scripted_policy_completes_the_local_tasks(pytester: pytest.Pytester, 
     if family == "ui-tars":
         crop = next(c for c in data["cases"] if c["id"] == "os-photoshop-crop")
         assert crop["steps"] == 4 and [n for s in crop["episode"]["trajectory"] for n in s["notes"] if n.startswith("call_user")] == [
-            "call_user_waits:1/3", "call_user_waits:2/3", "call_user_waits:3/3", "call_user_fails"]
+            "call_user_waits:1/3",
+            "call_user_waits:2/3",
+            "call_user_waits:3/3",
+            "call_user_fails",
+        ]
 
 
 def test_a_policy_that_does_nothing_scores_zero_twice_on_a_desktop_nothing_resets(pytester: pytest.Pytester, tmp_path) -> None:

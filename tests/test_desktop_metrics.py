@@ -201,7 +201,8 @@ def test_and_is_zero_as_soon_as_one_metric_is(tmp_path: Path) -> None:
 
 def test_or_is_one_as_soon_as_one_metric_is_and_else_the_best(tmp_path: Path) -> None:
     evaluator = {
-        "func": ["fuzzy_match", "exact_match"], "conj": "or",
+        "func": ["fuzzy_match", "exact_match"],
+        "conj": "or",
         "result": [{"type": "vm_command_line", "command": "cat a"}, {"type": "vm_command_line", "command": "cat b"}],
         "expected": [{"type": "rule", "rules": {"expected": "abcd"}}, {"type": "rule", "rules": {"expected": "yes"}}],
     }
@@ -221,8 +222,11 @@ def test_the_fail_rule_decides_before_any_getter(tmp_path: Path) -> None:
 
 
 def test_what_guitest_does_not_implement_goes_to_the_judge(tmp_path: Path) -> None:
-    evaluator = {"func": ["exact_match", "compare_table"], "result": [{"type": "profile_name"}, {"type": "vm_file", "path": "x", "dest": "x"}],
-                 "expected": [{"type": "rule", "rules": {"expected": "Thomas"}}, {"type": "cloud_file", "path": "https://x", "dest": "y"}]}
+    evaluator = {
+        "func": ["exact_match", "compare_table"],
+        "result": [{"type": "profile_name"}, {"type": "vm_file", "path": "x", "dest": "x"}],
+        "expected": [{"type": "rule", "rules": {"expected": "Thomas"}}, {"type": "cloud_file", "path": "https://x", "dest": "y"}],
+    }
     assert missing(evaluator) == ["getter profile_name", "metric compare_table"]
     assert decided_by(evaluator) == "judge"
     post = []
@@ -235,8 +239,12 @@ def test_postconfig_runs_before_the_getters(tmp_path: Path) -> None:
     order: list[str] = []
     c = ctx(tmp_path, outputs={"echo": "ok"})
     c.machine.execute = lambda *a, **k: order.append("getter") or {"output": "ok", "error": "", "status": "success", "returncode": 0}  # type: ignore[method-assign]
-    evaluator = {"func": "exact_match", "result": {"type": "vm_command_line", "command": "echo"}, "expected": {"type": "rule", "rules": {"expected": "ok"}},
-                 "postconfig": [{"type": "sleep", "parameters": {"seconds": 0}}]}
+    evaluator = {
+        "func": "exact_match",
+        "result": {"type": "vm_command_line", "command": "echo"},
+        "expected": {"type": "rule", "rules": {"expected": "ok"}},
+        "postconfig": [{"type": "sleep", "parameters": {"seconds": 0}}],
+    }
     assert evaluate(evaluator, c, last_action=None, postconfig=lambda steps: order.append("postconfig")).success
     assert order == ["postconfig", "getter"]
 

@@ -27,8 +27,16 @@ needs_data = pytest.mark.skipif(not (WAA / "examples").is_dir() or not README.is
 
 def suite(annotations: str, folder: Path, id_template: str | None = None, tags: tuple[str, ...] = ("app", "feasibility", "evaluated_by")) -> Suite:
     return Suite(
-        path=folder / "suite.yaml", name="t", format="osworld", data={"dir": ".", "base": "suite", "annotations": annotations, "images": "."},
-        task="live", prompt="default", id_template=id_template, tags=tags, cross=(), average="micro",
+        path=folder / "suite.yaml",
+        name="t",
+        format="osworld",
+        data={"dir": ".", "base": "suite", "annotations": annotations, "images": "."},
+        task="live",
+        prompt="default",
+        id_template=id_template,
+        tags=tags,
+        cross=(),
+        average="micro",
     )
 
 
@@ -144,8 +152,8 @@ def test_a_listed_task_without_a_file_is_named(tmp_path: Path) -> None:
 
 def test_the_docs_list_every_getter_and_metric_guitest_implements() -> None:
     text = (REPO / "docs" / "live.md").read_text()
-    getters = text[text.index("### Getters"):text.index("### Metrics")]
-    metrics = text[text.index("### Metrics"):text.index("### How a task is scored")]
+    getters = text[text.index("### Getters") : text.index("### Metrics")]
+    metrics = text[text.index("### Metrics") : text.index("### How a task is scored")]
     assert set(re.findall(r"^\| `(\w+)` \|", getters, re.M)) == set(supported_getters())
     assert set(re.findall(r"^\| `(\w+)` \|", metrics, re.M)) == set(supported_metrics())
 

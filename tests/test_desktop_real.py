@@ -60,9 +60,16 @@ def desktop():
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, object]:
     suite = Suite(
-        path=LOCAL / "suite.yaml", name="desktop_local", format="osworld",
+        path=LOCAL / "suite.yaml",
+        name="desktop_local",
+        format="osworld",
         data={"dir": ".", "base": "suite", "annotations": "examples/*/*.json", "images": "."},
-        task="live", prompt="default", id_template="{app}-{task_id}", tags=("app",), cross=(), average="micro",
+        task="live",
+        prompt="default",
+        id_template="{app}-{task_id}",
+        tags=("app",),
+        cross=(),
+        average="micro",
     )
     return {s.id: s for s in read(suite, str(LOCAL))}
 
@@ -110,8 +117,7 @@ def test_text_pyautogui_has_no_keys_for_arrives_typed_and_pasted(desktop: LocalD
     env = env_on(tmp_path, desktop.url)
     try:
         env.reset(task_spec(tasks["mousepad-new-note"].data), seed=0)
-        steps = [Action("type", text="Grüße aus 東京"), Action("key", keys=("enter",)), Action("type", text="naïve ☃ ok", paste=True),
-                 Action("key", keys=("ctrl", "s")), Action("wait", seconds=0.5)]
+        steps = [Action("type", text="Grüße aus 東京"), Action("key", keys=("enter",)), Action("type", text="naïve ☃ ok", paste=True), Action("key", keys=("ctrl", "s")), Action("wait", seconds=0.5)]
         for action in steps:
             obs = env.step(action)
             assert "action_error" not in obs.info, obs.info

@@ -139,10 +139,21 @@ def victims() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
 def plant(folder: Path, display: int, root: Path, pids: dict[str, int], marker: str) -> Path:
     """A state file as an older guitest wrote them (the fields it reads), pointing where the planter likes."""
     path = folder / f":{display}.json"
-    path.write_text(json.dumps({
-        "display": display, "url": "http://127.0.0.1:9", "port": 9, "home": str(root / "home"), "root": str(root),
-        "marker": marker, "pids": pids, "started": 0.0, "startup_seconds": 0.0,
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "display": display,
+                "url": "http://127.0.0.1:9",
+                "port": 9,
+                "home": str(root / "home"),
+                "root": str(root),
+                "marker": marker,
+                "pids": pids,
+                "started": 0.0,
+                "startup_seconds": 0.0,
+            }
+        )
+    )
     return path
 
 
@@ -209,8 +220,7 @@ def test_a_state_folder_that_is_not_yours_alone_is_refused(tmp_root: Path, victi
     assert running(sleeper) and (target / "desktop-7-x" / "home").is_dir()
     err = capsys.readouterr().err
     assert status == 1
-    why = {"writable by others": "group or others may write in it (owner", "another user's": "it belongs to nobody (uid 65534), not to you",
-           "a symbolic link": "it is a symbolic link (owner"}[how]
+    why = {"writable by others": "group or others may write in it (owner", "another user's": "it belongs to nobody (uid 65534), not to you", "a symbolic link": "it is a symbolic link (owner"}[how]
     assert f"refusing the desktop state folder {folder}: {why}" in err, err
     assert "rm -rf" in err and "TMPDIR" in err
     if os.environ.get("GUITEST_REQUIRE_DESKTOP") or not subprocess.run(["which", "Xvfb"], capture_output=True).returncode:
@@ -267,8 +277,7 @@ def test_up_says_a_desktop_started_as_root_runs_commands_as_root(capsys: pytest.
 
 
 @AS_ROOT
-def test_up_user_runs_the_desktop_and_every_command_sent_to_it_as_that_user(readable_python: dict[str, str], monkeypatch: pytest.MonkeyPatch,
-                                                                              capfd: pytest.CaptureFixture[str]) -> None:
+def test_up_user_runs_the_desktop_and_every_command_sent_to_it_as_that_user(readable_python: dict[str, str], monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     from test_desktop_real import _skip_or_fail  # noqa: F401
 
     monkeypatch.setenv("PYTHONPATH", readable_python["PYTHONPATH"])  # KEPT: what nobody's guitest is found by

@@ -78,9 +78,19 @@ class FakeManager:
         self.calls.append(("occupy_vm", path))
 
 
-WRITES_A_FILE = TaskSpec("desktop", "t", "write", {"config": [{"type": "upload_file", "parameters": {"files": []}}], "evaluator": {
-    "func": "check_include_exclude", "result": {"type": "vm_file", "path": "~/out.txt", "dest": "out.txt"}, "expected": {"type": "rule", "rules": {"include": ["x"]}},
-}})
+WRITES_A_FILE = TaskSpec(
+    "desktop",
+    "t",
+    "write",
+    {
+        "config": [{"type": "upload_file", "parameters": {"files": []}}],
+        "evaluator": {
+            "func": "check_include_exclude",
+            "result": {"type": "vm_file", "path": "~/out.txt", "dest": "out.txt"},
+            "expected": {"type": "rule", "rules": {"include": ["x"]}},
+        },
+    },
+)
 
 
 @pytest.mark.parametrize(("name", "first_revert"), [("fakevm", True), ("docker", False)], ids=["reverts-first", "clean-start"])
@@ -97,8 +107,11 @@ def test_a_provider_reverts_the_vm_before_each_episode(tmp_path: Path, name: str
             start = [("start_emulator", path, True, "Ubuntu"), ("get_ip_address", path)]
             # DesktopEnv.reset: a VMware/VirtualBox VM (and one of one's own) is reverted before its first task too,
             # a Docker one starts clean from its image
-            assert first == start + ([("revert_to_snapshot", path, "clean"), ("delete_vm", path), ("add_vm", moved), ("occupy_vm", moved),
-                                      ("start_emulator", moved, True, "Ubuntu"), ("get_ip_address", moved)] if first_revert else [])
+            assert first == start + (
+                [("revert_to_snapshot", path, "clean"), ("delete_vm", path), ("add_vm", moved), ("occupy_vm", moved), ("start_emulator", moved, True, "Ubuntu"), ("get_ip_address", moved)]
+                if first_revert
+                else []
+            )
             on = vm_b if first_revert else vm_a
             assert obs.info["reset"] == "reverted" and env.reset_info["reset"] == "reverted" and env.machine == on.url
             on.files["~/out.txt"] = b"x"  # what the agent did
@@ -177,8 +190,7 @@ def test_a_provider_call_that_hangs_costs_its_deadline_and_the_vm_leaves_the_run
                 env.reset(WRITES_A_FILE, seed=None)  # a provider of one's own is reverted before its first episode too
             assert made.entered.is_set() and not release.is_set()  # the call was still running when the episode gave up
             assert str(failed.value).startswith(
-                f"--env-provider=hangvm: {call}({path}) did not return within 0.3 s (--env-provider-option {key}=SECONDS); the VM leaves this "
-                "run and its episodes are errors (re-run them with --lf)"
+                f"--env-provider=hangvm: {call}({path}) did not return within 0.3 s (--env-provider-option {key}=SECONDS); the VM leaves this run and its episodes are errors (re-run them with --lf)"
             )
             with pytest.raises(EnvFailure, match=rf"every desktop machine was taken out of service in this run \(hangvm:{path}: --env-provider=hangvm: {call}"):
                 env.reset(WRITES_A_FILE, seed=None)
@@ -203,16 +215,19 @@ def test_a_stop_that_hangs_does_not_hold_up_the_end_of_the_run(tmp_path: Path) -
             release.set()
 
 
-@pytest.mark.parametrize(("call", "value", "said"), [
-    ("get_ip_address", None, "None (NoneType)"),
-    ("get_ip_address", 3232235777, "3232235777 (int)"),
-    ("get_ip_address", "not an address!", "'not an address!' (str)"),
-    ("get_ip_address", "10.0.0.7:http", "'10.0.0.7:http' (str)"),
-    ("get_ip_address", "10.0.0.7:5000:70000", "'10.0.0.7:5000:70000' (str)"),
-    ("get_ip_address", "", "'' (str)"),
-    ("revert_to_snapshot", 42, "42 (int)"),
-    ("get_ip_address", RuntimeError("no such VM\x1b[2J"), None),
-])
+@pytest.mark.parametrize(
+    ("call", "value", "said"),
+    [
+        ("get_ip_address", None, "None (NoneType)"),
+        ("get_ip_address", 3232235777, "3232235777 (int)"),
+        ("get_ip_address", "not an address!", "'not an address!' (str)"),
+        ("get_ip_address", "10.0.0.7:http", "'10.0.0.7:http' (str)"),
+        ("get_ip_address", "10.0.0.7:5000:70000", "'10.0.0.7:5000:70000' (str)"),
+        ("get_ip_address", "", "'' (str)"),
+        ("revert_to_snapshot", 42, "42 (int)"),
+        ("get_ip_address", RuntimeError("no such VM\x1b[2J"), None),
+    ],
+)
 def test_a_provider_that_raises_or_returns_garbage_is_named_in_one_message(tmp_path: Path, call: str, value: object, said: str | None) -> None:
     class Junk(FakeProvider):
         def get_ip_address(self, path_to_vm: str) -> object:
@@ -273,9 +288,11 @@ def machine_env(url: str, tmp_path: Path, **kw: object) -> DesktopEnv:
 
 def test_a_setup_execute_answered_500_is_noted_and_the_episode_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(setup, "RETRY_INTERVAL", 0.01, raising=False)
-    steps = [{"type": "execute", "parameters": {"command": ["sh", "-c", "exit 0"]}},
-             {"type": "execute", "parameters": {"command": ["wmctrl", "-l"], "until": {"returncode": 0}}},
-             {"type": "launch", "parameters": {"command": ["xterm"]}}]
+    steps = [
+        {"type": "execute", "parameters": {"command": ["sh", "-c", "exit 0"]}},
+        {"type": "execute", "parameters": {"command": ["wmctrl", "-l"], "until": {"returncode": 0}}},
+        {"type": "launch", "parameters": {"command": ["xterm"]}},
+    ]
     task = TaskSpec("desktop", "t", "do it", {"config": steps, "evaluator": INFEASIBLE})
     with FakeMachine() as m:
         m.fault("POST /setup/execute", {"status": 500, "message": "boom"}, *[{"status": 500, "message": "still"}] * 5)  # EXECUTE_FAILURES
@@ -344,7 +361,9 @@ def test_a_guitest_desktop_is_reset_before_each_episode(tmp_path: Path) -> None:
 
 
 def test_an_episode_records_its_reset_and_its_wait_apart(tmp_path: Path) -> None:
-    sample = next(iter(read_tasks(tmp_path, {"good": {"instruction": "say fail", "config": [{"type": "execute", "parameters": {"command": "x"}}], "evaluator": INFEASIBLE, "oracle": [{"kind": "fail"}]}})))
+    sample = next(
+        iter(read_tasks(tmp_path, {"good": {"instruction": "say fail", "config": [{"type": "execute", "parameters": {"command": "x"}}], "evaluator": INFEASIBLE, "oracle": [{"kind": "fail"}]}}))
+    )
     with FakeMachine() as m:
         m.fault("POST /setup/execute", {"status": 500, "message": "no such program"})
         live = LiveSetup(env="desktop", env_options={"urls": [m.url], "settle": 0, "evaluate_after": 0}, episodes_dir=str(tmp_path / "ep"), report_dir=str(tmp_path))
@@ -366,17 +385,33 @@ def read_tasks(folder: Path, tasks: dict[str, dict]) -> list:
     for name, task in tasks.items():
         (folder / "examples" / "a").mkdir(parents=True, exist_ok=True)
         (folder / "examples" / "a" / f"{name}.json").write_text(json.dumps(task))
-    suite = Suite(path=folder / "suite.yaml", name="s", format="osworld", data={"dir": ".", "base": "suite", "annotations": "examples/*/*.json", "images": "."},
-                  task="live", prompt="default", id_template="{app}-{task_id}", tags=("evaluator",), cross=(), average="micro")
+    suite = Suite(
+        path=folder / "suite.yaml",
+        name="s",
+        format="osworld",
+        data={"dir": ".", "base": "suite", "annotations": "examples/*/*.json", "images": "."},
+        task="live",
+        prompt="default",
+        id_template="{app}-{task_id}",
+        tags=("evaluator",),
+        cross=(),
+        average="micro",
+    )
     return read(suite, str(folder))
 
 
 def test_an_empty_evaluator_func_makes_that_task_alone_invalid(tmp_path: Path) -> None:
-    samples = {s.id: s for s in read_tasks(tmp_path, {
-        "empty": {"instruction": "x", "evaluator": {"func": ""}},
-        "none": {"instruction": "x", "evaluator": {"func": []}},
-        "good": {"instruction": "y", "evaluator": INFEASIBLE},
-    })}
+    samples = {
+        s.id: s
+        for s in read_tasks(
+            tmp_path,
+            {
+                "empty": {"instruction": "x", "evaluator": {"func": ""}},
+                "none": {"instruction": "x", "evaluator": {"func": []}},
+                "good": {"instruction": "y", "evaluator": INFEASIBLE},
+            },
+        )
+    }
     assert sorted(samples) == ["a-empty", "a-good", "a-none"] and "invalid" not in samples["a-good"].data
     message = "invalid task file: examples/a/empty.json, row 0, field 'evaluator.func': is empty ('')"
     assert samples["a-empty"].data["invalid"].startswith(message) and samples["a-empty"].notes[0].startswith(message)
@@ -390,8 +425,11 @@ def scored(reset: str, verdict: str = "hit") -> dict:
 
 
 def test_the_gate_does_not_pass_on_episodes_in_an_unknown_state_unless_told() -> None:
-    report = {"overall": {"accuracy": 1.0}, "breakdown": {}, "cases": [scored("reverted"), scored("none"), scored("none", "error"), {"id": "r", "verdict": "miss", "prediction": None,
-              "attempts": [scored("none", "miss"), scored("reset", "hit")]}]}
+    report = {
+        "overall": {"accuracy": 1.0},
+        "breakdown": {},
+        "cases": [scored("reverted"), scored("none"), scored("none", "error"), {"id": "r", "verdict": "miss", "prediction": None, "attempts": [scored("none", "miss"), scored("reset", "hit")]}],
+    }
     limits = gate.thresholds({}, 0.5)
     failures, notes = gate.check(limits, report)
     assert failures == [
@@ -451,11 +489,13 @@ def test_the_gate_refuses_a_machine_in_an_unknown_state_and_passes_a_reverted_on
         report = json.loads((pytester.path / "reports" / "fixed.json").read_text())
         reverted = pytester.runpytest_subprocess(*args, "--env-provider=fakevm", "--env-provider-option", "path_to_vm=/vms/one", "--env-provider-option", "snapshot_name=clean")
     assert refused.ret == 10, refused.stdout.str()
-    refused.stdout.fnmatch_lines([
-        f"guitest machines: 0 of 1 reset by guitest's desktop server between episodes; 1 CANNOT BE RESET ({m.url}):*",
-        "warning: 1 scored episode(s) ran on a machine in an unknown state*",
-        "GATE FAILED: 1 scored episode(s) ran on a machine in an unknown state*pass --allow-unknown-state to gate on them anyway*",
-    ])
+    refused.stdout.fnmatch_lines(
+        [
+            f"guitest machines: 0 of 1 reset by guitest's desktop server between episodes; 1 CANNOT BE RESET ({m.url}):*",
+            "warning: 1 scored episode(s) ran on a machine in an unknown state*",
+            "GATE FAILED: 1 scored episode(s) ran on a machine in an unknown state*pass --allow-unknown-state to gate on them anyway*",
+        ]
+    )
     assert allowed.ret == 0, allowed.stdout.str()
     allowed.stdout.fnmatch_lines(["gate note: 1 scored episode(s) ran on a machine in an unknown state*gated on anyway (--allow-unknown-state)", "gate passed: accuracy >= 0.5000*"])
     assert [c["prediction"]["reset"] for c in report["cases"]] == ["none"]
@@ -504,8 +544,7 @@ def test_a_hung_provider_makes_its_episodes_errors_that_lf_runs_again(pytester: 
     read_tasks(folder, {name: {"instruction": "Crop the photo in Photoshop.", "evaluator": INFEASIBLE, "oracle": [{"kind": "fail"}]} for name in ("one", "two")})
     (folder / "suite.yaml").write_text(SUITE)
     pytester.makeconftest(HANGING_CONFTEST)
-    args = ["suites/fixed", "--model=oracle", *mode, "--env-provider=hangvm", "--env-provider-option", "path_to_vm=/vms/one",
-            "--env-provider-option", "start_timeout=0.5"]
+    args = ["suites/fixed", "--model=oracle", *mode, "--env-provider=hangvm", "--env-provider-option", "path_to_vm=/vms/one", "--env-provider-option", "start_timeout=0.5"]
     with FakeMachine() as m:
         monkeypatch.setenv("FAKE_VM_PORT", m.url.rsplit(":", 1)[1])
         monkeypatch.setenv("FAKE_VM_HANGS", "1")

@@ -99,30 +99,42 @@ def test_the_waa_suite_waits_as_waas_harness_and_desktop_local_as_guitest() -> N
     assert waits({}) == {"ready_after": 0.0, "settle": 0.3, "evaluate_after": 20.0, "sources": dict.fromkeys(("ready_after", "settle", "evaluate_after"), "default")}
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"settle": "soon"}, r"env_options.settle must be a number of seconds \(0 or more\) or 'runner' \(the runner's own sleep_after_execution\), got 'soon'"),
-    ({"settle": -0.5}, r"env_options.settle must be a number of seconds \(0 or more\), got -0.5"),
-    ({"evaluate_after": "later"}, r"env_options.evaluate_after must be a number of seconds \(0 or more\) or 'runner' \(the runner's own evaluate_after\), got 'later'"),
-    ({"ready_after": "runner"}, r"env_options.ready_after must be a number of seconds \(0 or more\), got 'runner'"),
-    ({"ready_after": True}, r"env_options.ready_after must be a number of seconds \(0 or more\), got True"),
-    ({"ready_after": "nan"}, r"env_options.ready_after must be a number of seconds \(0 or more\), got 'nan'"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"settle": "soon"}, r"env_options.settle must be a number of seconds \(0 or more\) or 'runner' \(the runner's own sleep_after_execution\), got 'soon'"),
+        ({"settle": -0.5}, r"env_options.settle must be a number of seconds \(0 or more\), got -0.5"),
+        ({"evaluate_after": "later"}, r"env_options.evaluate_after must be a number of seconds \(0 or more\) or 'runner' \(the runner's own evaluate_after\), got 'later'"),
+        ({"ready_after": "runner"}, r"env_options.ready_after must be a number of seconds \(0 or more\), got 'runner'"),
+        ({"ready_after": True}, r"env_options.ready_after must be a number of seconds \(0 or more\), got True"),
+        ({"ready_after": "nan"}, r"env_options.ready_after must be a number of seconds \(0 or more\), got 'nan'"),
+    ],
+)
 def test_a_bad_wait_says_what_to_give(tmp_path: Path, options: dict[str, Any], message: str) -> None:
     with pytest.raises(EnvFailure, match=message):
         machine_module.make({"urls": ["http://127.0.0.1:9"], **options}, str(tmp_path))
 
 
-TASK = TaskSpec("desktop", "notepad/draft", "Save a draft.", {
-    "config": [{"type": "launch", "parameters": {"command": ["notepad"]}}],
-    "evaluator": {"func": "exact_match", "result": {"type": "vm_file_exists_in_vm_folder", "folder_name": "C:\\Users\\Docker\\Documents", "file_name": "draft.txt"},
-                  "expected": {"type": "rule", "rules": {"expected": 1.0}}},
-})
+TASK = TaskSpec(
+    "desktop",
+    "notepad/draft",
+    "Save a draft.",
+    {
+        "config": [{"type": "launch", "parameters": {"command": ["notepad"]}}],
+        "evaluator": {
+            "func": "exact_match",
+            "result": {"type": "vm_file_exists_in_vm_folder", "folder_name": "C:\\Users\\Docker\\Documents", "file_name": "draft.txt"},
+            "expected": {"type": "rule", "rules": {"expected": 1.0}},
+        },
+    },
+)
 
 
 def test_an_episode_waits_where_osworlds_harness_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A fake clock that each wait moves on: the waits are recorded with the machine request they came after.
     clock, slept = [1000.0], []
     with FakeMachine() as m:
+
         def sleep(seconds: float) -> None:
             slept.append((round(seconds, 6), m.paths()[-1]))
             clock[0] += seconds
@@ -170,8 +182,7 @@ def write_tasks(folder: Path, tasks: dict[tuple[str, str], dict[str, Any]]) -> N
     listed: dict[str, list[str]] = {}
     for (app, task_id), task in tasks.items():
         (folder / "examples" / app).mkdir(parents=True, exist_ok=True)
-        (folder / "examples" / app / f"{task_id}.json").write_text(json.dumps({"id": task_id, "snapshot": app, "source": "guitest test", "trajectory": "trajectories/",
-                                                                                "related_apps": [app], **task}))
+        (folder / "examples" / app / f"{task_id}.json").write_text(json.dumps({"id": task_id, "snapshot": app, "source": "guitest test", "trajectory": "trajectories/", "related_apps": [app], **task}))
         listed.setdefault(app, []).append(task_id)
     (folder / "test_all.json").write_text(json.dumps(listed))
 
@@ -181,9 +192,12 @@ WAA_TASKS = {
     ("notepad", "7e1b2a3c-draft-WOS"): {
         "instruction": "Please open Notepad, type 'draft' and save it as draft.txt in Documents.",
         "config": [{"type": "launch", "parameters": {"command": ["notepad"]}}, {"type": "sleep", "parameters": {"seconds": 0}}],
-        "evaluator": {"postconfig": [{"type": "activate_window", "parameters": {"window_name": "Notepad", "strict": True}}],
-                      "func": "exact_match", "result": {"type": "vm_file_exists_in_vm_folder", "folder_name": "C:\\Users\\Docker\\Documents", "file_name": "draft.txt"},
-                      "expected": {"type": "rule", "rules": {"expected": 1.0}}},
+        "evaluator": {
+            "postconfig": [{"type": "activate_window", "parameters": {"window_name": "Notepad", "strict": True}}],
+            "func": "exact_match",
+            "result": {"type": "vm_file_exists_in_vm_folder", "folder_name": "C:\\Users\\Docker\\Documents", "file_name": "draft.txt"},
+            "expected": {"type": "rule", "rules": {"expected": 1.0}},
+        },
         "oracle": [{"kind": "type", "text": "draft"}, {"kind": "key", "keys": ["ctrl", "s"]}, {"kind": "done"}],
     },
     ("settings", "0d2f7b61-photoshop-WOS"): {
@@ -207,8 +221,9 @@ def logged(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def run_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, suite: str, data: str, tasks: dict, machines: list[FakeMachine],
-              ready: float, *extra: str, together: int = 0) -> tuple[pytest.RunResult, dict[str, Any], list[dict[str, Any]]]:
+def run_suite(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, suite: str, data: str, tasks: dict, machines: list[FakeMachine], ready: float, *extra: str, together: int = 0
+) -> tuple[pytest.RunResult, dict[str, Any], list[dict[str, Any]]]:
     """``pytest suites/<suite>`` with the suite file as shipped, the tasks under a data root, the machines by --env-url."""
     shutil.copytree(REPO / "suites" / suite, pytester.path / "suites" / suite)
     write_tasks(pytester.path / "data" / data, tasks)
@@ -241,8 +256,12 @@ def test_suites_waa_runs_against_waa_servers_and_waits_as_waa(pytester: pytest.P
     said = "5 s after the set-up before the first screenshot (env_options), 3 s after each action (env_options), 0 s from the last action to the evaluation (env_options)"
     header = [] if mode else [f"guitest waits (waa): {said}"]  # the header's collection lines are a serial run's (xdist's controller collects nothing)
     result.stdout.fnmatch_lines(["guitest machines: 0 of 2 reset by guitest's desktop server between episodes; 2 CANNOT BE RESET (*", *header, f"waits: {said}"])
-    assert report["suite"]["waits"] == {"ready_after": WAA_READY, "settle": WAA_SETTLE, "evaluate_after": WAA_EVALUATE,
-                                        "sources": dict.fromkeys(("ready_after", "settle", "evaluate_after"), "env_options")}
+    assert report["suite"]["waits"] == {
+        "ready_after": WAA_READY,
+        "settle": WAA_SETTLE,
+        "evaluate_after": WAA_EVALUATE,
+        "sources": dict.fromkeys(("ready_after", "settle", "evaluate_after"), "env_options"),
+    }
     # per episode 5 s before its first screenshot, 3 s after each of its actions (3 and 1), and no wait before the evaluation
     assert sorted(s["seconds"] for s in slept) == [WAA_SETTLE] * 4 + [WAA_READY] * 2
     if not mode:
@@ -258,8 +277,10 @@ def test_suites_osworld_waits_as_osworlds_runner_of_the_model(pytester: pytest.P
         result, report, slept = run_suite(pytester, monkeypatch, "osworld", "osworld", OSWORLD_TASKS, [m], OSWORLD_READY, f"--runner={runner}", *mode)
     assert result.ret == 0, result.stdout.str()
     assert [c["verdict"] for c in report["cases"]] == ["hit"]
-    said = (f"60 s after the set-up before the first screenshot (env_options), {settle:g} s after each action (runner {runner}'s sleep_after_execution), "
-            f"20 s from the last action to the evaluation (runner {runner}'s evaluate_after)")
+    said = (
+        f"60 s after the set-up before the first screenshot (env_options), {settle:g} s after each action (runner {runner}'s sleep_after_execution), "
+        f"20 s from the last action to the evaluation (runner {runner}'s evaluate_after)"
+    )
     result.stdout.fnmatch_lines([*([] if mode else [f"guitest waits (osworld): {said}"]), f"waits: {said}"])  # the header (serial), the summary
     assert report["suite"]["waits"]["settle"] == settle and report["suite"]["waits"]["sources"]["settle"] == f"runner {runner}'s sleep_after_execution"
     seconds = [s["seconds"] for s in slept]

@@ -10,8 +10,7 @@ from guitest.models.endpoints import REST_AFTER, REST_FACTOR, REST_SECONDS, Endp
 
 
 def pool(*latencies: float | None) -> EndpointPool:
-    made = [Endpoint(index=i, base_url=f"http://e{i}/v1", auth="", auth_kind="bearer", client=None, latency=lat, replies=REST_AFTER if lat else 0)
-            for i, lat in enumerate(latencies)]
+    made = [Endpoint(index=i, base_url=f"http://e{i}/v1", auth="", auth_kind="bearer", client=None, latency=lat, replies=REST_AFTER if lat else 0) for i, lat in enumerate(latencies)]
     return EndpointPool(made, limit=3)
 
 

@@ -15,10 +15,7 @@ from builders import write_suite
 
 MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 # 4 screenshots x 6 targets: enough cases for a share to mean something, a few seconds at 50 ms replies
-ROWS = [
-    ("desktop", f"shot{n}.png", (400, 300), [(10 + 40 * k, 10, 30, 20, f"target {n}-{k}", "text", "windows") for k in range(6)])
-    for n in range(4)
-]
+ROWS = [("desktop", f"shot{n}.png", (400, 300), [(10 + 40 * k, 10, 30, 20, f"target {n}-{k}", "text", "windows") for k in range(6)]) for n in range(4)]
 N = 24
 
 

@@ -47,10 +47,8 @@ class FakeHub:
         self.repos, self.omit, self.error = repos, set(omit), error
         self.calls: list[dict[str, Any]] = []
 
-    def __call__(self, repo_id: str, *, repo_type: str, revision: str | None = None, local_dir: str,
-                 allow_patterns: list[str] | None = None, force_download: bool = False) -> str:
-        self.calls.append({"repo_id": repo_id, "repo_type": repo_type, "revision": revision,
-                           "allow_patterns": allow_patterns, "force_download": force_download})
+    def __call__(self, repo_id: str, *, repo_type: str, revision: str | None = None, local_dir: str, allow_patterns: list[str] | None = None, force_download: bool = False) -> str:
+        self.calls.append({"repo_id": repo_id, "repo_type": repo_type, "revision": revision, "allow_patterns": allow_patterns, "force_download": force_download})
         if self.error is not None:
             raise self.error
         source = self.repos[repo_id]
@@ -96,15 +94,16 @@ def test_fetch_verifies_and_pytest_collects_1581(pro_hub: Path, tmp_path: Path, 
     assert f"downloading dataset {PRO_REPO} (revision v1.0)" in out
     assert f"verified {dest}: 1581 samples (expected 1581), 1581 images, all present" in out
     assert f"pytest suites/screenspot_pro --data-root={root}" in out
-    assert hub.calls == [{"repo_id": PRO_REPO, "repo_type": "dataset", "revision": "v1.0",
-                          "allow_patterns": ["annotations/*.json", "images/*", "README.md"], "force_download": False}]
+    assert hub.calls == [{"repo_id": PRO_REPO, "repo_type": "dataset", "revision": "v1.0", "allow_patterns": ["annotations/*.json", "images/*", "README.md"], "force_download": False}]
     assert len(list((dest / "images").rglob("*.png"))) == 1581
     assert not (dest / "annotate.html").exists() and not (dest / ".DS_Store").exists()
 
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", str(REPO / "suites" / "screenspot_pro"), "--model=oracle",
-         f"--data-root={root}", "--collect-only", "-q", "-p", "no:cacheprovider"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "pytest", str(REPO / "suites" / "screenspot_pro"), "--model=oracle", f"--data-root={root}", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "1581 tests collected" in result.stdout
@@ -172,8 +171,7 @@ def _connection_error(kind: str) -> BaseException:
 
 
 @pytest.mark.parametrize("kind", ["builtin", "oserror", "huggingface_hub", "httpx", "httpx2", "requests"])
-def test_unreachable_hub_exits_2_with_what_to_do(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreachable_hub_exits_2_with_what_to_do(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     error = _connection_error(kind)
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
     hub = FakeHub({}, error=error)

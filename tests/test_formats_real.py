@@ -28,8 +28,7 @@ SPLITS = ("mobile", "desktop", "web")
 
 if not (SHARED / "screenspot_pro").is_dir() or not (SHARED / "screenspot").is_dir() or not (SHARED / "screenspot_v2").is_dir():
     pytest.skip(
-        f"real annotation files not found under {SHARED} (expected screenspot/, screenspot_v2/, screenspot_pro/); "
-        "these tests need the shared reference data checked out beside the repository",
+        f"real annotation files not found under {SHARED} (expected screenspot/, screenspot_v2/, screenspot_pro/); these tests need the shared reference data checked out beside the repository",
         allow_module_level=True,
     )
 
@@ -99,8 +98,12 @@ def test_pro_by_platform(pro: list[Sample]) -> None:
 
 def test_pro_by_group_and_ui_type(pro: list[Sample]) -> None:
     published = {  # group: (icon, text)
-        "CAD": (64, 197), "Creative": (143, 198), "Dev": (145, 154),
-        "OS": (89, 107), "Office": (53, 177), "Scientific": (110, 144),
+        "CAD": (64, 197),
+        "Creative": (143, 198),
+        "Dev": (145, 154),
+        "OS": (89, 107),
+        "Office": (53, 177),
+        "Scientific": (110, 144),
     }
     expected = {}
     for group, (icon, text) in published.items():
@@ -146,8 +149,7 @@ def test_pro_negative_y1_is_clipped_at_run_time(pro: list[Sample], tmp_path: Pat
     row = next(s for s in pro if s.id.endswith("-inventor_windows_60"))
     image = tmp_path / "inventor_windows_60.png"
     Image.new("L", row.size, 200).save(image)
-    sample = Sample(id=row.id, image=str(image), instruction=row.instruction, box=row.box, tags=row.tags,
-                    source=row.source, size=row.size, notes=row.notes)
+    sample = Sample(id=row.id, image=str(image), instruction=row.instruction, box=row.box, tags=row.tags, source=row.source, size=row.size, notes=row.notes)
     result = run_case(sample, Oracle("oracle", Settings()))
     assert result["verdict"] == "hit"
     assert "bbox_clipped" in result["notes"]
@@ -160,8 +162,7 @@ def test_pro_unclipped_row_is_not_flagged(pro: list[Sample], tmp_path: Path) -> 
     row = next(s for s in pro if s.id == "CAD-inventor-windows-text-inventor_windows_0")
     image = tmp_path / "inventor_windows_0.png"
     Image.new("L", row.size, 200).save(image)
-    sample = Sample(id=row.id, image=str(image), instruction=row.instruction, box=row.box, tags=row.tags,
-                    source=row.source, size=row.size, notes=row.notes)
+    sample = Sample(id=row.id, image=str(image), instruction=row.instruction, box=row.box, tags=row.tags, source=row.source, size=row.size, notes=row.notes)
     result = run_case(sample, Oracle("oracle", Settings()))
     assert result["verdict"] == "hit"
     assert result["notes"] == []
@@ -170,10 +171,18 @@ def test_pro_unclipped_row_is_not_flagged(pro: list[Sample], tmp_path: Path) -> 
 
 def test_pro_null_instruction_cn_rows_are_noted(pro: list[Sample]) -> None:
     noted = sorted(s.id.rsplit("-", 1)[1] for s in pro if "instruction_cn_null" in s.notes)
-    assert noted == sorted([
-        "excel_macos_62", "matlab_macos_48", "powerpoint_windows_0", "powerpoint_windows_6",
-        "powerpoint_windows_15", "powerpoint_windows_17", "powerpoint_windows_60", "quartus_windows_33",
-    ])
+    assert noted == sorted(
+        [
+            "excel_macos_62",
+            "matlab_macos_48",
+            "powerpoint_windows_0",
+            "powerpoint_windows_6",
+            "powerpoint_windows_15",
+            "powerpoint_windows_17",
+            "powerpoint_windows_60",
+            "quartus_windows_33",
+        ]
+    )
 
 
 def test_pro_image_paths_stay_under_the_image_folder(pro: list[Sample], data_root: Path) -> None:
@@ -191,16 +200,25 @@ def test_screenspot_total(v1: list[Sample]) -> None:
 
 def test_screenspot_split_by_data_type(v1: list[Sample]) -> None:
     assert tally(v1, "split", "data_type") == {
-        "mobile/text": 273, "mobile/icon": 229,
-        "desktop/text": 194, "desktop/icon": 140,
-        "web/text": 230, "web/icon": 206,
+        "mobile/text": 273,
+        "mobile/icon": 229,
+        "desktop/text": 194,
+        "desktop/icon": 140,
+        "web/text": 230,
+        "web/icon": 206,
     }
 
 
 def test_screenspot_by_data_source(v1: list[Sample]) -> None:
     assert tally(v1, "data_source") == {
-        "ios": 255, "android": 247, "macos": 172, "windows": 162,
-        "tool": 139, "shop": 119, "forum": 89, "gitlab": 89,
+        "ios": 255,
+        "android": 247,
+        "macos": 172,
+        "windows": 162,
+        "tool": 139,
+        "shop": 119,
+        "forum": 89,
+        "gitlab": 89,
     }
 
 
@@ -232,9 +250,12 @@ def test_screenspot_v2_total(v2: list[Sample]) -> None:
 
 def test_screenspot_v2_split_by_data_type(v2: list[Sample]) -> None:
     assert tally(v2, "split", "data_type") == {
-        "mobile/text": 290, "mobile/icon": 211,
-        "desktop/text": 194, "desktop/icon": 140,
-        "web/text": 234, "web/icon": 203,
+        "mobile/text": 290,
+        "mobile/icon": 211,
+        "desktop/text": 194,
+        "desktop/icon": 140,
+        "web/text": 234,
+        "web/icon": 203,
     }
 
 

@@ -99,8 +99,10 @@ def test_the_cache_keeps_the_first_reason_it_could_not_store_replies(tmp_path: P
 def test_a_report_folder_it_may_not_write_is_named_with_what_to_do() -> None:
     error = PermissionError(errno.EACCES, "Permission denied", "/r/tiny.json")
     message = not_saved_message("tiny", error, {Path("/r/tiny.json"): b"{}"}, Path("/r"), True, resumable=False, cache_failed=False)
-    assert message == ("tiny: the report was NOT saved (/r: Permission denied (tiny.json)). The previous report there is untouched and no partial "
-                       "file is left. Make that folder writable (or pass --report-dir=DIR), then run the same command again")
+    assert message == (
+        "tiny: the report was NOT saved (/r: Permission denied (tiny.json)). The previous report there is untouched and no partial "
+        "file is left. Make that folder writable (or pass --report-dir=DIR), then run the same command again"
+    )
 
 
 # -- whole runs --------------------------------------------------------------------------------------
@@ -152,8 +154,7 @@ if FULL == "1":
 
 
 def run(pytester: pytest.Pytester, base_url: str, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={base_url}", "--retries=0", "--timeout=20",
-                                         "-p", "no:cacheprovider", *extra)
+    return pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={base_url}", "--retries=0", "--timeout=20", "-p", "no:cacheprovider", *extra)
 
 
 def contents(folder: Path) -> dict[str, bytes]:
@@ -174,8 +175,7 @@ def said_once_at_once(result: pytest.RunResult) -> None:
 
 
 @MODES
-def test_a_full_disk_loses_no_report_and_the_exit_code_says_the_results_were_not_saved(pytester: pytest.Pytester, tmp_path: Path,
-                                                                                        monkeypatch: pytest.MonkeyPatch, mode: list[str]) -> None:
+def test_a_full_disk_loses_no_report_and_the_exit_code_says_the_results_were_not_saved(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: list[str]) -> None:
     """Before: a 137-line traceback from pytest_sessionfinish, a 0-byte .json.tmp, and a cache that stopped recording
     without a word."""
     write_suite(pytester.path / "suites" / "tiny")
@@ -188,19 +188,22 @@ def test_a_full_disk_loses_no_report_and_the_exit_code_says_the_results_were_not
         full = run(pytester, server.base_url, *mode)
         assert full.ret == UNSAVED_EXIT_CODE, full.stdout.str()
         said_once_at_once(full)
-        full.stdout.fnmatch_lines([
-            f"guitest: tiny: the report was NOT saved (no space left in {reports}: the report's files there need * KB (and as much again for "
-            "this run's copy under runs/, which --keep-runs keeps), * are free). The previous report there is untouched and no partial file is "
-            "left. Free space there (or pass --report-dir=DIR on another disk), then run the same command again: it resumes this run and reads "
-            "back the replies the response cache stored before it failed",
-        ])
+        full.stdout.fnmatch_lines(
+            [
+                f"guitest: tiny: the report was NOT saved (no space left in {reports}: the report's files there need * KB (and as much again for "
+                "this run's copy under runs/, which --keep-runs keeps), * are free). The previous report there is untouched and no partial file is "
+                "left. Free space there (or pass --report-dir=DIR on another disk), then run the same command again: it resumes this run and reads "
+                "back the replies the response cache stored before it failed",
+            ]
+        )
         assert "Traceback" not in full.stdout.str() + full.stderr.str() and not [line for line in full.stdout.lines if line.startswith("reports: ")]
         assert contents(reports) == earlier and not temporary_files(reports)
         monkeypatch.setenv("FULL_DISK", "runs")  # space for the report, not for its copies: written, and said
         copies = run(pytester, server.base_url, *mode)
         assert copies.ret == 0, copies.stdout.str()
-        copies.stdout.fnmatch_lines(["*this run resumes run * its report not saved*",
-                                     "warning: the report was written, but this run's copies of it (under *runs*) were not: *No space left on device*"])
+        copies.stdout.fnmatch_lines(
+            ["*this run resumes run * its report not saved*", "warning: the report was written, but this run's copies of it (under *runs*) were not: *No space left on device*"]
+        )
         assert contents(reports) != earlier and not temporary_files(reports)
         assert json.loads((reports / "tiny.json").read_text())["n_results"] == n_rows()
 
@@ -217,8 +220,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("mounting a 2 MB tmpfs needs root; the ENOSPC tests of this file check the same behaviour without one")
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(where)], capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        pytest.skip(f"this machine does not let the test mount a tmpfs ({done.stderr.strip() or done.returncode}); "
-                    "the ENOSPC tests of this file check the same behaviour without one")
+        pytest.skip(f"this machine does not let the test mount a tmpfs ({done.stderr.strip() or done.returncode}); the ENOSPC tests of this file check the same behaviour without one")
     try:
         yield where
     finally:

@@ -150,8 +150,7 @@ def result(case_id: str, verdict: str, notes=None, **tags: str) -> dict:
 
 
 def test_counts_excludes_errors_from_accuracy() -> None:
-    rows = [result("a", "hit"), result("b", "hit"), result("c", "miss"), result("d", "error"), result("e", "unparsed"),
-            result("f", "refused"), result("g", "truncated"), result("h", "error")]
+    rows = [result("a", "hit"), result("b", "hit"), result("c", "miss"), result("d", "error"), result("e", "unparsed"), result("f", "refused"), result("g", "truncated"), result("h", "error")]
     table = counts(rows)
     assert table["n"] == 8
     assert (table["hit"], table["miss"], table["unparsed"], table["refused"], table["truncated"], table["error"]) == (2, 1, 1, 1, 1, 2)
@@ -267,8 +266,7 @@ def test_aggregate_order_independence_with_many_fractional_accuracies() -> None:
     rng = random.Random(7)
     rows = []
     for i in range(400):
-        rows.append(result(f"c{i:04d}", rng.choice(["hit", "miss", "hit", "error", "unparsed"]),
-                           rng.choice([None, ["bbox_clipped"]]), app=f"app{i % 23}", kind=rng.choice(["text", "icon"])))
+        rows.append(result(f"c{i:04d}", rng.choice(["hit", "miss", "hit", "error", "unparsed"]), rng.choice([None, ["bbox_clipped"]]), app=f"app{i % 23}", kind=rng.choice(["text", "icon"])))
     reference = json.dumps(aggregate(rows, ["app", "kind"], [["app", "kind"]]))
     for _ in range(10):
         rng.shuffle(rows)

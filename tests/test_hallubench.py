@@ -142,12 +142,19 @@ def _reply(size, items) -> str:
 def test_judge_counts_a_partly_right_list() -> None:
     case, task = _case(0)
     size = SCREENS[0][2]
-    reply = "Here you go:\n```json\n" + _reply(size, [
-        ("button", "Sign in", [10, 10, 110, 50]),  # exact
-        ("icon", "search icon", [300, 10, 340, 50]),  # exact box, other words
-        ("text", "Welcome back", [100, 100, 290, 130]),  # IoU 100/280: no match
-        ("image", "logo", [150, 250, 250, 290]),  # invented
-    ]) + "\n```"
+    reply = (
+        "Here you go:\n```json\n"
+        + _reply(
+            size,
+            [
+                ("button", "Sign in", [10, 10, 110, 50]),  # exact
+                ("icon", "search icon", [300, 10, 340, 50]),  # exact box, other words
+                ("text", "Welcome back", [100, 100, 290, 130]),  # IoU 100/280: no match
+                ("image", "logo", [150, 250, 250, 290]),  # invented
+            ],
+        )
+        + "\n```"
+    )
     verdict, p = task.judge(reply, "stop", case, PROFILES["generic"], size)
     assert (p["tp"], p["fp"], p["fn"]) == (2, 2, 2)
     assert verdict == "hit" and p["f1"] == pytest.approx(0.5)  # F1 0.5 reaches case_f1 0.5
@@ -203,11 +210,22 @@ def test_auto_space_makes_one_guess_per_list_and_notes_it() -> None:
 
 
 def test_truth_clips_and_drops_boxes_without_area() -> None:
-    sample = Sample(id="s", image="s.png", instruction="", box=None, tags={}, source="t", data={"elements": [
-        {"type": "a", "description": "", "box": [350, 250, 450, 350]},  # overruns a 400x300 image
-        {"type": "b", "description": "", "box": [500, 10, 600, 20]},  # wholly outside
-        {"type": "c", "description": "", "box": [0, 0, 999, 999]},
-    ], "space": "grid999"})
+    sample = Sample(
+        id="s",
+        image="s.png",
+        instruction="",
+        box=None,
+        tags={},
+        source="t",
+        data={
+            "elements": [
+                {"type": "a", "description": "", "box": [350, 250, 450, 350]},  # overruns a 400x300 image
+                {"type": "b", "description": "", "box": [500, 10, 600, 20]},  # wholly outside
+                {"type": "c", "description": "", "box": [0, 0, 999, 999]},
+            ],
+            "space": "grid999",
+        },
+    )
     truth, notes, error = Parsing().truth(sample, (999, 999))
     assert error is None and [e["type"] for e in truth] == ["a", "b", "c"]
     truth, notes, error = Parsing().truth(sample, (400, 300))  # grid999: 999 -> the far edge
@@ -268,10 +286,7 @@ def test_parsing_metrics_by_hand() -> None:
 
 def test_parsing_metrics_do_not_depend_on_case_order() -> None:
     rng = random.Random(3)
-    many = [
-        _reported(f"c{i:03d}", "hit", rng.choice(["en", "zh"]), _pred(rng.randrange(5), rng.randrange(5), rng.randrange(5), rng.random() * 3, {"icon": [1, 2]}))
-        for i in range(200)
-    ]
+    many = [_reported(f"c{i:03d}", "hit", rng.choice(["en", "zh"]), _pred(rng.randrange(5), rng.randrange(5), rng.randrange(5), rng.random() * 3, {"icon": [1, 2]})) for i in range(200)]
     first = json.dumps(Parsing().summarize(many), sort_keys=True)
     for _ in range(3):
         rng.shuffle(many)
@@ -380,12 +395,19 @@ def test_suite_runs_parsing_and_hallucination_against_an_endpoint(pytester: pyte
     settings_reply = _reply(settings, [("text", "Settings", [20, 20, 150, 60]), ("icon", "Back", [250, 20, 290, 60])])
     script = {
         # parsing prompts name the size of the image sent: each screen has its own
-        "400x300 screenshot": [{"content": _fence(home, [
-            ("button", "Sign in", [10, 10, 110, 50]),
-            ("icon", "search icon", [300, 10, 340, 50]),
-            ("text", "Welcome back", [100, 100, 290, 130]),  # misplaced: IoU 100/280
-            ("image", "logo", [150, 250, 250, 290]),  # invented
-        ])}],
+        "400x300 screenshot": [
+            {
+                "content": _fence(
+                    home,
+                    [
+                        ("button", "Sign in", [10, 10, 110, 50]),
+                        ("icon", "search icon", [300, 10, 340, 50]),
+                        ("text", "Welcome back", [100, 100, 290, 130]),  # misplaced: IoU 100/280
+                        ("image", "logo", [150, 250, 250, 290]),  # invented
+                    ],
+                )
+            }
+        ],
         "300x600 screenshot": [{"content": settings_reply[:-1] + ', {"type": "button", "desc', "finish_reason": "length"}],
         "500x400 screenshot": [{"content": "Sorry, I can only describe the screen in words."}],
         "click the search icon": [{"content": "Answer: [0.8, 0.1]"}],
@@ -396,9 +418,7 @@ def test_suite_runs_parsing_and_hallucination_against_an_endpoint(pytester: pyte
         "点击结算按钮": [{"content": "I am not sure."}],
     }
     with fakeserver.serve(tmp_path, script=script) as server:
-        result = pytester.runpytest_subprocess(
-            "suites/gui_hallubench", "--model=openai:fake-vl", f"--base-url={server.base_url}", f"--data-root={data_root}", "--retries=0", *mode
-        )
+        result = pytester.runpytest_subprocess("suites/gui_hallubench", "--model=openai:fake-vl", f"--base-url={server.base_url}", f"--data-root={data_root}", "--retries=0", *mode)
         requests = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
     assert result.ret == 0, result.stdout.str()
     assert len(requests) == len(SCREENS) + len(PROBES)
@@ -414,17 +434,19 @@ def test_suite_runs_parsing_and_hallucination_against_an_endpoint(pytester: pyte
     sims = [_ratio("Sign in", "Sign in"), _ratio("search icon", "search"), _ratio("Settings", "Settings"), _ratio("Back", "back arrow")]
     assert o["similarity"] == pytest.approx(sum(sims) / 4)
     assert m["by_language"]["zh"]["recall"] == 0.0 and m["by_language"]["en"]["recall"] == pytest.approx(4 / 7)
-    assert {k: (v["matched"], v["total"]) for k, v in m["by_type"].items()} == {
-        "button": (1, 3), "icon": (2, 2), "image": (0, 1), "input": (0, 1), "text": (1, 3)
-    }
+    assert {k: (v["matched"], v["total"]) for k, v in m["by_type"].items()} == {"button": (1, 3), "icon": (2, 2), "image": (0, 1), "input": (0, 1), "text": (1, 3)}
     assert parsing["notes"].get("truncated_element_dropped") == 1 and parsing["notes"].get("element_corners_swapped") == 1
     assert validate_report(parsing) == []
 
     hallu = json.loads((pytester.path / "reports" / "gui_hallubench_hallucination.json").read_text("utf-8"))
     verdicts = {c["id"]: c["verdict"] for c in hallu["cases"]}
     assert verdicts == {
-        "en-confusion-c1": "hit", "en-confusion-c2": "miss", "en-fabrication-f1": "hit",
-        "zh-fabrication-f2": "hit", "zh-fabrication-f3": "miss", "zh-confusion-c3": "unparsed",
+        "en-confusion-c1": "hit",
+        "en-confusion-c2": "miss",
+        "en-fabrication-f1": "hit",
+        "zh-fabrication-f2": "hit",
+        "zh-fabrication-f3": "miss",
+        "zh-confusion-c3": "unparsed",
     }
     h = hallu["task_metrics"]["overall"]
     assert (h["confusion"]["hits"], h["confusion"]["samples"], h["confusion"]["in_distractor"]) == (1, 3, 1)
@@ -499,8 +521,36 @@ def test_embedding_similarity_is_used_and_reported() -> None:
 
 def test_judges_never_raise_on_garbage(tmp_path: Path) -> None:
     rng = random.Random(5)
-    tokens = ['[', ']', '{', '}', ',', ':', '"', '"box"', '"type"', '"description"', '1', '-2.5', '1e400', 'NaN', 'true', 'null',
-              "'", '```json\n', '```', '\\', '[[1, 2], [3, 4]]', '[0.1, 0.2, 0.3, 0.4]', ' ', '\n', 'Answer:', '不存在', '<think>', '1' + '0' * 400]
+    tokens = [
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ":",
+        '"',
+        '"box"',
+        '"type"',
+        '"description"',
+        "1",
+        "-2.5",
+        "1e400",
+        "NaN",
+        "true",
+        "null",
+        "'",
+        "```json\n",
+        "```",
+        "\\",
+        "[[1, 2], [3, 4]]",
+        "[0.1, 0.2, 0.3, 0.4]",
+        " ",
+        "\n",
+        "Answer:",
+        "不存在",
+        "<think>",
+        "1" + "0" * 400,
+    ]
     parsing_case, parsing = _case(0)
     probe_case, hallucination = _probe_case(tmp_path, "-c1")
     for _ in range(1500):

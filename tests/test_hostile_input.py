@@ -26,6 +26,7 @@ from guitest.suite import load_suite
 
 def strict(text: str) -> object:
     """json.loads as strict parsers (Node's JSON.parse) read it: Infinity and NaN are errors."""
+
     def refuse(name: str) -> object:
         raise ValueError(f"{name} is not JSON")
 
@@ -206,7 +207,9 @@ def test_web_tasks_open_only_http_pages(tmp_path: Path) -> None:
     from guitest.live.protocol import EnvFailure, TaskSpec
 
     (tmp_path / "suite.yaml").write_text("name: w\nformat: webtask\ndata: {dir: ., base: suite, annotations: tasks.yaml}\ntask: live\nenv: webapp\nenv_options: {root: .}\n")
-    (tmp_path / "tasks.yaml").write_text("- {id: peek, instruction: look, success: 'true', start: 'file:///etc/passwd'}\n- {id: js, instruction: look, success: 'true', start: 'javascript:alert(1)'}\n")
+    (tmp_path / "tasks.yaml").write_text(
+        "- {id: peek, instruction: look, success: 'true', start: 'file:///etc/passwd'}\n- {id: js, instruction: look, success: 'true', start: 'javascript:alert(1)'}\n"
+    )
     with pytest.raises(SuiteError) as info:
         read_suite_samples(load_suite(tmp_path / "suite.yaml"), str(tmp_path))
     assert "row 0 (id peek), field 'start'" in str(info.value) and "row 1 (id js), field 'start'" in str(info.value)

@@ -26,8 +26,7 @@ from guitest.reporting.html import render
 from guitest.images import thumbnail
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT_ENV = "GUITEST_HTML_SCREENSHOTS"
 
 EVIL_SCRIPT = "<script>window.__pwned = 1</script>"
@@ -66,8 +65,18 @@ def screenshot(size: tuple[int, int] = (1920, 1080), seed: int = 0) -> Image.Ima
 
 
 def make_case(cid: str, verdict: str, tags: dict[str, str], response: str | None, **extra: Any) -> dict[str, Any]:
-    case = {"id": cid, "verdict": verdict, "tags": tags, "prediction": None, "response": response,
-            "truth": [1200, 300, 1400, 380], "size": [1920, 1080], "sent_size": [1920, 1080], "image": f"{cid}.png", "notes": []}
+    case = {
+        "id": cid,
+        "verdict": verdict,
+        "tags": tags,
+        "prediction": None,
+        "response": response,
+        "truth": [1200, 300, 1400, 380],
+        "size": [1920, 1080],
+        "sent_size": [1920, 1080],
+        "image": f"{cid}.png",
+        "notes": [],
+    }
     if verdict in ("hit", "miss"):
         case["prediction"] = {"point": [0.5, 0.5], "pixel": [1300.0, 340.0] if verdict == "hit" else [300.0, 900.0], "space": "normalized", "via": "answer+pair"}
     case.update(extra)
@@ -83,14 +92,29 @@ def make_report(cases: list[dict[str, Any]], tag_names: tuple[str, ...] = ("ui_t
     return {
         "guitest": "0.1.0",
         "suite": {"name": "toy<suite>", "path": "suites/toy/suite.yaml", "format": "screenspot", "task": "grounding"},
-        "model": {"spec": "openai:evil-<b>model</b>", "adapter": "OpenAI", "space": "normalized",
-                  "profile": {"name": "generic", "space": "normalized", "sizing": {"kind": "keep", "factor": 28, "min_pixels": None, "max_pixels": None},
-                              "prompt": "Find {instruction}. Answer: [x, y]", "system": None},
-                  "profile_reason": "default for this model",
-                  "settings": {"temperature": 0.0, "max_tokens": 512, "seed": 7, "base_url": "http://gpu-box:8000/v1"}},
-        "n_selected": len(cases), "n_results": len(cases), "complete": True, "missing": [],
+        "model": {
+            "spec": "openai:evil-<b>model</b>",
+            "adapter": "OpenAI",
+            "space": "normalized",
+            "profile": {
+                "name": "generic",
+                "space": "normalized",
+                "sizing": {"kind": "keep", "factor": 28, "min_pixels": None, "max_pixels": None},
+                "prompt": "Find {instruction}. Answer: [x, y]",
+                "system": None,
+            },
+            "profile_reason": "default for this model",
+            "settings": {"temperature": 0.0, "max_tokens": 512, "seed": 7, "base_url": "http://gpu-box:8000/v1"},
+        },
+        "n_selected": len(cases),
+        "n_results": len(cases),
+        "complete": True,
+        "missing": [],
         "headline": {"average": "micro", "over": None, "accuracy": overall["accuracy"], "micro": overall["accuracy"], "macro": None, "what": "hits over all scored cases"},
-        "overall": overall, "breakdown": breakdown, "macro": {n: None for n in tag_names}, "notes": {},
+        "overall": overall,
+        "breakdown": breakdown,
+        "macro": {n: None for n in tag_names},
+        "notes": {},
         "gate": {"thresholds": {"accuracy": 0.5}, "failures": ["overall accuracy 0.4000 < 0.5000"], "passed": False},
         "cases": cases,
         "run": {"data_root": "/data/<root>", "data_root_source": "--data-root", "started": "2025-01-01T00:00:00+0000", "seconds": 1.5, "workers": 0},
@@ -102,8 +126,7 @@ def sample_report() -> dict[str, Any]:
     cases = [
         make_case("text-win-1", "hit", {"ui_type": "text", "platform": "windows"}, "Answer: [0.677, 0.315]", instruction="open the File menu"),
         make_case("text-mac-2", "hit", {"ui_type": "text", "platform": "macos"}, "Answer: [0.677, 0.315]"),
-        make_case("icon-win-3", "miss", {"ui_type": "icon", "platform": "windows"}, f"I will click here {EVIL_SCRIPT} {EVIL_IMG} Answer: [0.15, 0.83]",
-                  instruction='close the "<dialog>" & quit'),
+        make_case("icon-win-3", "miss", {"ui_type": "icon", "platform": "windows"}, f"I will click here {EVIL_SCRIPT} {EVIL_IMG} Answer: [0.15, 0.83]", instruction='close the "<dialog>" & quit'),
         make_case("icon-mac-4", "miss", {"ui_type": "icon", "platform": "macos"}, "Answer: [0.15, 0.83]"),
         make_case("icon-win-5", "unparsed", {"ui_type": "icon", "platform": "windows"}, "I cannot tell </pre><script>window.__pwned=3</script>"),
         make_case("text-mac-6", "refused", {"ui_type": "text", "platform": "macos"}, "The element is not on the screen."),
@@ -177,7 +200,7 @@ def test_render_escapes_every_report_string() -> None:
     report = sample_report()
     page = render(report)
     assert EVIL_SCRIPT not in page and EVIL_IMG not in page
-    assert "<script>window.__pwned" not in page and "onerror=\"window" not in page
+    assert "<script>window.__pwned" not in page and 'onerror="window' not in page
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;" in page
     assert "</pre><script>" not in page
@@ -196,8 +219,21 @@ def test_render_escapes_every_report_string() -> None:
 def test_render_has_settings_tables_charts_and_filters() -> None:
     report = sample_report()
     page = render(report)
-    for needle in ("temperature", "max_tokens", "generic", "keep", "0.1.0", "/data/&lt;root&gt;", "default for this model",
-                   'id="results-table"', 'class="chart"', 'id="f-verdict"', 'data-tag="ui_type"', 'data-tag="platform"', 'id="f-text"'):
+    for needle in (
+        "temperature",
+        "max_tokens",
+        "generic",
+        "keep",
+        "0.1.0",
+        "/data/&lt;root&gt;",
+        "default for this model",
+        'id="results-table"',
+        'class="chart"',
+        'id="f-verdict"',
+        'data-tag="ui_type"',
+        'data-tag="platform"',
+        'id="f-text"',
+    ):
         assert needle in page, needle
     for case in report["cases"]:
         assert f'data-verdict="{case["verdict"]}"' in page
@@ -243,8 +279,7 @@ def test_render_links_screenshot_files_relative_to_the_page(tmp_path: Path) -> N
     report = sample_report()
     shots = tmp_path / "data" / "shots"
     odd = shots / "a b#1:javascript:x.png"  # a space, a '#' and colons: still one relative path, no scheme
-    pictures = {"text-win-1": str(shots / "one.png"), "icon-win-3": str(odd), "icon-mac-4": "shots/relative.png",
-                "text-mac-2": "https://example.com/x.png", "icon-win-5": thumbnail(screenshot())}
+    pictures = {"text-win-1": str(shots / "one.png"), "icon-win-3": str(odd), "icon-mac-4": "shots/relative.png", "text-mac-2": "https://example.com/x.png", "icon-win-5": thumbnail(screenshot())}
     page = render(report, pictures, tmp_path / "reports")
     srcs = _srcs(page)
     assert srcs[:2] == ["../data/shots/one.png", "../data/shots/a%20b%231%3Ajavascript%3Ax.png"]
@@ -284,8 +319,7 @@ def test_embed_makes_each_file_once_in_threads(tmp_path: Path, monkeypatch: pyte
     real = thumbnails.thumbnail_of_file
     monkeypatch.setattr(thumbnails, "thumbnail_of_file", lambda p: made.append(p) or real(p))
     inline = thumbnail(screenshot((100, 50)))
-    pictures = {"a": str(paths[0]), "b": str(paths[0]), "c": str(paths[1]), "d": str(paths[2]), "e": str(paths[3]),
-                "gone": str(tmp_path / "missing.png"), "inline": inline}
+    pictures = {"a": str(paths[0]), "b": str(paths[0]), "c": str(paths[1]), "d": str(paths[2]), "e": str(paths[3]), "gone": str(tmp_path / "missing.png"), "inline": inline}
     out = thumbnails.embed(pictures, threads=3)
     assert sorted(made) == sorted(str(p) for p in [*paths, tmp_path / "missing.png"])  # each file once
     assert set(out) == {"a", "b", "c", "d", "e", "inline"} and out["inline"] == inline and out["a"] == out["b"]
@@ -340,12 +374,23 @@ def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester:
 
 
 def test_render_minimal_report() -> None:
-    report = {"guitest": "0.1.0", "suite": {"name": "s", "path": "p", "format": "f", "task": "t"},
-              "model": {"spec": "oracle", "adapter": "Oracle", "space": "normalized", "settings": {}},
-              "n_selected": 1, "n_results": 1, "complete": False, "missing": ["gone-1"],
-              "headline": {"average": "micro", "accuracy": None, "micro": None, "macro": None, "what": "w"},
-              "overall": _counts([]), "breakdown": {}, "macro": {}, "notes": {}, "gate": {},
-              "cases": [{"id": "x", "verdict": "error", "tags": {}, "prediction": None, "response": None, "error": "boom"}], "run": {}}
+    report = {
+        "guitest": "0.1.0",
+        "suite": {"name": "s", "path": "p", "format": "f", "task": "t"},
+        "model": {"spec": "oracle", "adapter": "Oracle", "space": "normalized", "settings": {}},
+        "n_selected": 1,
+        "n_results": 1,
+        "complete": False,
+        "missing": ["gone-1"],
+        "headline": {"average": "micro", "accuracy": None, "micro": None, "macro": None, "what": "w"},
+        "overall": _counts([]),
+        "breakdown": {},
+        "macro": {},
+        "notes": {},
+        "gate": {},
+        "cases": [{"id": "x", "verdict": "error", "tags": {}, "prediction": None, "response": None, "error": "boom"}],
+        "run": {},
+    }
     page = render(report, {"x": "not a uri"})
     assert "gone-1" in page and "boom" in page and "<img" not in page
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
@@ -522,9 +567,7 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
                 replies.append({"id": case_id, "response": f"{EVIL_SCRIPT} {EVIL_IMG} no idea"})
     (tmp_path / "replies.jsonl").write_text("\n".join(json.dumps(r) for r in replies))
     out = tmp_path / "demo.html"
-    result = pytester.runpytest_subprocess(
-        str(repo / "suites" / "demo"), f"--model=replay:{tmp_path / 'replies.jsonl'}", f"--report-html={out}", f"--report-dir={tmp_path}", "-p", "no:cacheprovider"
-    )
+    result = pytester.runpytest_subprocess(str(repo / "suites" / "demo"), f"--model=replay:{tmp_path / 'replies.jsonl'}", f"--report-html={out}", f"--report-dir={tmp_path}", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-2000:]
     assert f"{data} (its own data, beside the suite file)" in out.read_text()
     page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -548,10 +591,23 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
 
 def test_an_episode_strip_draws_every_action_of_a_step_and_marks_those_not_run(tmp_path: Path) -> None:
     steps = [
-        {"number": 1, "reply": "r1", "text": "click; type", "notes": [], "screenshot": "ep/step-01.png",
-         "actions": [{"kind": "click", "point": [10, 20], "space": "screen"}, {"kind": "type", "text": "x"}, {"kind": "click", "point": [30, 40], "space": "screen"}]},
-        {"number": 2, "reply": "r2", "text": "click; done; click", "notes": ["not_run:1"], "screenshot": "ep/step-02.png", "executed": 2,
-         "actions": [{"kind": "click", "point": [50, 60], "space": "screen"}, {"kind": "done"}, {"kind": "click", "point": [70, 80], "space": "screen"}]},
+        {
+            "number": 1,
+            "reply": "r1",
+            "text": "click; type",
+            "notes": [],
+            "screenshot": "ep/step-01.png",
+            "actions": [{"kind": "click", "point": [10, 20], "space": "screen"}, {"kind": "type", "text": "x"}, {"kind": "click", "point": [30, 40], "space": "screen"}],
+        },
+        {
+            "number": 2,
+            "reply": "r2",
+            "text": "click; done; click",
+            "notes": ["not_run:1"],
+            "screenshot": "ep/step-02.png",
+            "executed": 2,
+            "actions": [{"kind": "click", "point": [50, 60], "space": "screen"}, {"kind": "done"}, {"kind": "click", "point": [70, 80], "space": "screen"}],
+        },
         {"number": 3, "reply": "old", "text": "click", "notes": [], "screenshot": "ep/step-03.png", "action": {"kind": "click", "point": [5, 5], "space": "screen"}},
     ]
     episode = {"screen_size": [160, 210], "trajectory": steps, "final_screenshot": "ep/final.png", "end": "done", "success": True, "score": 1.0, "wall_seconds": 1.0}

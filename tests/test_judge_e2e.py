@@ -73,8 +73,14 @@ def test_judging_trajectories_through_an_openai_endpoint(pytester: pytest.Pytest
     script.update({run[1]: [{"content": run[5]}] for run in UFO_RUNS})
     with fakeserver.serve(tmp_path, script=script) as server:
         result = pytester.runpytest_subprocess(
-            "suites/trajectory_judge", "suites/ufo_judge", "--model=openai:judge-vl", f"--base-url={server.base_url}",
-            f"--data-root={pytester.path / 'dataroot'}", "--retries=0", "--concurrency=4", *mode,
+            "suites/trajectory_judge",
+            "suites/ufo_judge",
+            "--model=openai:judge-vl",
+            f"--base-url={server.base_url}",
+            f"--data-root={pytester.path / 'dataroot'}",
+            "--retries=0",
+            "--concurrency=4",
+            *mode,
         )
         requests = server.requests()
     output = result.stdout.str()

@@ -139,7 +139,7 @@ def test_invalid_json_gets_one_text_only_repair(tmp_path: Path) -> None:
 
 def test_a_reply_still_invalid_after_the_repair_is_unparsed(tmp_path: Path) -> None:
     sample, task = ufo_sample(tmp_path, ["screen"])
-    model = Scripted(['{"reason": "x", "sub_scores": [], "complete": "maybe"}', "```json\n{\"complete\": \"yes\"\n```"])
+    model = Scripted(['{"reason": "x", "sub_scores": [], "complete": "maybe"}', '```json\n{"complete": "yes"\n```'])
     result = run_case(sample, model, task=task)
     assert len(model.prompts) == 2 and "field 'complete' 'maybe' is not one of" in model.prompts[1].user
     assert result["verdict"] == UNPARSED and "not valid JSON" in result["prediction"]["problem"]
@@ -159,12 +159,15 @@ def waa_sample(tmp_path: Path, func: str, actions: list[Any], result: float | No
     return sample, load_task("judge", {"waa_tasks": "examples", **settings})
 
 
-@pytest.mark.parametrize("func, result, verdict, complete, rule", [
-    ("infeasible", 1.0, HIT, "yes", "fail_on_infeasible"),     # judge mode: the rule says complete, the label agrees
-    ("exact_match", 0.0, HIT, "no", "fail_on_feasible"),       # judge mode: the rule says not complete, the label agrees
-    ("infeasible", None, HIT, "yes", "fail_on_infeasible"),    # agent mode: complete = hit
-    ("exact_match", None, MISS, "no", "fail_on_feasible"),
-])
+@pytest.mark.parametrize(
+    "func, result, verdict, complete, rule",
+    [
+        ("infeasible", 1.0, HIT, "yes", "fail_on_infeasible"),  # judge mode: the rule says complete, the label agrees
+        ("exact_match", 0.0, HIT, "no", "fail_on_feasible"),  # judge mode: the rule says not complete, the label agrees
+        ("infeasible", None, HIT, "yes", "fail_on_infeasible"),  # agent mode: complete = hit
+        ("exact_match", None, MISS, "no", "fail_on_feasible"),
+    ],
+)
 def test_fail_as_last_action_is_decided_by_the_rule_not_the_judge(tmp_path: Path, func: str, result: float | None, verdict: str, complete: str, rule: str) -> None:
     sample, task = waa_sample(tmp_path, func, ["pyautogui.click(3, 4)", "FAIL"], result)
     contrary = reply("no" if complete == "yes" else "yes", "yes")
@@ -204,13 +207,16 @@ def test_the_oracle_answers_the_label_and_errs_without_one(tmp_path: Path) -> No
     assert out["verdict"] == "error" and "no right answer" in out["error"]
 
 
-@pytest.mark.parametrize("text, ok", [
-    ('<think>{"complete": "no"}</think>\n' + reply("yes", "yes"), True),
-    ("Here you go:\n```json\n" + reply("no", "no") + "\n```", True),
-    (reply("yes", "maybe"), False),
-    ('{"reason": "r", "complete": "yes"}', False),
-    ("[1, 2]", False),
-])
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        ('<think>{"complete": "no"}</think>\n' + reply("yes", "yes"), True),
+        ("Here you go:\n```json\n" + reply("no", "no") + "\n```", True),
+        (reply("yes", "maybe"), False),
+        ('{"reason": "r", "complete": "yes"}', False),
+        ("[1, 2]", False),
+    ],
+)
 def test_parse_reply(text: str, ok: bool) -> None:
     value, problem = parse_reply(text)
     assert (value is not None) == ok and (problem is None) == ok
@@ -232,8 +238,15 @@ def case(i: int, app: str, complete: str | None, label: str | None = None, by: s
 
 
 def test_agent_metrics_count_success_per_app_with_unsure_apart() -> None:
-    cases = [case(0, "chrome", "yes"), case(1, "chrome", "no"), case(2, "chrome", "unsure"), case(3, "vlc", "yes"), case(4, "vlc", "yes", by="rule"),
-             case(5, "vlc", None), {"id": "c006", "verdict": "error", "tags": {"app": "vlc"}, "prediction": None, "error": "boom"}]
+    cases = [
+        case(0, "chrome", "yes"),
+        case(1, "chrome", "no"),
+        case(2, "chrome", "unsure"),
+        case(3, "vlc", "yes"),
+        case(4, "vlc", "yes", by="rule"),
+        case(5, "vlc", None),
+        {"id": "c006", "verdict": "error", "tags": {"app": "vlc"}, "prediction": None, "error": "boom"},
+    ]
     metrics = load_task("judge").summarize(cases)
     assert metrics is not None and "judge" not in metrics and metrics["errors"] == 1
     chrome, vlc, overall = metrics["agent"]["chrome"], metrics["agent"]["vlc"], metrics["agent"]["(all)"]
@@ -268,8 +281,14 @@ def test_judge_metrics_agreement_precision_recall_kappa_unsure() -> None:
 def test_inline_screenshots_and_tiny_payload_placeholders_in_the_trajectory_format(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    rows = [{"id": "t1", "request": "pin the tab", "steps": [{"action": "a", "screenshot": inline_shot("tiny")}, {"action": "b", "screenshot": inline_shot("screen", 3)}],
-             "final_screenshot": inline_shot("screen", 4)}]
+    rows = [
+        {
+            "id": "t1",
+            "request": "pin the tab",
+            "steps": [{"action": "a", "screenshot": inline_shot("tiny")}, {"action": "b", "screenshot": inline_shot("screen", 3)}],
+            "final_screenshot": inline_shot("screen", 4),
+        }
+    ]
     (data / "runs.json").write_text(json.dumps(rows))
     [sample] = samples_of(suite_file(tmp_path, "trajectory", "*.json"), data)
     model = Scripted([reply("yes", "yes")])

@@ -55,7 +55,7 @@ def test_oracle_click_goes_through_the_runner_and_back_to_screen_pixels(runner: 
 
 @pytest.mark.parametrize("runner", RUNNERS)
 def test_oracle_typing_and_keys(runner: str) -> None:
-    typed = only(OraclePolicy(PageStub({"kind": "type", "text": "Ada \"Lovelace\""}), runners.get(runner)).act(step_input(TaskSpec("miniwob", "enter-text"))))
+    typed = only(OraclePolicy(PageStub({"kind": "type", "text": 'Ada "Lovelace"'}), runners.get(runner)).act(step_input(TaskSpec("miniwob", "enter-text"))))
     assert typed.kind == "type" and typed.text == 'Ada "Lovelace"'
     keyed = only(OraclePolicy(PageStub({"kind": "key", "keys": ["ctrl", "a"]}), runners.get(runner)).act(step_input(TaskSpec("miniwob", "enter-text"))))
     assert keyed.keys == ("ctrl", "a")

@@ -198,7 +198,9 @@ def test_circle_center_succeeds_under_the_default_rule(mw) -> None:
     assert round(episode.score, 4) == 0.9717  # r = 25 at seed 0: 1 - 0.71/25
     # ... and a pointer on the drawn centre, which the page scores 2 px off, succeeds too
     mw.reset(task("circle-center"), 0)
-    left, top, cx, cy = mw.run_js("() => { const s = document.querySelector('#area svg').getBoundingClientRect(); const c = document.querySelector('#area .black-circle'); return [s.left, s.top, +c.getAttribute('cx'), +c.getAttribute('cy')]; }")
+    left, top, cx, cy = mw.run_js(
+        "() => { const s = document.querySelector('#area svg').getBoundingClientRect(); const c = document.querySelector('#area .black-circle'); return [s.left, s.top, +c.getAttribute('cx'), +c.getAttribute('cy')]; }"
+    )
     click_css(mw, left + cx + 0.5, top + cy + 0.5)
     assert submit(mw).done
     evaluation = mw.evaluate()
@@ -216,7 +218,9 @@ def test_the_oracle_solves_the_other_continuous_tasks(mw) -> None:
 def test_a_box_left_unticked_is_a_success_under_browsergym_only(mw) -> None:
     for seed in range(5):  # a seed with 3 or more boxes, one of them wanted
         obs = mw.reset(task("click-checkboxes"), seed)
-        boxes = mw.run_js("() => Array.from(document.querySelectorAll('#area label')).map(l => { const r = l.querySelector('input').getBoundingClientRect(); return [l.textContent.trim(), r.left + r.width / 2, r.top + r.height / 2]; })")
+        boxes = mw.run_js(
+            "() => Array.from(document.querySelectorAll('#area label')).map(l => { const r = l.querySelector('input').getBoundingClientRect(); return [l.textContent.trim(), r.left + r.width / 2, r.top + r.height / 2]; })"
+        )
         wanted = obs.instruction[len("Select ") : -len(" and click Submit.")].split(", ")
         if len(boxes) >= 3 and wanted != ["nothing"]:
             break
@@ -287,8 +291,18 @@ def test_unknown_task_is_an_environment_failure(mw) -> None:
 
 @pytest.fixture(scope="module")
 def web_samples():
-    suite = Suite(path=WEBAPP / "suite.yaml", name="my_webapp", format="webtask", data={"dir": ".", "base": "suite", "images": ".", "annotations": "tasks.yaml"},
-                  task="live", prompt="default", id_template="{task}-seed{seed}", tags=("task", "family"), cross=(), average="micro")
+    suite = Suite(
+        path=WEBAPP / "suite.yaml",
+        name="my_webapp",
+        format="webtask",
+        data={"dir": ".", "base": "suite", "images": ".", "annotations": "tasks.yaml"},
+        task="live",
+        prompt="default",
+        id_template="{task}-seed{seed}",
+        tags=("task", "family"),
+        cross=(),
+        average="micro",
+    )
     return webtask.read(suite, str(WEBAPP))
 
 

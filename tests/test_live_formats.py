@@ -24,8 +24,17 @@ WEBAPP = REPO / "suites" / "my_webapp"
 
 def suite(folder: Path, fmt: str, annotations: str, settings: dict | None = None, tags: tuple[str, ...] = ("task", "family")) -> Suite:
     return Suite(
-        path=folder / "suite.yaml", name=folder.name, format=fmt, data={"dir": ".", "base": "suite", "images": ".", "annotations": annotations},
-        task="live", prompt="default", id_template="{task}-seed{seed}", tags=tags, cross=(), average="micro", settings=settings or {},
+        path=folder / "suite.yaml",
+        name=folder.name,
+        format=fmt,
+        data={"dir": ".", "base": "suite", "images": ".", "annotations": annotations},
+        task="live",
+        prompt="default",
+        id_template="{task}-seed{seed}",
+        tags=tags,
+        cross=(),
+        average="micro",
+        settings=settings or {},
     )
 
 
@@ -69,12 +78,16 @@ def test_miniwob_task_list_agrees_with_the_installed_package() -> None:
 
 
 def test_miniwob_row_problems_name_the_file_row_and_field(tmp_path: Path) -> None:
-    (tmp_path / "tasks.json").write_text(json.dumps([
-        {"task": "click-button", "seeds": [0, 1]},
-        {"task": "click-link", "seeds": []},
-        {"task": "Click Link", "seeds": [0]},
-        {"task": "enter-text", "seeds": [0], "flags": ["sometimes"]},
-    ]))
+    (tmp_path / "tasks.json").write_text(
+        json.dumps(
+            [
+                {"task": "click-button", "seeds": [0, 1]},
+                {"task": "click-link", "seeds": []},
+                {"task": "Click Link", "seeds": [0]},
+                {"task": "enter-text", "seeds": [0], "flags": ["sometimes"]},
+            ]
+        )
+    )
     with pytest.raises(SuiteError) as info:
         miniwob_reader.read(suite(tmp_path, "miniwob", "tasks.json"), str(tmp_path))
     message = str(info.value)
@@ -108,9 +121,7 @@ def test_web_tasks_in_json_with_defaults(tmp_path: Path) -> None:
 
 def test_web_task_problems_are_named(tmp_path: Path) -> None:
     (tmp_path / "tasks.yaml").write_text(
-        "- id: ok\n  instruction: Do it\n  success: 'true'\n"
-        "- id: no-check\n  instruction: Do it\n"
-        "- id: bad step\n  instruction: Do it\n  success: 'true'\n  solution: [{tap: '#x'}]\n"
+        "- id: ok\n  instruction: Do it\n  success: 'true'\n- id: no-check\n  instruction: Do it\n- id: bad step\n  instruction: Do it\n  success: 'true'\n  solution: [{tap: '#x'}]\n"
     )
     with pytest.raises(SuiteError) as info:
         webtask.read(suite(tmp_path, "webtask", "tasks.yaml"), str(tmp_path))

@@ -44,8 +44,14 @@ class FakeEnv:
 
     def _obs(self) -> Observation:
         png = b"\x89PNG-fake-" + (b"pressed" if self.pressed else b"idle") + bytes(len(self.actions))
-        return Observation(png, (100, 50), "Press the button (from the env)", scale=2.0, done=self.pressed and self.ends,
-                           info={"notes": ["outside_screen"]} if self.actions and self.actions[-1].point == (999, 999) else {})
+        return Observation(
+            png,
+            (100, 50),
+            "Press the button (from the env)",
+            scale=2.0,
+            done=self.pressed and self.ends,
+            info={"notes": ["outside_screen"]} if self.actions and self.actions[-1].point == (999, 999) else {},
+        )
 
     def reset(self, task: TaskSpec, seed: int | None) -> Observation:
         if self.fail_at == "reset":
@@ -144,11 +150,14 @@ def test_done_and_fail_end_the_episode_and_the_environment_decides() -> None:
     assert failed.end == "fail" and not failed.success and len(failed.steps) == 1
 
 
-@pytest.mark.parametrize("where,steps,message", [
-    ("reset", 0, "environment failed at reset: the page crashed"),
-    ("step", 1, "step 1: environment failed: the page stopped answering"),
-    ("evaluate", 1, "environment failed at evaluation: cannot read the reward"),
-])
+@pytest.mark.parametrize(
+    "where,steps,message",
+    [
+        ("reset", 0, "environment failed at reset: the page crashed"),
+        ("step", 1, "step 1: environment failed: the page stopped answering"),
+        ("evaluate", 1, "environment failed at evaluation: cannot read the reward"),
+    ],
+)
 def test_environment_failures_end_as_errors(where: str, steps: int, message: str) -> None:
     decisions = [Decision("Action: done()", (Action("done"),))] if where == "evaluate" else [click(15, 15)]
     episode = run_episode(FakeEnv(fail_at=where), TASK, 0, Scripted(decisions), max_steps=3)
@@ -227,14 +236,17 @@ def test_a_failed_episode_is_labelled_not_complete_and_fail_is_recorded_as_fail(
     assert to_trajectory(errored, "y").labels.complete() is None and isinstance(errored, Episode)
 
 
-@pytest.mark.parametrize("action,text", [
-    (Action("click", point=(10.4, 20.6), space="screen"), "click (10, 21)"),
-    (Action("drag", point=(1, 2), end=(3, 4)), "drag (1, 2) to (3, 4)"),
-    (Action("type", text="hi"), "type 'hi'"),
-    (Action("key", keys=("ctrl", "a")), "key ctrl+a"),
-    (Action("scroll", scroll=(0.0, 3.0)), "scroll by 0, 3"),
-    (Action("wait", seconds=2.0), "wait 2 s"),
-])
+@pytest.mark.parametrize(
+    "action,text",
+    [
+        (Action("click", point=(10.4, 20.6), space="screen"), "click (10, 21)"),
+        (Action("drag", point=(1, 2), end=(3, 4)), "drag (1, 2) to (3, 4)"),
+        (Action("type", text="hi"), "type 'hi'"),
+        (Action("key", keys=("ctrl", "a")), "key ctrl+a"),
+        (Action("scroll", scroll=(0.0, 3.0)), "scroll by 0, 3"),
+        (Action("wait", seconds=2.0), "wait 2 s"),
+    ],
+)
 def test_describe(action: Action, text: str) -> None:
     assert describe(action) == text
     assert Decision(None, (action,)).history_text == text
@@ -347,12 +359,19 @@ def test_a_step_runs_at_most_max_actions_and_notes_the_rest() -> None:
     assert episode.end == "budget" and len(env.actions) == 2 * MAX_ACTIONS
 
 
-@pytest.mark.parametrize(("action", "ok"), [
-    (Action("wait", seconds=MAX_SECONDS), True), (Action("wait", seconds=math.nextafter(MAX_SECONDS, math.inf)), False),
-    (Action("scroll", scroll=(-MAX_SCROLL, MAX_SCROLL)), True), (Action("scroll", scroll=(0.0, math.nextafter(MAX_SCROLL, math.inf))), False),
-    (Action("move", point=(MAX_COORDINATE, -MAX_COORDINATE), space="screen"), True), (Action("move", point=(0.0, -math.inf), space="screen"), False),
-    (Action("type", text="x" * 10), True), (Action("done"), True),
-])
+@pytest.mark.parametrize(
+    ("action", "ok"),
+    [
+        (Action("wait", seconds=MAX_SECONDS), True),
+        (Action("wait", seconds=math.nextafter(MAX_SECONDS, math.inf)), False),
+        (Action("scroll", scroll=(-MAX_SCROLL, MAX_SCROLL)), True),
+        (Action("scroll", scroll=(0.0, math.nextafter(MAX_SCROLL, math.inf))), False),
+        (Action("move", point=(MAX_COORDINATE, -MAX_COORDINATE), space="screen"), True),
+        (Action("move", point=(0.0, -math.inf), space="screen"), False),
+        (Action("type", text="x" * 10), True),
+        (Action("done"), True),
+    ],
+)
 def test_the_documented_ranges_hold_at_their_edges(action: Action, ok: bool) -> None:
     assert (problem(action) is None) is ok
 
@@ -373,12 +392,25 @@ class ScriptedModel(Model):
         return Reply(text=self.replies.pop(0))
 
 
-@pytest.mark.parametrize(("runner", "reply", "done", "ran", "refused"), [
-    ("guitest", 'Action: scroll(0.5, 0.5, "down", 1e12); wait(1e300); click(0.5, 0.5)', "Action: done()", ["click"],
-     ["action 1 refused: a scroll of (0, 1e+12)", "action 2 refused: 1e+300 seconds"]),
-    ("prompt-agent", "```python\npyautogui.scroll(-1000000000000, 10, 10)\ntime.sleep(1e300)\n" + "pyautogui.press('tab')\n" * 250 + "```", "DONE",
-     ["key"] * 198, ["action 1 refused: a scroll of (0, 1e+12)", "action 2 refused: 1e+300 seconds", "over_cap:52"]),
-])
+@pytest.mark.parametrize(
+    ("runner", "reply", "done", "ran", "refused"),
+    [
+        (
+            "guitest",
+            'Action: scroll(0.5, 0.5, "down", 1e12); wait(1e300); click(0.5, 0.5)',
+            "Action: done()",
+            ["click"],
+            ["action 1 refused: a scroll of (0, 1e+12)", "action 2 refused: 1e+300 seconds"],
+        ),
+        (
+            "prompt-agent",
+            "```python\npyautogui.scroll(-1000000000000, 10, 10)\ntime.sleep(1e300)\n" + "pyautogui.press('tab')\n" * 250 + "```",
+            "DONE",
+            ["key"] * 198,
+            ["action 1 refused: a scroll of (0, 1e+12)", "action 2 refused: 1e+300 seconds", "over_cap:52"],
+        ),
+    ],
+)
 def test_a_runners_reader_gets_the_same_bounds(runner: str, reply: str, done: str, ran: list[str], refused: list[str]) -> None:
     model = ScriptedModel([reply, done])
     sample = Sample(id="t", image="", instruction="", box=(0, 0, 1, 1), tags={}, source="test")

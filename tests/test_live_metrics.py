@@ -132,8 +132,7 @@ def test_unsure_episodes_are_left_out_and_counted_apart_like_errors() -> None:
 def test_the_mean_score_averages_partial_scores_beside_the_success_rate() -> None:
     # OSWorld's show_result.py averages the per-task result.txt values: 1, 0.5 (a fuzzy match) and 0 give 0.5,
     # where the success rate counts only the 1; an episode the environment gave no score counts 0
-    results = [ep("a", True, 3, score=1.0, task="t"), ep("b", False, 5, score=0.5, task="t"), ep("c", False, 5, score=None, task="u"),
-               ep("d", False, 1, score=0.9, unsure=True, task="u")]
+    results = [ep("a", True, 3, score=1.0, task="t"), ep("b", False, 5, score=0.5, task="t"), ep("c", False, 5, score=None, task="u"), ep("d", False, 1, score=0.9, unsure=True, task="u")]
     summary = metrics.summarize(results, 10, headline="mean_score")
     assert summary["success"]["overall"]["mean_score"] == 0.5 and summary["success"]["overall"]["success_rate"] == round(1 / 3, 6)
     assert summary["success"]["by"]["task"]["t"]["mean_score"] == 0.75 and summary["success"]["by"]["task"]["u"]["mean_score"] == 0.0

@@ -17,7 +17,7 @@ from guitest.reporting import gate, report
 from guitest.reporting.html import render
 from guitest.tasks import load_task
 
-CONFTEST = '''
+CONFTEST = """
 import io
 from PIL import Image
 import guitest.envs as envs
@@ -51,7 +51,7 @@ class Scripted:
 
 
 envs.register("scripted", lambda options, base_dir: Scripted(options, base_dir))
-'''
+"""
 
 SUITE = """
 name: scripted
@@ -124,9 +124,18 @@ def case(id_: str, verdict: str, score: float | None, task: str = "t") -> dict:
 
 def build(cases: list[dict], headline: str = "success_rate") -> dict:
     task = load_task("live", {"headline": headline})
-    return report.build(suite={"name": "s", "path": "s/suite.yaml", "format": "webtask", "task": "live", "settings": task.settings, "env": "x", "max_steps": 10},
-                        model={"spec": "m", "adapter": "A", "space": "normalized", "settings": {}}, results=cases, n_selected=len(cases), missing=[],
-                        tags=["task"], cross=[], gate={}, run={}, task=task)
+    return report.build(
+        suite={"name": "s", "path": "s/suite.yaml", "format": "webtask", "task": "live", "settings": task.settings, "env": "x", "max_steps": 10},
+        model={"spec": "m", "adapter": "A", "space": "normalized", "settings": {}},
+        results=cases,
+        n_selected=len(cases),
+        missing=[],
+        tags=["task"],
+        cross=[],
+        gate={},
+        run={},
+        task=task,
+    )
 
 
 def test_the_report_module_leaves_unsure_out_and_writes_live_tables() -> None:
@@ -140,8 +149,8 @@ def test_the_report_module_leaves_unsure_out_and_writes_live_tables() -> None:
     md = report.markdown(rep)
     assert "| category | value | n | success | SR% | 95% CI | mean score | unsure | error |" in md and "Success rate = successes / (n - unsure - error)" in md
     page = render(rep)
-    assert "mean score 0.324" in page and "0.32390000" not in page and "1 unsure" in page and "id=\"budget-chart\"" in page
-    assert "<th class=\"num\">SR %</th>" in page and "unparsed" not in page.split("id=\"tables\"")[1].split("</section>")[0]
+    assert "mean score 0.324" in page and "0.32390000" not in page and "1 unsure" in page and 'id="budget-chart"' in page
+    assert '<th class="num">SR %</th>' in page and "unparsed" not in page.split('id="tables"')[1].split("</section>")[0]
     # the gate on a mean-score suite reads each row's mean score
     failures, _ = gate.check(gate.thresholds({"by": {"task=t": 0.5}}, None, None, "mean_score"), rep)
     assert failures == [f"task=t mean_score {round((1 - 1 + 0.9717) / 3, 6):.4f} < 0.5000"]

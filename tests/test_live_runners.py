@@ -206,7 +206,17 @@ def test_profiles_name_their_runners() -> None:
         def __init__(self, name: str) -> None:
             self.profile = type("P", (), {"name": name, "space": "normalized"})()
 
-    expected = {"ui-tars-1.5": "uitars15", "ui-tars": "uitars15-qwen2vl", "qwen2.5-vl": "qwen25vl", "qwen3-vl": "qwen3vl", "gpt-4o": "prompt-agent", "claude": "prompt-agent", "aguvis": "aguvis", "generic": "guitest", "seeclick": "guitest"}
+    expected = {
+        "ui-tars-1.5": "uitars15",
+        "ui-tars": "uitars15-qwen2vl",
+        "qwen2.5-vl": "qwen25vl",
+        "qwen3-vl": "qwen3vl",
+        "gpt-4o": "prompt-agent",
+        "claude": "prompt-agent",
+        "aguvis": "aguvis",
+        "generic": "guitest",
+        "seeclick": "guitest",
+    }
     assert {p: runners.for_model(Profiled(p))[0].name for p in expected} == expected
     assert runners.for_model(Profiled("generic"), "qwen3vl")[0].name == "qwen3vl"
     with pytest.raises(Exception, match="unknown runner 'klingon'; known: guitest, uitars15, "):
@@ -274,12 +284,53 @@ def test_no_text_raises(name: str, text: str) -> None:
     assert all(a.kind in KINDS for a in read.actions)
 
 
-SYNTAX = st.sampled_from([
-    "Action:", "click(", "pyautogui.", "start_box='", "<|box_start|>", "<tool_call>", "</tool_call>", '{"action": "left_click"',
-    '"coordinate": [', ")", "(", "'", '"', ",", "]", "}", "1e999", "-0", "nan", "\\", "\n", "\n\n", "<think>", "</think>", "DONE",
-    "type(content='", "hotkey(key='", "scroll(", "drag(", "key(", '{"name": "computer_use", "arguments": ', "x=", "y=", "```", "```python\n",
-    "for _ in range(", "):\n    ", ";", "call_user()", "finished(", "FAIL", "WAIT", "time.sleep(",
-])
+SYNTAX = st.sampled_from(
+    [
+        "Action:",
+        "click(",
+        "pyautogui.",
+        "start_box='",
+        "<|box_start|>",
+        "<tool_call>",
+        "</tool_call>",
+        '{"action": "left_click"',
+        '"coordinate": [',
+        ")",
+        "(",
+        "'",
+        '"',
+        ",",
+        "]",
+        "}",
+        "1e999",
+        "-0",
+        "nan",
+        "\\",
+        "\n",
+        "\n\n",
+        "<think>",
+        "</think>",
+        "DONE",
+        "type(content='",
+        "hotkey(key='",
+        "scroll(",
+        "drag(",
+        "key(",
+        '{"name": "computer_use", "arguments": ',
+        "x=",
+        "y=",
+        "```",
+        "```python\n",
+        "for _ in range(",
+        "):\n    ",
+        ";",
+        "call_user()",
+        "finished(",
+        "FAIL",
+        "WAIT",
+        "time.sleep(",
+    ]
+)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -354,10 +405,21 @@ def test_to_screen_and_back() -> None:
     assert grid.point == (500.0, 250.0) and grid.space == "grid1000"
 
 
-@pytest.mark.parametrize("written,expected", [
-    ("Control", "ctrl"), ("Return", "enter"), ("esc", "escape"), ("cmd", "meta"), ("PgDn", "pagedown"), ("ArrowUp", "up"),
-    ("<Enter>", "enter"), ("A", "A"), (" ", "space"), ("F5", "f5"),
-])
+@pytest.mark.parametrize(
+    "written,expected",
+    [
+        ("Control", "ctrl"),
+        ("Return", "enter"),
+        ("esc", "escape"),
+        ("cmd", "meta"),
+        ("PgDn", "pagedown"),
+        ("ArrowUp", "up"),
+        ("<Enter>", "enter"),
+        ("A", "A"),
+        (" ", "space"),
+        ("F5", "f5"),
+    ],
+)
 def test_key_names(written: str, expected: str) -> None:
     assert normalize(written) == expected
 

@@ -305,9 +305,13 @@ STUCK = [
     {"id": "never-settles", "instruction": "Press the red button.", "success": NEVER, "solution": [{"click": "#red"}]},
     {"id": "spins", "instruction": "Press the red button.", "success": SPINS, "solution": [{"click": "#red"}]},
     # a page whose button takes 1.5 GB of JavaScript heap when pressed, past the suite's page_memory_mb
-    {"id": "hog", "instruction": "Press the red button.", "success": "true", "solution": [{"click": "#red"}],
-     "setup": "document.querySelector('#red').addEventListener('click', () => { window.keep = []; "
-              "for (let i = 0; i < 192; i++) window.keep.push(new Array(1 << 20).fill(i + 0.5)); });"},
+    {
+        "id": "hog",
+        "instruction": "Press the red button.",
+        "success": "true",
+        "solution": [{"click": "#red"}],
+        "setup": "document.querySelector('#red').addEventListener('click', () => { window.keep = []; for (let i = 0; i < 192; i++) window.keep.push(new Array(1 << 20).fill(i + 0.5)); });",
+    },
 ]
 GOOD = {f"{name}-seed{seed}" for name in ("press-green", "press-blue", "write-hello") for seed in (0, 1)}
 

@@ -155,8 +155,7 @@ def test_a_provider_pool_makes_up_to_its_cap_reverts_between_episodes_and_stops_
     with FakeMachine() as m:
         monkeypatch.setenv("FAKE_VM_PORT", m.url.rsplit(":", 1)[1])
         monkeypatch.setenv("FAKE_VM_LOG", str(pytester.path / "vm.log"))
-        result = pytester.runpytest_subprocess("suites/fleet", "--model=oracle", "--concurrency=4", "--env-provider=fleetvm",
-                                               "--env-provider-option", "machines=2", "-p", "no:cacheprovider", *mode)
+        result = pytester.runpytest_subprocess("suites/fleet", "--model=oracle", "--concurrency=4", "--env-provider=fleetvm", "--env-provider-option", "machines=2", "-p", "no:cacheprovider", *mode)
     assert result.ret == 0, result.stdout.str()[-3000:]
     log = vm_log(pytester.path)
     made: dict[str, set[str]] = {}
@@ -178,8 +177,10 @@ def test_ctrl_c_stops_every_vm_the_pool_made(pytester: pytest.Pytester, monkeypa
     with FakeMachine() as m:
         monkeypatch.setenv("FAKE_VM_PORT", m.url.rsplit(":", 1)[1])
         monkeypatch.setenv("FAKE_VM_LOG", str(pytester.path / "vm.log"))
-        proc = pytester.popen([sys.executable, "-m", "pytest", "suites/fleet", "--model=oracle", "--concurrency=4", "--env-provider=fleetvm",
-                               "--env-provider-option", "machines=3", "-p", "no:cacheprovider"], stdin=subprocess.DEVNULL)
+        proc = pytester.popen(
+            [sys.executable, "-m", "pytest", "suites/fleet", "--model=oracle", "--concurrency=4", "--env-provider=fleetvm", "--env-provider-option", "machines=3", "-p", "no:cacheprovider"],
+            stdin=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             log = vm_log(pytester.path) if (pytester.path / "vm.log").exists() else []

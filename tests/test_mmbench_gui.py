@@ -155,8 +155,11 @@ def rotations(*verdicts: str) -> dict[str, Any]:
 
 def test_option_weighted_score_renormalises_per_cell_and_weights_cells_by_samples() -> None:
     cases = [
-        case("a", "hit", 2), case("b", "miss", 4),  # os_ios/easy: (1/2) / (1/2 + 3/4) = 0.4
-        case("c", "hit", 4, difficulty="hard"), case("d", "unparsed", 4, difficulty="hard"), case("e", "hit", 4, difficulty="hard"),  # 2/3
+        case("a", "hit", 2),
+        case("b", "miss", 4),  # os_ios/easy: (1/2) / (1/2 + 3/4) = 0.4
+        case("c", "hit", 4, difficulty="hard"),
+        case("d", "unparsed", 4, difficulty="hard"),
+        case("e", "hit", 4, difficulty="hard"),  # 2/3
         case("f", "error", 2, difficulty="hard"),  # errors are left out
     ]
     metrics = Choice({"option_weighted": True}).summarize([c for c in cases if c["verdict"] != "error"] + [cases[-1]])
@@ -172,10 +175,15 @@ def test_circular_metrics_count_single_rotations_of_the_scored_cases() -> None:
         case("q1", "hit", 3, prediction=rotations("hit", "hit", "hit")),
         case("q2", "miss", 2, platform="os_web", prediction=rotations("hit", "miss")),
         case("q3", "error", 2, prediction=rotations("hit", "error")),  # errored: left out, as from the table
-        case("q4", "partial", 2, attempts=[  # --repeats 2: every attempt's rotations count
-            {"verdict": "hit", "prediction": rotations("hit", "hit")},
-            {"verdict": "miss", "prediction": rotations("miss", "hit")},
-        ]),
+        case(
+            "q4",
+            "partial",
+            2,
+            attempts=[  # --repeats 2: every attempt's rotations count
+                {"verdict": "hit", "prediction": rotations("hit", "hit")},
+                {"verdict": "miss", "prediction": rotations("miss", "hit")},
+            ],
+        ),
     ]
     task = Choice({"circular": True})
     circ = task.summarize(cases)["circular"]  # type: ignore[index]
@@ -304,9 +312,16 @@ def test_circular_asks_each_question_in_every_rotation_and_hits_only_when_all_ar
             "suites/mmbench_gui/l1", "--model=openai:fake-vl", f"--base-url={server.base_url}", "--data-root=data", "-p", "no:cacheprovider", "--cache=off", "--min-accuracy=0.7", *mode
         )
         requests = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
-    asked = {q: [r["user_text"] for r in requests if q in r["user_text"]] for q in ("Which application is open?", "Where is the colour palette?", "Which screen is shown?", "What does the red button do?", "How many alarms are set?")}
+    asked = {
+        q: [r["user_text"] for r in requests if q in r["user_text"]]
+        for q in ("Which application is open?", "Where is the colour palette?", "Which screen is shown?", "What does the red button do?", "How many alarms are set?")
+    }
     assert {q: len(texts) for q, texts in asked.items()} == {
-        "Which application is open?": 3, "Where is the colour palette?": 4, "Which screen is shown?": 2, "What does the red button do?": 5, "How many alarms are set?": 4,
+        "Which application is open?": 3,
+        "Where is the colour palette?": 4,
+        "Which screen is shown?": 2,
+        "What does the red button do?": 5,
+        "How many alarms are set?": 4,
     }
     assert len(requests) == 18  # one request per rotation, nothing else
     # one case asks its rotations in order, each showing the options moved one place further
@@ -347,7 +362,9 @@ def test_serial_and_xdist_reports_are_identical(pytester: pytest.Pytester, tmp_p
     outputs = []
     with fakeserver.serve(tmp_path, script=script) as server:  # one server: the same base URL in both reports
         for mode in ([], ["-n", "2"]):
-            result = pytester.runpytest_subprocess("suites/mmbench_gui/l1", "--model=openai:fake-vl", f"--base-url={server.base_url}", "--data-root=data", "-p", "no:cacheprovider", "--cache=off", *mode)
+            result = pytester.runpytest_subprocess(
+                "suites/mmbench_gui/l1", "--model=openai:fake-vl", f"--base-url={server.base_url}", "--data-root=data", "-p", "no:cacheprovider", "--cache=off", *mode
+            )
             assert result.ret == 0, result.stdout.str()
             outputs.append(_stable(_report(pytester, "mmbench_gui_l1")))
     assert outputs[0] == outputs[1]

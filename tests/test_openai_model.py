@@ -45,8 +45,7 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def case() -> Case:
-    sample = Sample(id="s1", image="shot.png", instruction="Click the OK button.",
-                    box=(10.0, 10.0, 20.0, 20.0), tags={}, source="test", size=IMAGE_SIZE)
+    sample = Sample(id="s1", image="shot.png", instruction="Click the OK button.", box=(10.0, 10.0, 20.0, 20.0), tags={}, source="test", size=IMAGE_SIZE)
     return Case(sample=sample, original_size=IMAGE_SIZE, truth=(10.0, 10.0, 20.0, 20.0), sent_size=IMAGE_SIZE, task=Grounding())
 
 
@@ -60,8 +59,7 @@ def http_client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     return request.param
 
 
-def make(base_url: str, *, timeout: float = 2.0, retries: int = 3, backoff: float = 0.01,
-         key_env: str = KEY_ENV) -> OpenAIChat:
+def make(base_url: str, *, timeout: float = 2.0, retries: int = 3, backoff: float = 0.01, key_env: str = KEY_ENV) -> OpenAIChat:
     settings = Settings(base_url=base_url, timeout=timeout, retries=retries, api_key_env=key_env, http_client=HTTP["client"])
     return OpenAIChat(f"openai:{MODEL}", settings, MODEL, backoff=backoff)
 
@@ -112,8 +110,7 @@ def test_default_answer_and_system_prompt(tmp_path, case):
     with fakeserver.serve(tmp_path) as server:
         model = make(server.base_url)
         image = Image.new("RGB", IMAGE_SIZE)
-        reply = model.generate(Prompt(user="Click OK.", system="You are a GUI agent."),
-                               model.preprocess(image, case), case)
+        reply = model.generate(Prompt(user="Click OK.", system="You are a GUI agent."), model.preprocess(image, case), case)
         model.close()
         (request,) = server.requests()
     assert reply.text == fakeserver.DEFAULT_ANSWER
@@ -235,8 +232,7 @@ def test_dropped_connection_then_success(tmp_path, case):
 MALFORMED_BODIES = {
     "top-level list": [1, 2],
     "error object with 200": {"error": {"message": "upstream overloaded"}},
-    "content parts instead of text": {"choices": [{"index": 0, "finish_reason": "stop", "message": {
-        "role": "assistant", "content": [{"type": "text", "text": "x"}]}}]},
+    "content parts instead of text": {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": [{"type": "text", "text": "x"}]}}]},
 }
 ODD_BODIES = {
     "choice is a string": {"choices": ["x"]},
@@ -247,8 +243,7 @@ ODD_BODIES = {
 
 @pytest.mark.parametrize(
     "body",
-    [pytest.param(body, id=name) for name, body in MALFORMED_BODIES.items()]
-    + [pytest.param(body, id=name) for name, body in ODD_BODIES.items()],
+    [pytest.param(body, id=name) for name, body in MALFORMED_BODIES.items()] + [pytest.param(body, id=name) for name, body in ODD_BODIES.items()],
 )
 def test_malformed_bodies_are_retried(tmp_path, case, body):
     with fakeserver.serve(tmp_path, script={"*": [{"body": body}]}) as server:
@@ -260,12 +255,16 @@ def test_malformed_bodies_are_retried(tmp_path, case, body):
 # --------------------------------------------------------------------------- failing at once
 
 
-@pytest.mark.parametrize(("status", "hint"), [
-    (401, f"check the API key in ${KEY_ENV}"),
-    (403, f"check the API key in ${KEY_ENV}"),
-    (404, f"model '{MODEL}'"),
-    (400, "the endpoint rejected the request"),
-], ids=["401", "403", "404", "400"])
+@pytest.mark.parametrize(
+    ("status", "hint"),
+    [
+        (401, f"check the API key in ${KEY_ENV}"),
+        (403, f"check the API key in ${KEY_ENV}"),
+        (404, f"model '{MODEL}'"),
+        (400, "the endpoint rejected the request"),
+    ],
+    ids=["401", "403", "404", "400"],
+)
 def test_client_errors_fail_at_once(tmp_path, case, status, hint):
     with fakeserver.serve(tmp_path, script={"*": [{"status": status}] * 5}) as server:
         error = fail(make(server.base_url, retries=3), case)
@@ -478,12 +477,21 @@ def test_an_empty_reply_cut_off_by_the_token_limit_is_a_truncated_reply_not_a_fa
 
 def _tool_call_body(content):
     return {
-        "id": "chatcmpl-tools", "object": "chat.completion", "created": 0, "model": MODEL,
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": content,
-            "tool_calls": [{"id": "call_1", "type": "function", "function": {
-                "name": "computer_use", "arguments": json.dumps({"action": "left_click", "coordinate": [12, 34]})}}],
-        }}],
+        "id": "chatcmpl-tools",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": content,
+                    "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "computer_use", "arguments": json.dumps({"action": "left_click", "coordinate": [12, 34]})}}],
+                },
+            }
+        ],
     }
 
 

@@ -234,16 +234,18 @@ DEPARTURES: dict[str, tuple[list[list[str]], str]] = {
     "pa-code-inside-think": ([["click(100,200)"]], THINK),
 }
 for _p, _x, _y in (("q25", 145, 148), ("q3", 192, 108)):
-    DEPARTURES.update({
-        f"{_p}-x-style-key": ([["key(ctrl+c)"]], X_KEYS),
-        f"{_p}-keys-as-a-string": ([["key(ctrl+a)"]], "`keys` given as a string is read as a combination"),
-        f"{_p}-non-ascii": ([["paste('北京 café')"]], TYPED),
-        f"{_p}-quote-in-text": ([['type("it\'s")']], TYPED),
-        f"{_p}-backslash-in-text": ([["type('C:\\\\temp')"]], TYPED),
-        f"{_p}-newline-in-text": ([["type('hello')", "key(enter)"]], TYPED),
-        f"{_p}-arguments-as-a-json-string": ([[f"click({_x},{_y})"]], "a JSON string (the OpenAI wire form)"),
-        f"{_p}-call-inside-think": ([[f"click({_x},{_y})"]], THINK),
-    })
+    DEPARTURES.update(
+        {
+            f"{_p}-x-style-key": ([["key(ctrl+c)"]], X_KEYS),
+            f"{_p}-keys-as-a-string": ([["key(ctrl+a)"]], "`keys` given as a string is read as a combination"),
+            f"{_p}-non-ascii": ([["paste('北京 café')"]], TYPED),
+            f"{_p}-quote-in-text": ([['type("it\'s")']], TYPED),
+            f"{_p}-backslash-in-text": ([["type('C:\\\\temp')"]], TYPED),
+            f"{_p}-newline-in-text": ([["type('hello')", "key(enter)"]], TYPED),
+            f"{_p}-arguments-as-a-json-string": ([[f"click({_x},{_y})"]], "a JSON string (the OpenAI wire form)"),
+            f"{_p}-call-inside-think": ([[f"click({_x},{_y})"]], THINK),
+        }
+    )
 
 ROWS = REPLIES["rows"]
 
@@ -264,11 +266,46 @@ def test_replies_do_what_they_do_on_osworlds_machine(row: dict[str, Any]) -> Non
 def test_the_reply_tables_cover_the_edge_cases() -> None:
     names = {r["name"] for r in ROWS}
     for prefix in ("q25", "q3"):
-        assert {f"{prefix}-{n}" for n in ("several", "two-tool-calls", "terminate-success", "terminate-failure", "middle-click", "x-style-key", "non-ascii", "quote-in-text",
-                                          "backslash-in-text", "newline-in-text", "three-key-combo", "scroll-up-no-point", "scroll-drag-move-wait", "arguments-as-a-json-string",
-                                          "call-inside-think")} <= names
-    assert {"uitars-box-tokens", "uitars-finished-content", "uitars-call-user-x4", "uitars-wait", "uitars-three-key-hotkey", "uitars-point-argument",
-            "uitars-start-point-argument", "uitars-newline-inside-content", "uitars-backslash-in-content", "uitars-scroll-up-no-point"} <= names
-    assert {"pa-triple-and-middle", "pa-x-style-key", "pa-for-range-loop-first", "pa-if-first", "pa-code-inside-think", "pa-scroll-with-and-without-point",
-            "pa-quotes-backslash-newline", "pa-non-ascii"} <= names
+        assert {
+            f"{prefix}-{n}"
+            for n in (
+                "several",
+                "two-tool-calls",
+                "terminate-success",
+                "terminate-failure",
+                "middle-click",
+                "x-style-key",
+                "non-ascii",
+                "quote-in-text",
+                "backslash-in-text",
+                "newline-in-text",
+                "three-key-combo",
+                "scroll-up-no-point",
+                "scroll-drag-move-wait",
+                "arguments-as-a-json-string",
+                "call-inside-think",
+            )
+        } <= names
+    assert {
+        "uitars-box-tokens",
+        "uitars-finished-content",
+        "uitars-call-user-x4",
+        "uitars-wait",
+        "uitars-three-key-hotkey",
+        "uitars-point-argument",
+        "uitars-start-point-argument",
+        "uitars-newline-inside-content",
+        "uitars-backslash-in-content",
+        "uitars-scroll-up-no-point",
+    } <= names
+    assert {
+        "pa-triple-and-middle",
+        "pa-x-style-key",
+        "pa-for-range-loop-first",
+        "pa-if-first",
+        "pa-code-inside-think",
+        "pa-scroll-with-and-without-point",
+        "pa-quotes-backslash-newline",
+        "pa-non-ascii",
+    } <= names
     assert all(n in names for n in DEPARTURES)

@@ -19,10 +19,9 @@ def test_a_pytest_that_cannot_import_guitest_says_so_once(tmp_path: Path) -> Non
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     env |= {"PYTHONPATH": str(tmp_path / "site"), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     for args in ([], ["suites/demo", "--model=ocr"]):
-        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=120, check=False)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 4, done.stdout + done.stderr
         assert done.stdout == "" and done.stderr.splitlines() == [
             f"guitest: this Python ({sys.executable}) cannot import guitest: No module named 'PIL'. It is not the environment guitest is "
-            "installed in: activate that one (. .venv/bin/activate) or run its own pytest (.venv/bin/pytest); the README's \"The two commands\" make one"
+            'installed in: activate that one (. .venv/bin/activate) or run its own pytest (.venv/bin/pytest); the README\'s "The two commands" make one'
         ]

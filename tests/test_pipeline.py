@@ -22,7 +22,7 @@ MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist
 
 # A model with its own output format ("pick #N", the option's 1-based number), its own prompt, a preprocess and a generate
 # that take generation settings as keyword arguments.
-STAGES = '''
+STAGES = """
 import re
 from dataclasses import replace
 
@@ -47,7 +47,7 @@ def generate(model, prompt, sent, case, *, style, temperature):
 def parse_response(model, answer, case):
     match = re.search(r"pick #([1-6])", answer)
     return f"Answer: {'ABCDEF'[int(match.group(1)) - 1]}" if match else answer
-'''
+"""
 
 CONFIG = """\
 description: a model that answers pick #N
@@ -153,7 +153,10 @@ def test_each_stage_gets_the_generation_settings_its_signature_names() -> None:
     # temperature is also the adapter's own setting: the report and the cache key see it
     assert model.settings.temperature == 0.3 and model.describe()["settings"]["temperature"] == 0.3
     assert model.generation_settings()["temperature"] == 0.3
-    assert model.generation_settings()["stages"] == {"generate": f"{__name__}:test_each_stage_gets_the_generation_settings_its_signature_names.<locals>.generate", "preprocess": f"{__name__}:test_each_stage_gets_the_generation_settings_its_signature_names.<locals>.preprocess"}
+    assert model.generation_settings()["stages"] == {
+        "generate": f"{__name__}:test_each_stage_gets_the_generation_settings_its_signature_names.<locals>.generate",
+        "preprocess": f"{__name__}:test_each_stage_gets_the_generation_settings_its_signature_names.<locals>.preprocess",
+    }
 
 
 def test_a_stage_returning_the_wrong_type_is_an_error_outcome_not_a_crash() -> None:
@@ -172,9 +175,7 @@ SCRIPT = {
 
 
 def run(pytester: pytest.Pytester, server: Any, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "suites/mmbench_gui/l1", f"--base-url={server.base_url}", "--data-root=data", "--cache=off", "-p", "no:cacheprovider", *args
-    )
+    return pytester.runpytest_subprocess("suites/mmbench_gui/l1", f"--base-url={server.base_url}", "--data-root=data", "--cache=off", "-p", "no:cacheprovider", *args)
 
 
 @MODES
@@ -230,7 +231,7 @@ def test_a_broken_config_stops_the_run_before_any_request(pytester: pytest.Pytes
     assert requests == []
 
 
-CONFTEST = '''
+CONFTEST = """
 import re
 
 from guitest.models import load_model
@@ -246,7 +247,7 @@ def pytest_guitest_make_model(spec, settings, profile, profile_reason):
     if spec == "mine":
         return with_stages(load_model("openai:fake-vl", settings), parse_response=parse, generation={"max_tokens": 33})
     return None
-'''
+"""
 
 
 @MODES
@@ -288,8 +289,16 @@ def test_the_documented_example_runs(pytester: pytest.Pytester, tmp_path: Path, 
     script["detect undo the last stroke"] = [{"content": "a stroke"}]
     with fakeserver.serve(tmp_path, script=script) as server:
         result = pytester.runpytest_subprocess(
-            "suites/mmbench_gui/l2", "--model=openai:my-detector", "--model-profile=generic", "--model-config=my_model.yaml",
-            f"--base-url={server.base_url}", "--data-root=data", "--cache=off", "-p", "no:cacheprovider", *mode,
+            "suites/mmbench_gui/l2",
+            "--model=openai:my-detector",
+            "--model-profile=generic",
+            "--model-config=my_model.yaml",
+            f"--base-url={server.base_url}",
+            "--data-root=data",
+            "--cache=off",
+            "-p",
+            "no:cacheprovider",
+            *mode,
         )
         requests = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
     assert result.ret == 0, result.stdout.str()

@@ -159,17 +159,14 @@ def test_bad_suite_file_is_one_clear_error(pytester: pytest.Pytester) -> None:
 def test_missing_data_folder_says_where_it_looked(pytester: pytest.Pytester, mode: list[str]) -> None:
     (pytester.path / "suites" / "real").mkdir(parents=True)
     (pytester.path / "suites" / "real" / "suite.yaml").write_text(
-        "name: real\nformat: screenspot_pro\ndata:\n  dir: ScreenSpot-Pro\n  annotations: annotations/*.json\n"
-        "  howto: fetch it from the hub\ntask: grounding\n"
+        "name: real\nformat: screenspot_pro\ndata:\n  dir: ScreenSpot-Pro\n  annotations: annotations/*.json\n  howto: fetch it from the hub\ntask: grounding\n"
     )
     empty = pytester.path / "empty-root"
     empty.mkdir()
     result = run(pytester, "suites/real", "--model=oracle", f"--data-root={empty}", *mode)
     assert result.ret == (2 if not mode else 1)
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(
-        [f"*data folder {empty}/ScreenSpot-Pro does not exist*", "*from --data-root*", "*To get the data: fetch it from the hub*"]
-    )
+    result.stdout.fnmatch_lines([f"*data folder {empty}/ScreenSpot-Pro does not exist*", "*from --data-root*", "*To get the data: fetch it from the hub*"])
 
 
 def test_no_model_is_a_usage_error(pytester: pytest.Pytester, mode: list[str]) -> None:
@@ -216,12 +213,7 @@ def test_replay_scores_recorded_replies_and_errors_on_missing_ones(pytester: pyt
 
 def test_worker_crash_never_passes(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path / "suites" / "tiny")
-    pytester.makeconftest(
-        "import os\n"
-        "def pytest_runtest_call(item):\n"
-        "    if item.name == 'desktop-macos-icon-2':\n"
-        "        os._exit(3)\n"
-    )
+    pytester.makeconftest("import os\ndef pytest_runtest_call(item):\n    if item.name == 'desktop-macos-icon-2':\n        os._exit(3)\n")
     result = run(pytester, "suites/tiny", "--model=oracle", "-n", "2", "--min-accuracy=0.1")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*INCOMPLETE: 1 selected case(s) produced no result*desktop-macos-icon-2*"])
@@ -275,11 +267,13 @@ def test_a_keyword_that_selects_no_case_gets_a_hint_naming_it(pytester: pytest.P
     write_suite(pytester.path / "suites" / "tiny")
     result = run(pytester, "suites/tiny", "--model=oracle", "-k", "iconn and windows", *mode)
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    result.stdout.fnmatch_lines([
-        "guitest: -k 'iconn and windows' selected none of the 6 guitest case(s) collected. -k matches substrings of case ids and of keywords, "
-        "and each tag value of a case is a keyword (here: android, desktop, icon, ios, macos, mobile, text, windows); -m takes the marker "
-        "guitest(tag='value'), e.g. -m \"guitest(data_source='android')\". List the cases with --collect-only -q",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "guitest: -k 'iconn and windows' selected none of the 6 guitest case(s) collected. -k matches substrings of case ids and of keywords, "
+            "and each tag value of a case is a keyword (here: android, desktop, icon, ios, macos, mobile, text, windows); -m takes the marker "
+            "guitest(tag='value'), e.g. -m \"guitest(data_source='android')\". List the cases with --collect-only -q",
+        ]
+    )
     assert "selected none" not in run(pytester, "suites/tiny", "--model=oracle", "-k", "icon and windows", *mode).stdout.str()
 
 

@@ -48,13 +48,19 @@ def test_oracle_in_each_profiles_syntax_scores_every_case(pytester: pytest.Pytes
     result.stdout.fnmatch_lines([f"guitest profile: {profile} (--model-profile)*"])
 
 
-ENDPOINT_CASES = [pytest.param(p, [], id=f"{p}-serial") for p, name in sorted(SERVED_NAME.items()) if name] + [
-    # xdist on the profiles that resize or downscale; the others differ from them only in syntax
-    pytest.param(p, ["-n", "2"], id=f"{p}-xdist") for p in ("generic", "qwen2.5-vl", "ui-tars-1.5")
-] + [
-    # the smart_resize done here before sending, instead of by the server's processor
-    pytest.param(p, ["--resize=client"], id=f"{p}-client-resize") for p in ("qwen2.5-vl", "ui-tars-1.5")
-]
+ENDPOINT_CASES = (
+    [pytest.param(p, [], id=f"{p}-serial") for p, name in sorted(SERVED_NAME.items()) if name]
+    + [
+        # xdist on the profiles that resize or downscale; the others differ from them only in syntax
+        pytest.param(p, ["-n", "2"], id=f"{p}-xdist")
+        for p in ("generic", "qwen2.5-vl", "ui-tars-1.5")
+    ]
+    + [
+        # the smart_resize done here before sending, instead of by the server's processor
+        pytest.param(p, ["--resize=client"], id=f"{p}-client-resize")
+        for p in ("qwen2.5-vl", "ui-tars-1.5")
+    ]
+)
 
 
 @pytest.mark.parametrize(("profile", "mode"), ENDPOINT_CASES)
@@ -71,9 +77,7 @@ def test_endpoint_answering_in_profile_convention(pytester: pytest.Pytester, tmp
             script[instruction] = [{**action, "processor": processor} if server_resizes else action]
     extra = ["--max-pixels=60000"] if profile == "generic" else []  # a downscale in a profile that keeps sizes
     with fakeserver.serve(tmp_path, script=script) as server:
-        result = pytester.runpytest_subprocess(
-            "suites/tiny", f"--model=openai:{SERVED_NAME[profile]}", f"--base-url={server.base_url}", "-p", "no:cacheprovider", *extra, *mode
-        )
+        result = pytester.runpytest_subprocess("suites/tiny", f"--model=openai:{SERVED_NAME[profile]}", f"--base-url={server.base_url}", "-p", "no:cacheprovider", *extra, *mode)
         requests = [r for r in server.requests() if r["path"].endswith("/chat/completions")]
     assert result.ret == 0, result.stdout.str()
     report = report_of(pytester)

@@ -8,7 +8,7 @@ import pytest
 
 from builders import write_dataset
 
-TEST_FILE = '''
+TEST_FILE = """
 import guitest
 
 @guitest.samples("data/screenspot_desktop.json", images="data/imgs", tags=["data_type", "data_source"])
@@ -19,7 +19,7 @@ def test_click(guitest_model, sample):
                  images="data/imgs", tags=["app"])
 def test_inline(guitest_model, sample):
     assert guitest_model.click(sample) in guitest_model.box(sample)
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -44,9 +44,7 @@ def test_python_suite_reports_like_a_suite_file(pytester: pytest.Pytester, mode:
 
 def test_bad_inline_sample_is_a_clear_collection_error(pytester: pytest.Pytester) -> None:
     write_dataset(pytester.path / "checks" / "data")
-    (pytester.path / "checks" / "test_bad.py").write_text(
-        "import guitest\n@guitest.samples([{'image': 'x.png', 'instruction': 'a'}])\ndef test_x(guitest_model, sample):\n    pass\n"
-    )
+    (pytester.path / "checks" / "test_bad.py").write_text("import guitest\n@guitest.samples([{'image': 'x.png', 'instruction': 'a'}])\ndef test_x(guitest_model, sample):\n    pass\n")
     result = pytester.runpytest_subprocess("checks", "--model=oracle")
     assert result.ret == 2
     result.stdout.fnmatch_lines(["*each sample needs image, instruction, box*"])

@@ -39,11 +39,7 @@ def test_placeholders_cover_every_image(data_root: Path, capsys: pytest.CaptureF
 
 
 def test_keyword_selects_exactly_the_windows_icons(pytester: pytest.Pytester, data_root: Path) -> None:
-    expected = sorted(
-        f"{r['group']}-{r['application']}-{r['platform']}-{r['ui_type']}-{r['id']}"
-        for r in real_rows()
-        if r["platform"] == "windows" and r["ui_type"] == "icon"
-    )
+    expected = sorted(f"{r['group']}-{r['application']}-{r['platform']}-{r['ui_type']}-{r['id']}" for r in real_rows() if r["platform"] == "windows" and r["ui_type"] == "icon")
     result = pytester.runpytest_subprocess(str(REPO / "suites" / "screenspot_pro"), f"--data-root={data_root}", "--collect-only", "-q", "-k", "icon and windows")
     ids = sorted(line.split("::", 1)[1] for line in result.stdout.lines if "suite.yaml::" in line)
     assert ids == expected and len(ids) == 379
@@ -54,8 +50,15 @@ def test_oracle_scores_1581_of_1581_and_xdist_agrees(pytester: pytest.Pytester, 
     for extra in ([], ["-n", "2"]):
         out = tmp_path / f"report{len(extra)}.json"
         result = pytester.runpytest_subprocess(
-            str(REPO / "suites" / "screenspot_pro"), "--model=oracle", f"--data-root={data_root}",
-            f"--report-dir={tmp_path}", f"--report-json={out}", "-q", "-p", "no:cacheprovider", *extra,
+            str(REPO / "suites" / "screenspot_pro"),
+            "--model=oracle",
+            f"--data-root={data_root}",
+            f"--report-dir={tmp_path}",
+            f"--report-json={out}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *extra,
         )
         assert result.ret == 0, result.stdout.str()[-3000:]
         report = json.loads(out.read_text())

@@ -37,8 +37,7 @@ from test_live_stuck import SPIN, pressed, site, task  # noqa: F401 - site: the 
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = ["click-button", "click-link", "enter-text"]  # the oracle solves each; one seed each
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NO_LOCAL_BROWSER = "/nonexistent/chromium"  # GUITEST_CHROMIUM in the pytest runs: only the remote browser can serve
 
 
@@ -47,8 +46,13 @@ def devtools_chromium(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[st
     """A Chromium listening for DevTools on a free port of 127.0.0.1: its ``http://127.0.0.1:PORT`` and its process."""
     _require()
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
-    proc = subprocess.Popen([CHROMIUM, *FLAGS, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1", f"--user-data-dir={profile}", "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [CHROMIUM, *FLAGS, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1", f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
@@ -76,11 +80,14 @@ def playwright_server() -> Iterator[str]:
     import playwright
 
     driver = Path(playwright.__file__).parent / "driver"
-    script = ("const { chromium } = require(process.argv[1]);"
-              "chromium.launchServer({ executablePath: process.argv[2], host: '127.0.0.1', port: 0, args: JSON.parse(process.argv[3]) })"
-              ".then(s => console.log(s.wsEndpoint()));")
-    proc = subprocess.Popen([str(driver / "node"), "-e", script, str(driver / "package"), CHROMIUM, json.dumps(FLAGS[1:])],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    script = (
+        "const { chromium } = require(process.argv[1]);"
+        "chromium.launchServer({ executablePath: process.argv[2], host: '127.0.0.1', port: 0, args: JSON.parse(process.argv[3]) })"
+        ".then(s => console.log(s.wsEndpoint()));"
+    )
+    proc = subprocess.Popen(
+        [str(driver / "node"), "-e", script, str(driver / "package"), CHROMIUM, json.dumps(FLAGS[1:])], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()

@@ -54,9 +54,7 @@ def expected(answers: dict[str, list[bool]]) -> dict:
 def test_avg_pass_spread_and_flakiness_match_the_ledger(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
     write_suite(pytester.path / "suites" / "tiny")
     with fakeserver.serve(tmp_path, script=script()) as server:
-        result = pytester.runpytest_subprocess(
-            "suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", f"--repeats={K}", "-v", "-p", "no:cacheprovider", *mode
-        )
+        result = pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", f"--repeats={K}", "-v", "-p", "no:cacheprovider", *mode)
         answers = ledger(server.requests())
     assert result.ret == 0, result.stdout.str()
     assert sorted(answers) == sorted(P_CORRECT) and all(len(a) == K for a in answers.values())
@@ -86,9 +84,7 @@ def test_avg_pass_spread_and_flakiness_match_the_ledger(pytester: pytest.Pyteste
 def test_pass_strategy_stops_at_the_first_hit(pytester: pytest.Pytester, tmp_path) -> None:
     write_suite(pytester.path / "suites" / "tiny")
     with fakeserver.serve(tmp_path, script=script()) as server:
-        result = pytester.runpytest_subprocess(
-            "suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", f"--repeats={K}", "--attempt-strategy=pass", "-p", "no:cacheprovider"
-        )
+        result = pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url={server.base_url}", f"--repeats={K}", "--attempt-strategy=pass", "-p", "no:cacheprovider")
         answers = ledger(server.requests())
     assert result.ret == 0, result.stdout.str()
     for got in answers.values():  # no request after the first right answer

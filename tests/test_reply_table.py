@@ -113,8 +113,7 @@ def test_sent_size_follows_the_profile(entry: dict[str, Any]) -> None:
         assert tuple(entry["sent"]) == (width, height)
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e["expect"] in ("hit", "miss")],
-                         ids=[i for i, e in zip(IDS, ENTRIES, strict=True) if e["expect"] in ("hit", "miss")])
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e["expect"] in ("hit", "miss")], ids=[i for i, e in zip(IDS, ENTRIES, strict=True) if e["expect"] in ("hit", "miss")])
 def test_hand_derived_pixel_agrees_with_the_verdict(entry: dict[str, Any]) -> None:
     box, pixel = entry["box"], entry["pixel"]
     assert _inside(box, pixel) == (entry["expect"] == "hit")
@@ -153,9 +152,7 @@ def test_reply_is_judged_as_by_hand(entry: dict[str, Any]) -> None:
         assert prediction is not None, f"no prediction for a {entry['expect']}{context}"
         got = prediction["pixel"]
         want = entry["pixel"]
-        assert abs(got[0] - want[0]) <= PIXEL_TOLERANCE and abs(got[1] - want[1]) <= PIXEL_TOLERANCE, (
-            f"pixel {got}, expected {want}{context}"
-        )
+        assert abs(got[0] - want[0]) <= PIXEL_TOLERANCE and abs(got[1] - want[1]) <= PIXEL_TOLERANCE, f"pixel {got}, expected {want}{context}"
 
 
 @pytest.mark.parametrize("name", sorted(SMART_RESIZE))

@@ -84,8 +84,12 @@ def test_a_run_without_a_gate_passes_whatever_its_score_and_says_so_when_it_repl
     missed = pytester.runpytest_subprocess(*args, "--model=center")  # the centre of every image is outside its box
     assert missed.ret == 0, missed.stdout.str()
     assert json.loads(passed.read_text())["overall"]["accuracy"] == 0.0
-    missed.stdout.fnmatch_lines(["note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this run; "
-                                 "give the suite a gate: (or --min-accuracy) to keep *.passed.* for runs that meet it"])
+    missed.stdout.fnmatch_lines(
+        [
+            "note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this run; "
+            "give the suite a gate: (or --min-accuracy) to keep *.passed.* for runs that meet it"
+        ]
+    )
     before = passed.read_text()
     gated = pytester.runpytest_subprocess(*args, "--model=center", "--min-accuracy=0.5")
     assert gated.ret != 0 and "this run has no gate" not in gated.stdout.str()

@@ -20,8 +20,14 @@ def plain(payload: Any) -> bytes:
 
 
 def chat(uri: str, text: str = 'click "OK" — the \\ button\n') -> dict[str, Any]:
-    return {"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": uri}}, {"type": "text", "text": text}]}],
-            "temperature": 0.0, "max_tokens": 512, "seed": None, "stop": ("a", "b")}
+    return {
+        "model": "m",
+        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": uri}}, {"type": "text", "text": text}]}],
+        "temperature": 0.0,
+        "max_tokens": 512,
+        "seed": None,
+        "stop": ("a", "b"),
+    }
 
 
 def test_a_chat_request_with_a_screenshot_is_the_same_bytes_and_the_encoder_never_sees_the_image(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -39,8 +39,18 @@ def test_the_parsers_defaults_are_the_configurations() -> None:
 
 
 def test_values_are_typed_by_their_field() -> None:
-    config = parse("--model=openai:m", "--base-url=http://a/v1", "--base-url=http://b/v1", "--timeout=2.5", "--retries=-1",
-                   "--concurrency=4", "--allow-unknown-state", "--env-provider-option", "region=eu", "--seed=7")
+    config = parse(
+        "--model=openai:m",
+        "--base-url=http://a/v1",
+        "--base-url=http://b/v1",
+        "--timeout=2.5",
+        "--retries=-1",
+        "--concurrency=4",
+        "--allow-unknown-state",
+        "--env-provider-option",
+        "region=eu",
+        "--seed=7",
+    )
     assert config.base_url == ("http://a/v1", "http://b/v1") and config.env_provider_option == ("region=eu",)
     assert config.timeout == 2.5 and config.seed == 7 and config.allow_unknown_state is True
     assert config.in_flight == 8  # --concurrency per endpoint

@@ -52,7 +52,7 @@ class Recorder:
         """Ask for each key in turn, the rest as ``upcoming``; ``pause`` with each result, like a slow consumer."""
         out = []
         for i, key in enumerate(keys):
-            value = prefetcher.result(key, self.job(key), upcoming=[(k, self.job(k)) for k in keys[i + 1:]])
+            value = prefetcher.result(key, self.job(key), upcoming=[(k, self.job(k)) for k in keys[i + 1 :]])
             if pause:
                 # the consumer holds the result a while before it counts as taken (a conservative
                 # count: jobs the call just started get the time to start while it is held)
@@ -143,7 +143,7 @@ def test_results_match_their_keys_when_jobs_finish_out_of_order() -> None:
     prefetcher = Prefetcher(threads=6)
     try:
         keys = list(range(6))
-        got = [prefetcher.result(k, job(k), upcoming=[(u, job(u)) for u in keys[i + 1:]]) for i, k in enumerate(keys)]
+        got = [prefetcher.result(k, job(k), upcoming=[(u, job(u)) for u in keys[i + 1 :]]) for i, k in enumerate(keys)]
     finally:
         prefetcher.close()
     assert got == [0, 10, 20, 30, 40, 50]
@@ -220,7 +220,7 @@ def test_orphaned_prefetches_do_not_stop_prefetching_for_good() -> None:
     try:
         asked = [k for k in keys if k not in skipped]
         for key in asked:
-            rest = keys[keys.index(key) + 1:]
+            rest = keys[keys.index(key) + 1 :]
             assert prefetcher.result(key, job(key), upcoming=[(k, job(k)) for k in rest])["key"] == key
     finally:
         prefetcher.close()

@@ -72,7 +72,13 @@ def _report() -> dict:
     return report_mod.build(
         suite={"name": "s", "path": "s/suite.yaml", "format": "screenspot", "task": "grounding"},
         model={"spec": "oracle", "adapter": "Oracle", "space": "normalized", "settings": {}},
-        results=results, n_selected=4, missing=[], tags=["split"], cross=[], gate={}, run={},
+        results=results,
+        n_selected=4,
+        missing=[],
+        tags=["split"],
+        cross=[],
+        gate={},
+        run={},
     )
 
 

@@ -34,7 +34,6 @@ def test_redact_urls_hides_query_parameters_named_like_a_secret() -> None:
     assert redact_urls("token=abc") == "token=abc"  # not a URL
 
 
-
 def test_scrub_args_hides_urls_credentials_and_secret_option_values() -> None:
     args = ["suites/x", f"--base-url=http://{USER}:{PASSWORD}@127.0.0.1:9/v1", "--api-key", KEY, f"--token={KEY}", "--api-key-env=MY_KEY", "-k", "icon"]
     shown = scrub_args(args)
@@ -66,13 +65,24 @@ def test_no_file_or_output_of_a_run_holds_a_secret(pytester: pytest.Pytester, tm
     secrets = [PASSWORD, token, KEY] if where == "url" else [KEY]
     # one case is refused with an error body that repeats the credentials it received; another's reply echoes them
     # (before: kept verbatim in the JSON, HTML, cache and trajectory)
-    script = {"close the dialog": [{"status": 401, "echo_key": True}],
-              "open the file menu": [{"content": f"My headers were Authorization: Bearer {KEY} / Basic {token} ({USER}:{PASSWORD}). Answer: [0.1, 0.1]"}]}
+    script = {
+        "close the dialog": [{"status": 401, "echo_key": True}],
+        "open the file menu": [{"content": f"My headers were Authorization: Bearer {KEY} / Basic {token} ({USER}:{PASSWORD}). Answer: [0.1, 0.1]"}],
+    }
     with fakeserver.serve(tmp_path, script=script) as server:
         url = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.port}/v1" if where == "url" else server.base_url
         result = pytester.runpytest_subprocess(
-            "suites/tiny", "--model=openai:agent", f"--base-url={url}", f"--http-client={client}", "--retries=0", "--timeout=5",
-            "--junitxml=junit.xml", "--log-file=run.log", "--log-file-level=DEBUG", "--report-html=out/{suite}.html", *mode,
+            "suites/tiny",
+            "--model=openai:agent",
+            f"--base-url={url}",
+            f"--http-client={client}",
+            "--retries=0",
+            "--timeout=5",
+            "--junitxml=junit.xml",
+            "--log-file=run.log",
+            "--log-file-level=DEBUG",
+            "--report-html=out/{suite}.html",
+            *mode,
         )
         chats = server.requests()
     assert result.ret == 1, result.stdout.str()  # the refused case is an error

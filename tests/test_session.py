@@ -208,16 +208,22 @@ def test_bad_starts_are_config_errors_that_say_what_to_do(tmp_path: Path) -> Non
 def test_endpoint_stats_of_every_worker_are_summed_and_an_unreachable_one_counted(tmp_path: Path) -> None:
     session = make(tmp_path)
     session.endpoint_stats += [
-        [{"url": "http://a/v1", "replies": 3, "failures": 1, "down": None, "seconds": 0.6, "rested": 1},
-         {"url": "http://b/v1", "replies": 1, "failures": 0, "down": None, "seconds": 2.5, "rested": 0}],
-        [{"url": "http://a/v1", "replies": 2, "failures": 4, "down": "refused", "seconds": 0.4, "rested": 0},
-         {"url": "http://c/v1", "replies": 0, "failures": 2, "down": None}],  # a worker of an older guitest: no seconds, no rests
+        [
+            {"url": "http://a/v1", "replies": 3, "failures": 1, "down": None, "seconds": 0.6, "rested": 1},
+            {"url": "http://b/v1", "replies": 1, "failures": 0, "down": None, "seconds": 2.5, "rested": 0},
+        ],
+        [
+            {"url": "http://a/v1", "replies": 2, "failures": 4, "down": "refused", "seconds": 0.4, "rested": 0},
+            {"url": "http://c/v1", "replies": 0, "failures": 2, "down": None},
+        ],  # a worker of an older guitest: no seconds, no rests
     ]
     down = {"url": "http://a/v1", "state": "unreachable", "reason": "refused"}
     record = session.endpoint_record([{"id": "x"}, {"id": "y", "unreachable": down}, {"id": "z", "unreachable": down}])
     assert record == {
-        "endpoints": [{"url": "http://a/v1", "replies": 5, "failures": 5, "down": "refused", "latency_s": 0.2, "rested": 1},
-                      {"url": "http://b/v1", "replies": 1, "failures": 0, "down": None, "latency_s": 2.5, "rested": 0},
-                      {"url": "http://c/v1", "replies": 0, "failures": 2, "down": None, "latency_s": None, "rested": 0}],
+        "endpoints": [
+            {"url": "http://a/v1", "replies": 5, "failures": 5, "down": "refused", "latency_s": 0.2, "rested": 1},
+            {"url": "http://b/v1", "replies": 1, "failures": 0, "down": None, "latency_s": 2.5, "rested": 0},
+            {"url": "http://c/v1", "replies": 0, "failures": 2, "down": None, "latency_s": None, "rested": 0},
+        ],
         "unreachable": {**down, "cases_not_asked": 2},
     }

@@ -132,8 +132,7 @@ def _suite(pytester: pytest.Pytester, name: str, settings: str) -> None:
     folder.mkdir(parents=True)
     (folder / "tasks.json").write_text('[{"task": "click-checkboxes", "seeds": [0]}]')
     (folder / "suite.yaml").write_text(
-        f"name: {name}\nformat: miniwob\ndata: {{dir: ., base: suite, annotations: tasks.json}}\ntask: live\nenv: miniwob\nmax_steps: 2\n"
-        f'id: "{{task}}-seed{{seed}}"\ntags: [task]\n{settings}'
+        f'name: {name}\nformat: miniwob\ndata: {{dir: ., base: suite, annotations: tasks.json}}\ntask: live\nenv: miniwob\nmax_steps: 2\nid: "{{task}}-seed{{seed}}"\ntags: [task]\n{settings}'
     )
 
 
@@ -152,7 +151,9 @@ def test_a_run_judges_by_the_suites_rule_or_the_option_and_says_so(pytester: pyt
     rule, case = _case(pytester, "plain")
     assert (rule["name"], rule["source"], case["verdict"], case["prediction"]["success_rule"]) == ("binary", "default", "miss", "binary")
     assert case["prediction"]["reason"] == "raw reward 0.3333 != 1 (success rule binary)"
-    result.stdout.fnmatch_lines(["success rule: browsergym (settings.success_rule): raw reward > 0*", "success rule: binary (default): raw reward == 1*thresholds bisect-angle 0.9, circle-center 0.85*"])
+    result.stdout.fnmatch_lines(
+        ["success rule: browsergym (settings.success_rule): raw reward > 0*", "success rule: binary (default): raw reward == 1*thresholds bisect-angle 0.9, circle-center 0.85*"]
+    )
     assert "guitest success rule:" not in result.stdout.str()  # no option: no header line
 
     first = json.loads((pytester.path / "reports" / "lenient.json").read_text())["run"]["started"]

@@ -59,15 +59,21 @@ def inline_shot(kind: str, seed: int = 0) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
-def write_ufo_task(folder: Path, request: str, steps: list[dict[str, Any]], shots: list[str], final: str = "screen",
-                   result: float | None = None, human: str | None = None, seed: int = 0) -> Path:
+def write_ufo_task(folder: Path, request: str, steps: list[dict[str, Any]], shots: list[str], final: str = "screen", result: float | None = None, human: str | None = None, seed: int = 0) -> Path:
     """A UFO log folder: ``response.log`` (old-style keys), ``action_step<N>.png`` of ``shots[N-1]`` kind, the final screenshot."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for number, step in enumerate(steps, 1):
-        line = {"Step": number, "Request": request if number == 1 else "", "Observation": step.get("observation", f"screen {number}"),
-                "Thought": step.get("thought", f"thinking {number}"), "Action": step.get("action", f"click_input(button {number})"),
-                "Status": step.get("status", "CONTINUE"), "Application": step.get("application", "mspaint.exe"), "Plan": ["next", "then"]}
+        line = {
+            "Step": number,
+            "Request": request if number == 1 else "",
+            "Observation": step.get("observation", f"screen {number}"),
+            "Thought": step.get("thought", f"thinking {number}"),
+            "Action": step.get("action", f"click_input(button {number})"),
+            "Status": step.get("status", "CONTINUE"),
+            "Application": step.get("application", "mspaint.exe"),
+            "Plan": ["next", "then"],
+        }
         lines.append(json.dumps(line))
         write_shot(folder / f"action_step{number}.png", shots[number - 1], seed * 1000 + number)
     (folder / "response.log").write_text("\n".join(lines) + "\n")
@@ -76,8 +82,7 @@ def write_ufo_task(folder: Path, request: str, steps: list[dict[str, Any]], shot
     return folder
 
 
-def write_waa_run(folder: Path, actions: list[Any], shots: list[str], result: float | None = None,
-                  human: str | None = None, seed: int = 0, initial: bool = True) -> Path:
+def write_waa_run(folder: Path, actions: list[Any], shots: list[str], result: float | None = None, human: str | None = None, seed: int = 0, initial: bool = True) -> Path:
     """A WAA result folder: ``traj.jsonl`` (step 0 the initial screen, then one line per action), screenshots of
     ``shots`` kinds (``shots[0]`` the initial screen, ``shots[k]`` the screen after action k), ``result.txt``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -87,8 +92,7 @@ def write_waa_run(folder: Path, actions: list[Any], shots: list[str], result: fl
         write_shot(folder / "screenshot" / "screenshot-step_reset.png", shots[0], seed * 1000)
     for k, action in enumerate(actions, 1):
         name = f"step_{k}_20240101@0000{k:02d}.png"
-        lines.append({"step_num": k, "action_timestamp": "t", "action": action, "reward": 0, "done": False, "info": {},
-                      "response": f"I do step {k}", "screenshot_file": name})
+        lines.append({"step_num": k, "action_timestamp": "t", "action": action, "reward": 0, "done": False, "info": {}, "response": f"I do step {k}", "screenshot_file": name})
         write_shot(folder / name, shots[k] if initial else shots[k - 1], seed * 1000 + k)
     (folder / "traj.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     _write_labels(folder, result, human)
@@ -105,17 +109,35 @@ def _write_labels(folder: Path, result: float | None, human: str | None) -> None
 def write_waa_task(examples: Path, app: str, task_id: str, instruction: str, func: str | list[str] = "exact_match") -> None:
     """A WAA task file ``examples/<app>/<task_id>.json``."""
     (examples / app).mkdir(parents=True, exist_ok=True)
-    task = {"id": task_id, "snapshot": app, "instruction": instruction, "source": "", "config": [], "trajectory": "trajectories\\",
-            "related_apps": [app], "evaluator": {"func": func, "result": {}, "expected": {}}}
+    task = {
+        "id": task_id,
+        "snapshot": app,
+        "instruction": instruction,
+        "source": "",
+        "config": [],
+        "trajectory": "trajectories\\",
+        "related_apps": [app],
+        "evaluator": {"func": func, "result": {}, "expected": {}},
+    }
     (examples / app / f"{task_id}.json").write_text(json.dumps(task))
 
 
-def suite_file(folder: Path, fmt: str, annotations: str, *, base: str = "suite", data_dir: str = "data",
-               settings: dict[str, Any] | None = None, id_template: str = "{app}-{task_id}", name: str | None = None) -> Path:
+def suite_file(
+    folder: Path, fmt: str, annotations: str, *, base: str = "suite", data_dir: str = "data", settings: dict[str, Any] | None = None, id_template: str = "{app}-{task_id}", name: str | None = None
+) -> Path:
     """A judge suite file in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    lines = [f"name: {name or folder.name}", f"format: {fmt}", "data:", f"  dir: {data_dir}", f"  base: {base}",
-             f'  annotations: "{annotations}"', "task: judge", f'id: "{id_template}"', "tags: [app, evaluator, feasibility, labelled]"]
+    lines = [
+        f"name: {name or folder.name}",
+        f"format: {fmt}",
+        "data:",
+        f"  dir: {data_dir}",
+        f"  base: {base}",
+        f'  annotations: "{annotations}"',
+        "task: judge",
+        f'id: "{id_template}"',
+        "tags: [app, evaluator, feasibility, labelled]",
+    ]
     if settings:
         lines.append("settings: " + json.dumps(settings))
     path = folder / "suite.yaml"
@@ -148,8 +170,7 @@ def test_ufo_log_folder_becomes_a_trajectory(tmp_path: Path) -> None:
 def test_waa_result_folder_shifts_screenshots_to_before_each_action(tmp_path: Path) -> None:
     data = tmp_path / "data"
     write_waa_task(data / "examples", "vlc", "INF-abc-WOS", "set vlc to fly", func="infeasible")
-    run = write_waa_run(data / "results" / "pyautogui" / "a11y" / "gpt" / "vlc" / "INF-abc-WOS",
-                        ["pyautogui.click(1, 2)", {"action_type": "FAIL"}], ["screen", "screen", "1x1"], result=1.0)
+    run = write_waa_run(data / "results" / "pyautogui" / "a11y" / "gpt" / "vlc" / "INF-abc-WOS", ["pyautogui.click(1, 2)", {"action_type": "FAIL"}], ["screen", "screen", "1x1"], result=1.0)
     suite = suite_file(tmp_path, "waa_result", "results/**/traj.jsonl", settings={"waa_tasks": "examples"})
     [sample] = samples_of(suite, data)
     t = Trajectory.from_dict(sample.data["trajectory"])
@@ -176,9 +197,17 @@ def test_human_label_wins_over_the_rule_score(tmp_path: Path) -> None:
 def test_trajectory_file_with_inline_and_relative_screenshots(tmp_path: Path) -> None:
     data = tmp_path / "data"
     write_shot(data / "shots" / "a.png", "screen")
-    rows = [{"id": "t1", "request": "rename the file", "app": "file_explorer", "infeasible": False,
-             "steps": [{"action": "click", "screenshot": "shots/a.png"}, {"action": "type", "screenshot": inline_shot("screen")}],
-             "final_screenshot": inline_shot("tiny"), "labels": {"score": 0.5}}]
+    rows = [
+        {
+            "id": "t1",
+            "request": "rename the file",
+            "app": "file_explorer",
+            "infeasible": False,
+            "steps": [{"action": "click", "screenshot": "shots/a.png"}, {"action": "type", "screenshot": inline_shot("screen")}],
+            "final_screenshot": inline_shot("tiny"),
+            "labels": {"score": 0.5},
+        }
+    ]
     (data / "runs.json").write_text(json.dumps(rows))
     [sample] = samples_of(suite_file(tmp_path, "trajectory", "*.json"), data)
     t = Trajectory.from_dict(sample.data["trajectory"])
@@ -241,9 +270,11 @@ def test_a_run_without_request_text_says_where_it_looked(tmp_path: Path) -> None
 def test_bad_trajectory_rows_and_escaping_screenshots_are_named(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    rows = [{"id": "ok", "request": "r", "steps": [{"action": "a", "screenshot": "../../etc/passwd"}]},
-            {"id": "bad", "request": "", "steps": [{"action": 3}]},
-            {"id": "bad2", "request": "r", "steps": [], "labels": {"score": 2}}]
+    rows = [
+        {"id": "ok", "request": "r", "steps": [{"action": "a", "screenshot": "../../etc/passwd"}]},
+        {"id": "bad", "request": "", "steps": [{"action": 3}]},
+        {"id": "bad2", "request": "r", "steps": [], "labels": {"score": 2}},
+    ]
     (data / "t.json").write_text(json.dumps(rows))
     message = _problems(suite_file(tmp_path, "trajectory", "*.json", id_template="{task_id}"), data)
     assert "t.json, row 0 (id ok), field 'steps[0].screenshot': '../../etc/passwd' resolves outside the image folder" in message

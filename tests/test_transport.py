@@ -55,12 +55,7 @@ def test_content_length_reply(piecewise: bool) -> None:
 
 @pytest.mark.parametrize("piecewise", [False, True], ids=["whole", "byte-by-byte"])
 def test_chunked_reply_with_extensions_and_trailers(piecewise: bool) -> None:
-    raw = (
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-        b"5;name=value\r\nhello\r\n"
-        b"1A\r\n" + b"x" * 26 + b"\r\n"
-        b"0\r\nX-Trailer: yes\r\n\r\n"
-    )
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n1A\r\n" + b"x" * 26 + b"\r\n0\r\nX-Trailer: yes\r\n\r\n"
     reply = replied(raw, piecewise=piecewise)
     assert reply.body == b"hello" + b"x" * 26
     assert not reply.will_close

@@ -20,9 +20,7 @@ def free_port() -> int:
 
 
 def run(pytester: pytest.Pytester, port: int, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "suites/tiny", "--model=openai:agent", f"--base-url=http://127.0.0.1:{port}/v1", "--retries=3", "--retry-backoff=0.05", "--timeout=5", *extra
-    )
+    return pytester.runpytest_subprocess("suites/tiny", "--model=openai:agent", f"--base-url=http://127.0.0.1:{port}/v1", "--retries=3", "--retry-backoff=0.05", "--timeout=5", *extra)
 
 
 @MODES
@@ -33,10 +31,12 @@ def test_an_unreachable_endpoint_is_said_once_and_lf_completes_the_report(pytest
     assert down.ret == 1
     out = down.stdout.str()
     assert out.count("guitest: endpoint unreachable") == 1
-    down.stdout.fnmatch_lines([
-        f"*http://127.0.0.1:{port}/v1 is unreachable*",
-        "*case(s) were not asked and are errors: start the endpoint*re-run them with --lf*",
-    ])
+    down.stdout.fnmatch_lines(
+        [
+            f"*http://127.0.0.1:{port}/v1 is unreachable*",
+            "*case(s) were not asked and are errors: start the endpoint*re-run them with --lf*",
+        ]
+    )
     # the cases that were not asked are not listed one by one (pytest's FAILURES section and short summary)
     assert out.index("guitest: endpoint unreachable") < out.index("guitest: tiny")
     report = json.loads((pytester.path / "reports" / "tiny.json").read_text())
@@ -70,5 +70,4 @@ def test_with_x_an_unreachable_endpoint_is_one_message(pytester: pytest.Pytester
     # the first case may have tried and failed (listed as pytest's failure) or been turned away (not asked)
     not_asked = report["run"].get("unreachable", {}).get("cases_not_asked", 0)
     asked = f"{not_asked} case(s) were not asked and are errors, and " if not_asked else ""
-    down.stdout.fnmatch_lines([f"{asked}{len(report['missing'])} were not run (the run stopped early): start the endpoint (or check --base-url), "
-                               "then run the same command again."])
+    down.stdout.fnmatch_lines([f"{asked}{len(report['missing'])} were not run (the run stopped early): start the endpoint (or check --base-url), then run the same command again."])

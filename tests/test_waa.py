@@ -89,12 +89,15 @@ def test_a_listed_task_without_a_file_is_named(tmp_path: Path) -> None:
         tasks_in_list(str(tmp_path / "examples"), str(tmp_path / "list.json"))
 
 
-@pytest.mark.parametrize("infeasible, fail, expected", [
-    (True, True, ("yes", "fail_on_infeasible")),
-    (False, True, ("no", "fail_on_feasible")),
-    (True, False, None),
-    (False, False, None),
-    (None, True, None),
-])
+@pytest.mark.parametrize(
+    "infeasible, fail, expected",
+    [
+        (True, True, ("yes", "fail_on_infeasible")),
+        (False, True, ("no", "fail_on_feasible")),
+        (True, False, None),
+        (False, False, None),
+        (None, True, None),
+    ],
+)
 def test_the_waa_fail_rule(infeasible: bool | None, fail: bool, expected: tuple[str, str] | None) -> None:
     assert infeasible_rule(infeasible, fail) == expected

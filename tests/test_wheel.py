@@ -85,15 +85,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     sdist = subprocess.run([sys.executable, "-c", build, str(top / "sdist")], cwd=source, env=clean, capture_output=True, text=True, timeout=300)
     assert sdist.returncode == 0, sdist.stderr[-3000:]
     tarball = top / "sdist" / sdist.stdout.strip().splitlines()[-1]
-    wheel = subprocess.run([*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(top / "dist"), str(tarball)],
-                           env=clean, capture_output=True, text=True, timeout=300)
+    wheel = subprocess.run([*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(top / "dist"), str(tarball)], env=clean, capture_output=True, text=True, timeout=300)
     assert wheel.returncode == 0, wheel.stderr[-3000:]
     (whl,) = (top / "dist").glob("guitest-*.whl")
 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(top / "venv")], check=True, timeout=120)
     venv_python = top / "venv" / "bin" / "python"
-    install = subprocess.run([*pip, "--python", str(venv_python), "install", "-q", "--no-deps", "--no-index", str(whl)],
-                             env=clean, capture_output=True, text=True, timeout=300)
+    install = subprocess.run([*pip, "--python", str(venv_python), "install", "-q", "--no-deps", "--no-index", str(whl)], env=clean, capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stderr[-3000:]
     site = subprocess.run([str(venv_python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True, check=True).stdout.strip()
     deps = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
@@ -105,10 +103,28 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 PRO_ROWS = [  # the ScreenSpot-Pro format, for a machine without ../shared/data
-    {"img_filename": "app_win/a.png", "bbox": [10, 10, 40, 30], "instruction": "open the menu", "id": "app_windows_0",
-     "application": "app", "platform": "windows", "img_size": [200, 100], "ui_type": "icon", "group": "Dev"},
-    {"img_filename": "app_win/a.png", "bbox": [100, 50, 190, 90], "instruction": "click Save", "id": "app_windows_1",
-     "application": "app", "platform": "windows", "img_size": [200, 100], "ui_type": "text", "group": "Dev"},
+    {
+        "img_filename": "app_win/a.png",
+        "bbox": [10, 10, 40, 30],
+        "instruction": "open the menu",
+        "id": "app_windows_0",
+        "application": "app",
+        "platform": "windows",
+        "img_size": [200, 100],
+        "ui_type": "icon",
+        "group": "Dev",
+    },
+    {
+        "img_filename": "app_win/a.png",
+        "bbox": [100, 50, 190, 90],
+        "instruction": "click Save",
+        "id": "app_windows_1",
+        "application": "app",
+        "platform": "windows",
+        "img_size": [200, 100],
+        "ui_type": "text",
+        "group": "Dev",
+    },
 ]
 
 

@@ -67,4 +67,3 @@ def numbers_in(regex: "re.Pattern[str]", region: str, group: int) -> list[Found]
         if found is not None:
             out.append(found)
     return out
-

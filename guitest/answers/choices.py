@@ -34,9 +34,7 @@ _STRONG = re.compile(
     r"(?P<colon>\b(?:final\s+)?answer\s*(?:\*\*|__)?\s*[:：]|答案\s*(?:是|为)?\s*[:：]?)"
     r"|\\boxed\s*\{"
     r"|\bfinal\s+(?:answer|choice)\b(?:" + _VERB + r")?"
-    r"|\b(?:correct|right|best)\s+(?:answer|choice|option)" + _VERB +
-    r"|\b(?:answer|choice|selection)" + _VERB +
-    r"|\b(?:correct|right)\s+(?:one\s+)?is\s*[:：]?"
+    r"|\b(?:correct|right|best)\s+(?:answer|choice|option)" + _VERB + r"|\b(?:answer|choice|selection)" + _VERB + r"|\b(?:correct|right)\s+(?:one\s+)?is\s*[:：]?"
     r"|\bI(?:\s+would|\s+will|'ll|'d)?\s+(?:choose|chose|pick|picked|select|selected|go\s+with)\b",
     re.IGNORECASE,
 )

@@ -36,8 +36,8 @@ def source(text: str) -> str:
     while (opening := _QUOTE.search(text, pos)) is not None:
         quote = opening.group()
         close = _BODY[quote].match(text, opening.end()).end()  # type: ignore[union-attr]
-        out.append(text[pos:opening.end()])
-        body = text[opening.end():close]
+        out.append(text[pos : opening.end()])
+        body = text[opening.end() : close]
         out.append(body if _raw_or_bytes(text, opening.start()) else _ESCAPE.sub(_written_out, body))
         pos = close
         if close < len(text):

@@ -56,7 +56,12 @@ PYAUTOGUI_PREFIX = "import pyautogui; import time; pyautogui.FAILSAFE = False; "
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 UNREACHABLE, DROPPED, TIMEOUT, COMMAND_TIMEOUT, SERVER_ERROR, BAD_REPLY = (
-    "unreachable", "dropped", "timeout", "command_timeout", "server_error", "bad_reply",
+    "unreachable",
+    "dropped",
+    "timeout",
+    "command_timeout",
+    "server_error",
+    "bad_reply",
 )
 #: guitest's own endpoints (guitest/localdesktop/server.py): the reset between episodes, and what the server offers
 RESET_PATH, INFO_PATH = "/guitest/reset", "/guitest/info"
@@ -141,10 +146,7 @@ def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> tu
         out += value.encode("utf-8") + b"\r\n"
     for name, (filename, data) in files.items():
         safe = filename.replace('"', "_").replace("\r", "_").replace("\n", "_")
-        out += (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{safe}"\r\n'
-            f"Content-Type: application/octet-stream\r\n\r\n"
-        ).encode()
+        out += (f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{safe}"\r\nContent-Type: application/octet-stream\r\n\r\n').encode()
         out += data + b"\r\n"
     out += f"--{boundary}--\r\n".encode()
     return bytes(out), f"multipart/form-data; boundary={boundary}"

@@ -65,10 +65,7 @@ def parts(evaluator: dict[str, Any]) -> list[Part]:
             if len(column) != n:
                 raise ValueError(f"evaluator.{name} has {len(column)} entries for {n} metrics in evaluator.func")
             columns[name] = column
-        return [
-            Part(str(f), columns["result"][i] or None, columns["expected"][i] or None, columns["options"][i] or {})
-            for i, f in enumerate(funcs)
-        ]
+        return [Part(str(f), columns["result"][i] or None, columns["expected"][i] or None, columns["options"][i] or {}) for i, f in enumerate(funcs)]
     return [Part(str(funcs), evaluator.get("result") or None, evaluator.get("expected") or None, evaluator.get("options") or {})]
 
 

@@ -184,9 +184,18 @@ def get_accessibility_tree(ctx: GetterContext, config: dict[str, Any]) -> Any:
 GETTERS: dict[str, Getter] = {
     f.__name__.removeprefix("get_"): f
     for f in (
-        get_rule, get_vm_file, get_cloud_file, get_cache_file, get_vm_command_line, get_vm_command_error,
-        get_vm_terminal_output, get_vm_file_exists_in_vm_folder, get_vm_file_exists_in_desktop,
-        get_is_file_desktop, get_is_file_saved_desktop, get_accessibility_tree,
+        get_rule,
+        get_vm_file,
+        get_cloud_file,
+        get_cache_file,
+        get_vm_command_line,
+        get_vm_command_error,
+        get_vm_terminal_output,
+        get_vm_file_exists_in_vm_folder,
+        get_vm_file_exists_in_desktop,
+        get_is_file_desktop,
+        get_is_file_saved_desktop,
+        get_accessibility_tree,
     )
 }
 

@@ -215,7 +215,7 @@ class MachinePool:
                 if not live:
                     reasons = "; ".join(f"{shown_url(u)}: {r}" for u, r in self._out.items())
                     raise EnvFailure(f"every desktop machine was taken out of service in this run ({reasons}); restart them and re-run with --lf")
-                order = self.urls[self._start:] + self.urls[: self._start]
+                order = self.urls[self._start :] + self.urls[: self._start]
                 for url in order:
                     if url in self._out or url in self._held:
                         continue

@@ -162,8 +162,16 @@ def is_extension_installed(actual: Any, rules: dict[str, Any], **options: Any) -
 METRICS: dict[str, Metric] = {
     f.__name__: f
     for f in (
-        exact_match, check_include_exclude, is_in_list, literal_match, fuzzy_match,
-        compare_text_file, diff_text_file, check_json_settings, check_json_keybindings, is_extension_installed,
+        exact_match,
+        check_include_exclude,
+        is_in_list,
+        literal_match,
+        fuzzy_match,
+        compare_text_file,
+        diff_text_file,
+        check_json_settings,
+        check_json_keybindings,
+        is_extension_installed,
     )
 }
 #: decided by the FAIL rule, not by a function (see :mod:`.evaluate`)

@@ -71,8 +71,13 @@ POLL = 1.0
 TIMEOUTS = {"start_timeout": 600.0, "revert_timeout": 900.0, "address_timeout": 600.0, "stop_timeout": 300.0, "manager_timeout": 3600.0}
 #: the setting that bounds each call
 DEADLINE_OF = {
-    "start_emulator": "start_timeout", "revert_to_snapshot": "revert_timeout", "get_ip_address": "address_timeout",
-    "stop_emulator": "stop_timeout", "get_vm_path": "manager_timeout", "delete_vm": "manager_timeout", "add_vm": "manager_timeout",
+    "start_emulator": "start_timeout",
+    "revert_to_snapshot": "revert_timeout",
+    "get_ip_address": "address_timeout",
+    "stop_emulator": "stop_timeout",
+    "get_vm_path": "manager_timeout",
+    "delete_vm": "manager_timeout",
+    "add_vm": "manager_timeout",
     "occupy_vm": "manager_timeout",
 }
 _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
@@ -158,8 +163,10 @@ def settings_from(options: Mapping[str, Any], base_dir: str = ".") -> ProviderSe
     if options.get("machines") is not None:
         values["machines"] = _count("machines", options["machines"])
         if values["machines"] > 1 and options.get("path_to_vm"):
-            raise EnvFailure(f"env_options.provider.machines={values['machines']} with path_to_vm: one VM path is one machine; leave out "
-                             "path_to_vm so the provider's manager allocates the VMs (as OSWorld's DesktopEnv does without one)")
+            raise EnvFailure(
+                f"env_options.provider.machines={values['machines']} with path_to_vm: one VM path is one machine; leave out "
+                "path_to_vm so the provider's manager allocates the VMs (as OSWorld's DesktopEnv does without one)"
+            )
     if values.get("path_to_vm"):
         values["path_to_vm"] = local_path(name, values["path_to_vm"], base_dir)
     return ProviderSettings(**values)
@@ -244,9 +251,7 @@ def create(settings: ProviderSettings) -> tuple[Any, Any]:
     except NotImplementedError:
         raise EnvFailure(f"--env-provider={name}: desktop-env has no such provider (it has {', '.join(sorted(PACKAGES))}); or give module:Class") from None
     except ImportError as exc:
-        raise EnvFailure(
-            f"--env-provider={name}: desktop-env's {name} provider needs {exc.name or exc}: pip install {PACKAGES.get(name.lower(), exc.name or '')}"
-        ) from None
+        raise EnvFailure(f"--env-provider={name}: desktop-env's {name} provider needs {exc.name or exc}: pip install {PACKAGES.get(name.lower(), exc.name or '')}") from None
     except Exception as exc:  # noqa: BLE001 - a provider checks its own setup when made (AWS_REGION unset, no Docker daemon)
         raise EnvFailure(f"--env-provider={name}: desktop-env's {name} provider cannot start: {type(exc).__name__}: {exc}") from None
     return made
@@ -388,7 +393,9 @@ class ProvidedMachine:
         return host, numbers[0] if numbers else SERVER_PORT
 
     def _garbage(self, what: str, value: Any, expected: str) -> ProviderFailure:
-        return ProviderFailure(f"{self.shown}: {what}({self.path_to_vm}) returned {printable(repr(value))[:200]} ({type(value).__name__}), expected {expected}; the VM leaves this run (fix the provider and re-run with --lf)")
+        return ProviderFailure(
+            f"{self.shown}: {what}({self.path_to_vm}) returned {printable(repr(value))[:200]} ({type(value).__name__}), expected {expected}; the VM leaves this run (fix the provider and re-run with --lf)"
+        )
 
     def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` on a thread of its own, waited for at most its deadline (:data:`DEADLINE_OF`): its

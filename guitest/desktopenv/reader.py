@@ -198,8 +198,15 @@ def _invalid(row: dict[str, Any], app: str, task_id: str) -> Converted:
         "invalid": message,
     }
     fields = {
-        "app": app, "task_id": task_id, "id": str(row.get("id", task_id)), "snapshot": str(row.get("snapshot", "")),
-        "evaluator": _NO_FUNC, "conj": "and", "feasibility": "feasible", "evaluated_by": "environment", "runnable": "no",
+        "app": app,
+        "task_id": task_id,
+        "id": str(row.get("id", task_id)),
+        "snapshot": str(row.get("snapshot", "")),
+        "evaluator": _NO_FUNC,
+        "conj": "and",
+        "feasibility": "feasible",
+        "evaluated_by": "environment",
+        "runnable": "no",
         "related_apps": "+".join(row.get("related_apps", [])) or app,
     }
     return Converted(image="", instruction=row["instruction"], box=None, fields=fields, data=data, notes=(message,), image_field="instruction")
@@ -214,4 +221,3 @@ def count_runnable(samples: list[Sample]) -> dict[str, int]:
         else:
             out[sample.data["evaluated_by"]] += 1
     return out
-

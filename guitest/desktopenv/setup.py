@@ -47,8 +47,16 @@ from ..printable import printable
 from .client import COMMAND_TIMEOUT, TIMEOUT, MachineClient, MachineFailure
 
 SUPPORTED_STEPS = (
-    "download", "upload_file", "launch", "open", "execute", "command",
-    "activate_window", "close_window", "sleep", "create_folder",
+    "download",
+    "upload_file",
+    "launch",
+    "open",
+    "execute",
+    "command",
+    "activate_window",
+    "close_window",
+    "sleep",
+    "create_folder",
 )
 UNTIL_LIMIT = 60.0
 DOWNLOAD_TIMEOUT = 120.0
@@ -83,7 +91,7 @@ def fetch(url: str, cache_dir: str, name: str = "") -> str:
     EnvFailure saying what to do when it cannot be had (no network here, a missing file).
     """
     if url.startswith("file://"):
-        url = urllib.request.url2pathname(url[len("file://"):])
+        url = urllib.request.url2pathname(url[len("file://") :])
     if "://" not in url:
         if not os.path.isfile(url):
             raise EnvFailure(f"task file {url} does not exist (a download/cloud_file path is relative to its task file)")
@@ -101,9 +109,7 @@ def fetch(url: str, cache_dir: str, name: str = "") -> str:
     except (urllib.error.URLError, OSError, ValueError) as exc:
         if os.path.exists(partial):
             os.remove(partial)
-        raise EnvFailure(
-            f"cannot download {url}: {exc}. The task needs it; give this machine internet access, or put a copy at {path}"
-        ) from None
+        raise EnvFailure(f"cannot download {url}: {exc}. The task needs it; give this machine internet access, or put a copy at {path}") from None
     return path
 
 

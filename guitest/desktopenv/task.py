@@ -27,6 +27,7 @@ def task_spec(data: dict[str, Any]) -> TaskSpec:
 
 def action_from(entry: dict[str, Any]) -> Action:
     """An action from its plain form (``{"kind": "key", "keys": ["ctrl", "s"]}``); points are screen pixels."""
+
     def point(name: str) -> tuple[float, float] | None:
         value = entry.get(name)
         return None if value is None else (float(value[0]), float(value[1]))

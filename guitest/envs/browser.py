@@ -65,7 +65,21 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from ..live.actions import (
-    CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, Action,
+    CLICK,
+    DOUBLE_CLICK,
+    DRAG,
+    HOLD_KEY,
+    KEY,
+    MIDDLE_CLICK,
+    MODIFIABLE,
+    MOUSE_DOWN,
+    MOUSE_UP,
+    MOVE,
+    RIGHT_CLICK,
+    SCROLL,
+    TRIPLE_CLICK,
+    TYPE,
+    Action,
 )
 from ..live.keys import NAMED
 from ..live.protocol import EnvFailure
@@ -103,12 +117,28 @@ PAGE_MEMORY_MB = 2048
 EPISODES_PER_ENDPOINT = 4
 CONNECT_TIMEOUT = 30.0  # seconds Playwright may take to connect to a remote browser
 #: what a browser endpoint may be (see the module docstring)
-ENDPOINT_FORMS = ("http://HOST:PORT (a Chromium's DevTools endpoint, --remote-debugging-port), ws://HOST:PORT/devtools/browser/ID, "
-                  "or the ws:// URL of a Playwright browser server")
+ENDPOINT_FORMS = "http://HOST:PORT (a Chromium's DevTools endpoint, --remote-debugging-port), ws://HOST:PORT/devtools/browser/ID, or the ws:// URL of a Playwright browser server"
 PLAYWRIGHT_KEYS = {
-    "ctrl": "Control", "shift": "Shift", "alt": "Alt", "meta": "Meta", "enter": "Enter", "tab": "Tab", "escape": "Escape",
-    "backspace": "Backspace", "delete": "Delete", "space": "Space", "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft",
-    "right": "ArrowRight", "home": "Home", "end": "End", "pageup": "PageUp", "pagedown": "PageDown", "insert": "Insert", "capslock": "CapsLock",
+    "ctrl": "Control",
+    "shift": "Shift",
+    "alt": "Alt",
+    "meta": "Meta",
+    "enter": "Enter",
+    "tab": "Tab",
+    "escape": "Escape",
+    "backspace": "Backspace",
+    "delete": "Delete",
+    "space": "Space",
+    "up": "ArrowUp",
+    "down": "ArrowDown",
+    "left": "ArrowLeft",
+    "right": "ArrowRight",
+    "home": "Home",
+    "end": "End",
+    "pageup": "PageUp",
+    "pagedown": "PageDown",
+    "insert": "Insert",
+    "capslock": "CapsLock",
     **{f"f{i}": f"F{i}" for i in range(1, 13)},
 }
 
@@ -200,8 +230,10 @@ class BrowserHost:
         """What to check when this host's browser cannot be had."""
         if self.endpoint is None:
             return INSTALL_BROWSER
-        return ("check that the browser runs there and this host can reach it (a Chromium started with --remote-debugging-port "
-                "and --remote-debugging-address, or a Playwright browser server of a version this Playwright can connect to)")
+        return (
+            "check that the browser runs there and this host can reach it (a Chromium started with --remote-debugging-port "
+            "and --remote-debugging-address, or a Playwright browser server of a version this Playwright can connect to)"
+        )
 
     # -- the browser thread ----------------------------------------------------------------------
 
@@ -655,8 +687,7 @@ def remote_host(options: Mapping[str, Any]) -> BrowserHost:
             left = [url for url in urls if url not in _out]
             if not left:
                 why = "; ".join(f"{redact_urls(url)}: {_out[url]}" for url in urls)
-                raise EnvFailure(f"no browser endpoint is left (each was taken out for this run: {why}); start or fix them and re-run "
-                                 "the episodes that failed with --lf")
+                raise EnvFailure(f"no browser endpoint is left (each was taken out for this run: {why}); start or fix them and re-run the episodes that failed with --lf")
             chosen = min(left, key=lambda url: _pages[url])
         try:
             return host(options, chosen)

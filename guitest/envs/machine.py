@@ -46,8 +46,24 @@ import time
 from typing import Any, Mapping, Sequence
 
 from ..live.actions import (
-    CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK,
-    TYPE, WAIT, Action,
+    CLICK,
+    DONE,
+    DOUBLE_CLICK,
+    DRAG,
+    FAIL,
+    HOLD_KEY,
+    KEY,
+    MIDDLE_CLICK,
+    MODIFIABLE,
+    MOUSE_DOWN,
+    MOUSE_UP,
+    MOVE,
+    RIGHT_CLICK,
+    SCROLL,
+    TRIPLE_CLICK,
+    TYPE,
+    WAIT,
+    Action,
 )
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from ..printable import printable
@@ -61,11 +77,27 @@ from .options import seconds_option
 
 #: Action key names (lower case) -> pyautogui's names, where they differ
 KEY_ALIASES = {
-    "meta": "win", "super": "win", "cmd": "win", "command": "win", "windows": "win",
-    "control": "ctrl", "option": "alt", "escape": "esc", "return": "enter", "del": "delete",
-    "arrowup": "up", "arrowdown": "down", "arrowleft": "left", "arrowright": "right",
-    "page_up": "pageup", "page_down": "pagedown", "pgup": "pageup", "pgdn": "pagedown",
-    "spacebar": "space", "caps_lock": "capslock", "print": "printscreen",
+    "meta": "win",
+    "super": "win",
+    "cmd": "win",
+    "command": "win",
+    "windows": "win",
+    "control": "ctrl",
+    "option": "alt",
+    "escape": "esc",
+    "return": "enter",
+    "del": "delete",
+    "arrowup": "up",
+    "arrowdown": "down",
+    "arrowleft": "left",
+    "arrowright": "right",
+    "page_up": "pageup",
+    "page_down": "pagedown",
+    "pgup": "pageup",
+    "pgdn": "pagedown",
+    "spacebar": "space",
+    "caps_lock": "capslock",
+    "print": "printscreen",
 }
 DEFAULT_WAIT = 1.0
 MAX_WAIT = 60.0
@@ -200,13 +232,20 @@ def _pointer_code(action: Action, at: Any) -> str:
     """The pyautogui code of ``action`` without held modifiers (``at`` maps a point onto the screen)."""
     kind = action.kind
     if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP) and action.point is None:
-        call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", TRIPLE_CLICK: "tripleClick", MIDDLE_CLICK: "middleClick",
-                MOUSE_DOWN: "mouseDown", MOUSE_UP: "mouseUp"}[kind]
+        call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", TRIPLE_CLICK: "tripleClick", MIDDLE_CLICK: "middleClick", MOUSE_DOWN: "mouseDown", MOUSE_UP: "mouseUp"}[kind]
         return f"pyautogui.{call}()"  # where the pointer is
     if kind in (CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, TRIPLE_CLICK, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP):
         x, y = at(action.point, "point")
-        call = {CLICK: "click", DOUBLE_CLICK: "doubleClick", RIGHT_CLICK: "rightClick", MOVE: "moveTo", TRIPLE_CLICK: "tripleClick",
-                MIDDLE_CLICK: "middleClick", MOUSE_DOWN: "mouseDown", MOUSE_UP: "mouseUp"}[kind]
+        call = {
+            CLICK: "click",
+            DOUBLE_CLICK: "doubleClick",
+            RIGHT_CLICK: "rightClick",
+            MOVE: "moveTo",
+            TRIPLE_CLICK: "tripleClick",
+            MIDDLE_CLICK: "middleClick",
+            MOUSE_DOWN: "mouseDown",
+            MOUSE_UP: "mouseUp",
+        }[kind]
         return f"pyautogui.{call}({x}, {y})"
     if kind == HOLD_KEY:
         keys = [pyautogui_key(k) for k in action.keys if k.strip()]
@@ -392,8 +431,12 @@ class DesktopEnv:
                 info["reset"] = NONE
             self._screen = self._client.screen_size()
             run = run_steps(
-                task.config.get("config") or [], self._client, phase="config",
-                cache_dir=self.download_cache or None, work_dir=self._work_dir, screen=self._screen,
+                task.config.get("config") or [],
+                self._client,
+                phase="config",
+                cache_dir=self.download_cache or None,
+                work_dir=self._work_dir,
+                screen=self._screen,
             )
             notes.extend(run.notes)
             if self.ready_after > 0:  # the machine's time, not the CPU's: other machines' episodes run meanwhile
@@ -562,10 +605,7 @@ def machines_header(urls: Sequence[str], provider: str | None) -> str:
     server resets itself between episodes (a guitest desktop) or cannot be reset (OSWorld's, WAA's: the gate then
     refuses to pass on their episodes). Asks each machine ``GET /guitest/info`` (read only, 3 s at most)."""
     if provider:
-        return (
-            f"guitest machines: desktop-env's {provider} provider reverts its VM to the snapshot before each episode "
-            "(episodes record reset: reverted)"
-        )
+        return f"guitest machines: desktop-env's {provider} provider reverts its VM to the snapshot before each episode (episodes record reset: reverted)"
     states = {url: _resets(url) for url in dict.fromkeys(urls)}
     cannot = [u for u, r in states.items() if r is False]
     silent = [u for u, r in states.items() if r is None]

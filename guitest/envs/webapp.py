@@ -77,6 +77,7 @@ def _setup(source: str) -> str:
     """The task's set-up script, the body of ``async (seed) => {...}``, as a bounded function whose ``arg`` is the seed."""
     return _bounded_js(f"(async (seed) => {{ {source}\n}})(arg)")
 
+
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a URL scheme: anything but http(s) is refused
 
 

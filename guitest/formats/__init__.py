@@ -187,8 +187,7 @@ def read_rows(
                     case_id = template.format_map(fields)
                 except (KeyError, IndexError, ValueError) as exc:
                     raise SuiteError(
-                        f"{where(str(suite.path), field='id')}: the id template {template!r} names {exc}, "
-                        f"which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
+                        f"{where(str(suite.path), field='id')}: the id template {template!r} names {exc}, which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
                     ) from None
                 if has_controls(case_id):  # a case id is printed as a node id: no escape sequence may reach the terminal
                     problem("id", f"case id {printable(case_id)!r} holds control characters; case ids are printed, so they must be plain text")

@@ -44,7 +44,7 @@ def parse(text: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     pos = _parse_list(text, 0, 0, out)
     if text[pos:].strip():
-        raise AnnotationError(f"unexpected {text[pos:pos + 20]!r} at character {pos}")
+        raise AnnotationError(f"unexpected {text[pos : pos + 20]!r} at character {pos}")
     return out
 
 
@@ -53,7 +53,7 @@ def _parse_list(text: str, pos: int, depth: int, out: list[dict[str, Any]]) -> i
     while True:
         head = TYPE.match(text, pos)
         if head is None:
-            raise AnnotationError(f"expected an element type (upper case) at character {pos}: {text[pos:pos + 20]!r}")
+            raise AnnotationError(f"expected an element type (upper case) at character {pos}: {text[pos : pos + 20]!r}")
         box = _find_box(text, head.end(), depth)
         if box is None:
             raise AnnotationError(f"element {head.group(1)} at character {head.start(1)} has no box (four integers x1 x2 y1 y2 on the 0-{GRID_MAX} grid, x1 <= x2, y1 <= y2)")

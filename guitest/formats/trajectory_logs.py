@@ -303,7 +303,7 @@ def _labels(folder: str, shown: str, problems: list[str]) -> dict[str, Any] | No
             return labels or None
         value = human.get("human") if isinstance(human, dict) else None
         if value not in ("yes", "no"):
-            problems.append(f"{os.path.join(shown, 'labels.json')}, field 'human': expected \"yes\" or \"no\", got {value!r}")
+            problems.append(f'{os.path.join(shown, "labels.json")}, field \'human\': expected "yes" or "no", got {value!r}')
         else:
             labels.update(human=value, source="+".join(filter(None, (labels.get("source"), "labels.json"))))
     return labels or None

@@ -20,7 +20,17 @@ from typing import Sequence
 from ..geometry import Point, from_original_pixels, to_original_pixels
 
 CLICK, DOUBLE_CLICK, RIGHT_CLICK, MOVE, DRAG, SCROLL, TYPE, KEY, WAIT, DONE, FAIL = (
-    "click", "double_click", "right_click", "move", "drag", "scroll", "type", "key", "wait", "done", "fail",
+    "click",
+    "double_click",
+    "right_click",
+    "move",
+    "drag",
+    "scroll",
+    "type",
+    "key",
+    "wait",
+    "done",
+    "fail",
 )
 # the rest of the computer-use APIs' actions (Anthropic's computer tool): a triple or middle click, the left button
 # pressed or released where the pointer is (or at a point), a key combination held for ``seconds``

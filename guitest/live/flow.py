@@ -239,8 +239,7 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
     return case_outcome(sample.id, sample.tags, attempts, repeats, common)
 
 
-def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int,
-             notes: list[str]) -> Attempt:
+def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int, notes: list[str]) -> Attempt:
     """One episode and its verdict (the report shows its ``success``, ``score``, ``steps``, ``seconds``, ``trajectory``
     and ``episode``); the case's ``notes`` gain the episode's."""
     folder = os.path.join(setup.episodes_dir, _safe(sample.id) + (f"/attempt-{index + 1}" if repeats > 1 else ""))
@@ -318,8 +317,14 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
     found = sorted({n for s in episode.steps for n in s.notes if n in ("unreadable_action", "reply_cut", "truncated")}) + reset["setup_notes"]
     notes.extend(n for n in found + (["decided_by_judge"] if decided_by == "judge" else []) if n not in notes)
     return Attempt(
-        verdict, prediction, last, episode.error or None, shown, stored=tuple(stored),
-        cached=bool(stored) and all(s.cached for s in episode.steps if s.reply is not None), unreachable=episode.unreachable,
+        verdict,
+        prediction,
+        last,
+        episode.error or None,
+        shown,
+        stored=tuple(stored),
+        cached=bool(stored) and all(s.cached for s in episode.steps if s.reply is not None),
+        unreachable=episode.unreachable,
     )
 
 
@@ -387,4 +392,3 @@ def _safe(case_id: str) -> str:
     if safe == case_id and safe.strip(".") and len(safe) <= 120 and not _DIGESTED.search(safe):
         return safe
     return f"{safe.strip('.')[:80]}-{hashlib.sha256(case_id.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
-

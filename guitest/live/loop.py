@@ -267,8 +267,7 @@ def run_episode(
     steps: list[StepRecord] = []
     history: list[Decision] = []
 
-    def finish(end: str, obs: Observation | None, evaluation: Evaluation | None, error: str | None, source: str | None = None,
-               unreachable: dict[str, str] | None = None) -> Episode:
+    def finish(end: str, obs: Observation | None, evaluation: Evaluation | None, error: str | None, source: str | None = None, unreachable: dict[str, str] | None = None) -> Episode:
         ref, png = _keep(save_screenshot, "final", obs.screenshot) if obs is not None and obs.screenshot else (None, None)
         return Episode(
             task=task.name,
@@ -385,10 +384,7 @@ def _keep(save: ScreenshotSink | None, name: str, png: bytes) -> tuple[str | Non
 def _check_mapped(action: Action) -> None:
     """A policy must hand the loop screen pixels: points still in a model's space are a bug of the policy."""
     if (action.point is not None or action.end is not None) and action.space != "screen":
-        raise ValueError(
-            f"the policy returned a {action.kind} with points in space {action.space!r}; map them to screenshot pixels "
-            "with guitest.live.actions.to_screen before returning the Decision"
-        )
+        raise ValueError(f"the policy returned a {action.kind} with points in space {action.space!r}; map them to screenshot pixels with guitest.live.actions.to_screen before returning the Decision")
 
 
 class _Timer:

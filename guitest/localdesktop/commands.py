@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--port", type=int, help="server port on 127.0.0.1 (default: a free one)")
     up.add_argument("--command-timeout", type=float, default=120.0, help="seconds a command sent to the desktop may run (default 120)")
     up.add_argument(
-        "--no-reset", action="store_true",
+        "--no-reset",
+        action="store_true",
         help="no /guitest/reset between episodes: the desktop keeps what each episode leaves, as OSWorld's server does (episodes on it record reset: none)",
     )
     down = sub.add_parser("down", help="stop a desktop and everything it started")
@@ -50,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     status = sub.add_parser("status", help="list the running desktops and whether their servers answer")
     for each in (up, down, status):
         each.add_argument(
-            "--user", metavar="NAME",
+            "--user",
+            metavar="NAME",
             help="(as root) run as the user NAME: the desktop, and every command a model types into it, gets NAME's rights, not root's",
         )
         each.add_argument("--python", metavar="PATH", help="with --user: the Python NAME runs guitest with (default: this one; NAME must be able to run it)")
@@ -92,8 +94,9 @@ def as_user(name: str, argv: Sequence[str], python: str | None = None) -> int:
         )
     code = run_as([python, "-m", "guitest.localdesktop.commands", *argv]).returncode
     if code == 0 and argv[:1] == ["up"]:
-        print(f"  it runs as {name} (uid {entry.pw_uid}): every command sent to it runs with {name}'s rights; guitest run by root finds its "
-              f"secret too; stop it with: guitest desktop down --user {name}")
+        print(
+            f"  it runs as {name} (uid {entry.pw_uid}): every command sent to it runs with {name}'s rights; guitest run by root finds its secret too; stop it with: guitest desktop down --user {name}"
+        )
     return code
 
 
@@ -103,7 +106,7 @@ def _up(args: argparse.Namespace) -> int:
     print(f"  run live desktop tasks with --env-url={desktop.url}; stop it with: guitest desktop down --display {desktop.display}")
     print(
         f"  its secret (every request carries it: Authorization: Bearer <secret>) is in {desktop.token_file}, readable by you "
-        f"only; guitest run by you finds it itself; another client reads it from that file (e.g. {TOKEN_VAR}=\"$(cat {desktop.token_file})\")"
+        f'only; guitest run by you finds it itself; another client reads it from that file (e.g. {TOKEN_VAR}="$(cat {desktop.token_file})")'
     )
     print(f"  its display takes only clients with its cookie: DISPLAY=:{desktop.display} XAUTHORITY={desktop.xauthority}")
     if os.geteuid() == 0:

@@ -177,8 +177,14 @@ class Desktop:
                 return 200, {"status": "success", **result}
         try:
             proc = subprocess.Popen(
-                argv, shell=shell, env=self.env, cwd=self.home, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                argv,
+                shell=shell,
+                env=self.env,
+                cwd=self.home,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
         except (OSError, ValueError) as exc:
             return 500, {"status": "error", "message": f"cannot run {argv!r}: {exc}"}
@@ -197,8 +203,14 @@ class Desktop:
     def launch(self, command: Any, shell: bool) -> subprocess.Popen[bytes]:
         """Start a program without waiting for it (it is closed by :meth:`reset`)."""
         proc = subprocess.Popen(
-            self.argv(command, shell), shell=shell, env=self.env, cwd=self.home, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            self.argv(command, shell),
+            shell=shell,
+            env=self.env,
+            cwd=self.home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         with self.launched_lock:
             self.launched = [p for p in self.launched if p.poll() is None] + [proc]
@@ -346,9 +358,7 @@ class Handler(BaseHTTPRequestHandler):
         ctype = self.headers.get("Content-Type", "")
         body = self._body()
         if ctype.startswith("multipart/form-data"):
-            message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-                f"Content-Type: {ctype}\r\nMIME-Version: 1.0\r\n\r\n".encode() + body
-            )
+            message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(f"Content-Type: {ctype}\r\nMIME-Version: 1.0\r\n\r\n".encode() + body)
             out: dict[str, Any] = {}
             for part in message.iter_parts():
                 name = part.get_param("name", header="content-disposition")
@@ -372,11 +382,16 @@ class Handler(BaseHTTPRequestHandler):
         what = "a wrong secret" if given else "no secret"
         self.send_response(status)
         self.send_header("WWW-Authenticate", 'Bearer realm="guitest desktop"')
-        body = json.dumps({"status": "error", "message": (
-            f"this guitest desktop takes requests only with its secret, and this one came with {what}: send "
-            f"'Authorization: Bearer <token>', the token being the contents of {self.server.token_file} (readable by the "
-            "desktop's owner only). guitest run by that user finds it itself; other clients set GUITEST_DESKTOP_TOKEN"
-        )}).encode()
+        body = json.dumps(
+            {
+                "status": "error",
+                "message": (
+                    f"this guitest desktop takes requests only with its secret, and this one came with {what}: send "
+                    f"'Authorization: Bearer <token>', the token being the contents of {self.server.token_file} (readable by the "
+                    "desktop's owner only). guitest run by that user finds it itself; other clients set GUITEST_DESKTOP_TOKEN"
+                ),
+            }
+        ).encode()
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
@@ -588,11 +603,16 @@ class Handler(BaseHTTPRequestHandler):
             self._json_reply(status, reply)
             return
         ok = reply["returncode"] == 0
-        self._json_reply(200, {
-            "status": "success" if ok else "error",
-            "message": reply["output"] if ok else reply["error"],
-            "output": reply["output"], "error": reply["error"], "return_code": reply["returncode"],
-        })
+        self._json_reply(
+            200,
+            {
+                "status": "success" if ok else "error",
+                "message": reply["output"] if ok else reply["error"],
+                "output": reply["output"],
+                "error": reply["error"],
+                "return_code": reply["returncode"],
+            },
+        )
 
     def run_bash_script(self) -> None:
         data = self._json_body()
@@ -617,9 +637,11 @@ class Handler(BaseHTTPRequestHandler):
             return
         width, height = self.desktop.screen_size()
         self.desktop.recording = subprocess.Popen(
-            ["ffmpeg", "-y", "-f", "x11grab", "-draw_mouse", "1", "-s", f"{width}x{height}", "-i", self.desktop.display,
-             "-c:v", "libx264", "-r", "30", self.desktop.recording_path],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.desktop.env,
+            ["ffmpeg", "-y", "-f", "x11grab", "-draw_mouse", "1", "-s", f"{width}x{height}", "-i", self.desktop.display, "-c:v", "libx264", "-r", "30", self.desktop.recording_path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=self.desktop.env,
         )
         self._json_reply(200, {"status": "success", "message": "Started recording."})
 
@@ -705,7 +727,13 @@ def read_token(path: str) -> bytes:
 
 
 def serve(
-    display: str, port: int, home: str, token_file: str, command_timeout: float = 120.0, ready_file: str | None = None, reset: bool = True,
+    display: str,
+    port: int,
+    home: str,
+    token_file: str,
+    command_timeout: float = 120.0,
+    ready_file: str | None = None,
+    reset: bool = True,
 ) -> None:
     """Serve the desktop on ``display`` at ``http://127.0.0.1:port`` (0: any free port) until SIGTERM, to requests
     carrying the secret in ``token_file``; ``ready_file`` gets ``{"port": N}`` once requests are accepted;

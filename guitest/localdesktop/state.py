@@ -186,7 +186,7 @@ def users_state_dirs(parent: str = "/tmp") -> list[tuple[str, int]]:
     except OSError:
         return []
     for name in sorted(names):
-        number = name[len("guitest-desktops-"):]
+        number = name[len("guitest-desktops-") :]
         if not name.startswith("guitest-desktops-") or not number.isdigit() or int(number) == os.getuid():
             continue
         path = os.path.join(parent, name)

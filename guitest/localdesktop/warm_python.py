@@ -43,8 +43,13 @@ class WarmPython:
         rep_r, rep_w = os.pipe()
         self._proc = subprocess.Popen(
             [self.python, "-m", "guitest.localdesktop.warm_python", str(req_r), str(rep_w)],
-            pass_fds=(req_r, rep_w), env=self.env, cwd=self.cwd, start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(req_r, rep_w),
+            env=self.env,
+            cwd=self.cwd,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         os.close(req_r)
         os.close(rep_w)

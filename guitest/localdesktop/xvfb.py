@@ -35,7 +35,16 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .state import (
-    MARKER_VAR, DesktopError, checked_state_dir, inside, process_problem, read_private, remove_state_file, state_dir, state_files, write_private,
+    MARKER_VAR,
+    DesktopError,
+    checked_state_dir,
+    inside,
+    process_problem,
+    read_private,
+    remove_state_file,
+    state_dir,
+    state_files,
+    write_private,
 )
 
 __all__ = ["DesktopError", "LocalDesktop", "MARKER_VAR", "load_state", "running_desktops", "scan_desktops", "start_desktop", "state_dir"]
@@ -60,10 +69,7 @@ def server_python_problem(python: str = sys.executable) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{python} cannot run: {exc}"
     if done.returncode != 0:
-        return (
-            f"{python} lacks pyautogui, python-xlib, Pillow or tkinter: `pip install pyautogui python-xlib` "
-            "(tkinter: Debian's python3-tk for the system Python's venvs)"
-        )
+        return f"{python} lacks pyautogui, python-xlib, Pillow or tkinter: `pip install pyautogui python-xlib` (tkinter: Debian's python3-tk for the system Python's venvs)"
     return None
 
 
@@ -287,8 +293,11 @@ def start_desktop(
                 desktop._procs.clear()  # another process stops it (by pid and marker)
             else:
                 desktop._reaper = subprocess.Popen(
-                    [python, "-m", "guitest.localdesktop.reaper", marker, desktop.root, desktop.state_file], stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                    [python, "-m", "guitest.localdesktop.reaper", marker, desktop.root, desktop.state_file],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
                 )
             return desktop
         last_error = desktop
@@ -298,8 +307,16 @@ def start_desktop(
 
 
 def _try_start(
-    number: int, port: int | None, marker: str, size: tuple[int, int], depth: int, python: str,
-    command_timeout: float, timeout: float, began: float, reset: bool = True,
+    number: int,
+    port: int | None,
+    marker: str,
+    size: tuple[int, int],
+    depth: int,
+    python: str,
+    command_timeout: float,
+    timeout: float,
+    began: float,
+    reset: bool = True,
 ) -> LocalDesktop | str:
     """The started desktop, or why it did not start (``display busy ...`` when another X server won the race)."""
     folder = checked_state_dir(create=True)
@@ -316,11 +333,24 @@ def _try_start(
     token_file = os.path.join(root, "token")  # the server's secret: read from this file, never on a command line
     write_private(token_file, secrets.token_urlsafe(32).encode() + b"\n")
     desktop = LocalDesktop(
-        display=number, url="", port=0, home=home, root=root, marker=marker, started=time.time(), token_file=token_file, xauthority=xauthority,
+        display=number,
+        url="",
+        port=0,
+        home=home,
+        root=root,
+        marker=marker,
+        started=time.time(),
+        token_file=token_file,
+        xauthority=xauthority,
     )
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_RUNTIME", "WAYLAND"))},
-        "DISPLAY": f":{number}", "HOME": home, "XDG_RUNTIME_DIR": runtime, "XAUTHORITY": xauthority, MARKER_VAR: marker, "LANG": os.environ.get("LANG") or "C.UTF-8",
+        "DISPLAY": f":{number}",
+        "HOME": home,
+        "XDG_RUNTIME_DIR": runtime,
+        "XAUTHORITY": xauthority,
+        MARKER_VAR: marker,
+        "LANG": os.environ.get("LANG") or "C.UTF-8",
     }
     env.pop("SESSION_MANAGER", None)
     log = open(os.path.join(root, "desktop.log"), "ab")
@@ -362,11 +392,27 @@ def _try_start(
             spawn("at-spi", [AT_SPI_LAUNCHER, "--launch-immediately"])
         spawn("openbox", ["openbox", "--sm-disable"])
         ready_file = os.path.join(root, "server.json")
-        spawn("server", [
-            python, "-m", "guitest.localdesktop.server", "--display", f":{number}", "--port", str(port or 0),
-            "--home", home, "--ready-file", ready_file, "--command-timeout", str(command_timeout), "--token-file", token_file,
-            *(() if reset else ("--no-reset",)),
-        ])
+        spawn(
+            "server",
+            [
+                python,
+                "-m",
+                "guitest.localdesktop.server",
+                "--display",
+                f":{number}",
+                "--port",
+                str(port or 0),
+                "--home",
+                home,
+                "--ready-file",
+                ready_file,
+                "--command-timeout",
+                str(command_timeout),
+                "--token-file",
+                token_file,
+                *(() if reset else ("--no-reset",)),
+            ],
+        )
         while True:
             if os.path.exists(ready_file):
                 try:
@@ -409,6 +455,7 @@ def xauthority_bytes(display: int, cookie: bytes) -> bytes:
     entry a 16-bit family, then address, display number, scheme name and cookie, each a 16-bit length and bytes).
     Two entries: this host's local connections (what python-xlib looks up) and any address (FamilyWild, which
     libXau, behind xdotool, wmctrl and Pillow's grab, also matches)."""
+
     def counted(data: bytes) -> bytes:
         return struct.pack(">H", len(data)) + data
 
@@ -461,11 +508,9 @@ def verified(display: int, path: str, folder: str) -> LocalDesktop | None:
     paths strictly inside ``folder``, its marker guitest's. Its pids are kept only while each is this user's
     process of its role for this display with the marker (:func:`guitest.localdesktop.state.process_problem`); the others
     are left alone and said in ``notes``. None when the file is gone; DesktopError naming what is wrong otherwise."""
+
     def refused(why: str) -> DesktopError:
-        return DesktopError(
-            f"refusing the state file {path}: {why}; nothing was stopped or removed. If no desktop :{display} of yours "
-            f"runs, remove the file (`rm {path}`)"
-        )
+        return DesktopError(f"refusing the state file {path}: {why}; nothing was stopped or removed. If no desktop :{display} of yours runs, remove the file (`rm {path}`)")
 
     try:
         raw = read_private(path, secret=False)
@@ -501,8 +546,15 @@ def verified(display: int, path: str, folder: str) -> LocalDesktop | None:
             raise refused(f"its {key} {data[key]!r} is not inside its folder {root}")
     numbers = {k: data[k] for k in ("started", "startup_seconds") if isinstance(data.get(k), (int, float))}
     desktop = LocalDesktop(
-        display=display, url=data["url"], port=port, home=data["home"], root=root, marker=data["marker"],
-        token_file=data.get("token_file", ""), xauthority=data.get("xauthority", ""), **numbers,
+        display=display,
+        url=data["url"],
+        port=port,
+        home=data["home"],
+        root=root,
+        marker=data["marker"],
+        token_file=data.get("token_file", ""),
+        xauthority=data.get("xauthority", ""),
+        **numbers,
     )
     for role, pid in pids.items():
         if not is_alive(pid):

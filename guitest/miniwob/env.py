@@ -78,7 +78,8 @@ SETTLE_LIMIT_MS = 2000  # the longest a step waits for the page to settle; then 
 # before they ran showed a state that depended on how fast the machine and the agent were, and the next action met
 # another page (a tab active or not). The settle waits for them instead, so a step's outcome includes them on a quiet and
 # on a loaded machine alike. Intervals and longer timeouts are left alone: waiting for them is the agent's part.
-TIMERS_JS = """(() => {
+TIMERS_JS = (
+    """(() => {
   if (window.__guitestTimers) return;
   const setT = window.setTimeout.bind(window), clearT = window.clearTimeout.bind(window), clearI = window.clearInterval.bind(window);
   const pending = new Set();
@@ -92,7 +93,9 @@ TIMERS_JS = """(() => {
   window.clearTimeout = function (id) { pending.delete(id); return clearT(id); };
   window.clearInterval = function (id) { pending.delete(id); return clearI(id); };
   Object.defineProperty(window, '__guitestTimers', {value: {pending: () => pending.size, setTimeout: setT}});
-})();""" % SHORT_TIMEOUT_MS
+})();"""
+    % SHORT_TIMEOUT_MS
+)
 # after `frames` animation frames, wait (up to `limit` ms) until no short timeout is pending, no jQuery animation runs and
 # every image in use (an <img>, a CSS content or background url()) is loaded and decoded: each episode's document loads
 # its images anew (email-inbox's icons were missing from a first screen at -n 0 and there at -n 2). After any wait, two
@@ -184,8 +187,10 @@ class MiniWobEnv(OnBrowserPage):
         if serve not in ("file", "http"):
             raise EnvFailure(f"env_options.serve must be 'file' or 'http', got {serve!r}")
         if remote and serve == "file":
-            raise EnvFailure("env_options.serve 'file' with browser_endpoints: a browser on another host cannot open this host's files; "
-                             "use serve: http (the default with browser endpoints), with --serve-bind/--serve-host where the browser can reach it")
+            raise EnvFailure(
+                "env_options.serve 'file' with browser_endpoints: a browser on another host cannot open this host's files; "
+                "use serve: http (the default with browser endpoints), with --serve-bind/--serve-host where the browser can reach it"
+            )
         self.base = servers.static(self.root, self.options) if serve == "http" else "file://" + self.root.rstrip("/") + "/"
         self.settle_frames = int(self.options.get("settle_frames", 1))
         self.max_wait = float(self.options.get("max_wait", 5.0))
@@ -305,10 +310,7 @@ class MiniWobEnv(OnBrowserPage):
 
     def _dom_lines(self, dom: list[Any]) -> str:
         z = self.zoom
-        return "\n".join(
-            f"{'  ' * depth}{tag}{' ' + repr(text) if text else ''} at ({x * z:.0f}, {y * z:.0f}, {(x + w) * z:.0f}, {(y + h) * z:.0f})"
-            for depth, tag, text, x, y, w, h in dom
-        )
+        return "\n".join(f"{'  ' * depth}{tag}{' ' + repr(text) if text else ''} at ({x * z:.0f}, {y * z:.0f}, {(x + w) * z:.0f}, {(y + h) * z:.0f})" for depth, tag, text, x, y, w, h in dom)
 
     # -- for scripted baselines ----------------------------------------------------------------
 

@@ -80,8 +80,7 @@ THRESHOLDS: dict[str, Threshold] = {
     ),
     "use-colorwheel-2": Threshold(
         0.95,
-        "as use-colorwheel, for a random #rgb colour: the best picker position scores at least 0.988 and one "
-        "pixel off it on each control at least 0.960 (300 random colours)",
+        "as use-colorwheel, for a random #rgb colour: the best picker position scores at least 0.988 and one pixel off it on each control at least 0.960 (300 random colours)",
     ),
 }
 

@@ -186,8 +186,9 @@ class EndpointPool:
         """Per endpoint: ``url``, ``replies``, ``failures``, ``answered``, ``down`` (the reason, or None), ``seconds``
         (its replies' seconds in all) and ``rested`` (how many times it was rested)."""
         with self._lock:
-            return [{"url": e.base_url, "replies": e.replies, "failures": e.failures, "answered": e.answered, "down": e.down,
-                     "seconds": round(e.seconds, 6), "rested": e.rested} for e in self.endpoints]
+            return [
+                {"url": e.base_url, "replies": e.replies, "failures": e.failures, "answered": e.answered, "down": e.down, "seconds": round(e.seconds, 6), "rested": e.rested} for e in self.endpoints
+            ]
 
 
 def merged_stats(per_process: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -272,8 +272,7 @@ class HFModel(Model):
     def generate(self, prompt: Prompt, image: SentImage, case: Case) -> Reply:
         if prompt.parts or sum(isinstance(p, int) for _, parts in prompt.turns for p in parts) > 1:
             raise ModelError(
-                f"--model={self.name}: hf: models answer one screenshot per case; this prompt sends {len(prompt.images)} images "
-                "(use an openai: endpoint, or in a live task --history-images=0)"
+                f"--model={self.name}: hf: models answer one screenshot per case; this prompt sends {len(prompt.images)} images (use an openai: endpoint, or in a live task --history-images=0)"
             )
         if image.image is None:
             raise ModelError("no image to send: preprocess() returned no pixels")
@@ -313,7 +312,7 @@ class HFModel(Model):
                 raise ModelError(self._oom(f"generating a batch of {len(requests)}", exc)) from None
             raise
         sequences = output.sequences if hasattr(output, "sequences") else output
-        new = sequences[:, inputs["input_ids"].shape[1]:].tolist()
+        new = sequences[:, inputs["input_ids"].shape[1] :].tolist()
         stops = set(_ids(config.eos_token_id)) | set(_ids(processor.tokenizer.eos_token_id))
         pads = set(_ids(config.pad_token_id)) | set(_ids(processor.tokenizer.pad_token_id))
         return [self._reply(row, stops, pads, config.max_new_tokens, processor.tokenizer) for row in new]

@@ -51,8 +51,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 class OpenAIChat(Model):
     """Chat completions with one image per request, over one or more endpoints serving the same model."""
 
-    uses = ("temperature", "max_tokens", "timeout", "retries", "concurrency", "seed", "base_url", "base_urls", "api_key_env",
-            "min_pixels", "max_pixels", "max_image_bytes", "http_client", "resize")
+    uses = ("temperature", "max_tokens", "timeout", "retries", "concurrency", "seed", "base_url", "base_urls", "api_key_env", "min_pixels", "max_pixels", "max_image_bytes", "http_client", "resize")
 
     def __init__(self, name: str, settings: Settings, model: str, profile: Profile | None = None, profile_reason: str = "", backoff: float = 0.5) -> None:
         super().__init__(name, settings, profile, profile_reason)

@@ -88,10 +88,7 @@ def resolve(target: str, label: str) -> Callable[..., Any]:
     for part in attr.split("."):
         if not hasattr(obj, part):
             public = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and v.__module__ == module.__name__ and not n.startswith("_"))
-            raise ModelError(
-                f"{label}: module {module_name!r} ({getattr(module, '__file__', '?')}) has no {attr!r}"
-                + (f"; its functions: {', '.join(public)}" if public else "")
-            )
+            raise ModelError(f"{label}: module {module_name!r} ({getattr(module, '__file__', '?')}) has no {attr!r}" + (f"; its functions: {', '.join(public)}" if public else ""))
         obj = getattr(obj, part)
     if not callable(obj):
         raise ModelError(f"{label}: {target!r} is a {type(obj).__name__}, not a function")

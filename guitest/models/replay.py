@@ -31,7 +31,7 @@ class Replay(Blind):
             except json.JSONDecodeError as exc:
                 raise ModelError(f"replay file {self.path}, line {number}: not valid JSON: {exc.msg}") from None
             if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("response"), str):
-                raise ModelError(f"replay file {self.path}, line {number}: expected {{\"id\": str, \"response\": str}}")
+                raise ModelError(f'replay file {self.path}, line {number}: expected {{"id": str, "response": str}}')
             finish = row.get("finish_reason", "stop")
             self.replies[row["id"]] = Reply(text=row["response"], finish_reason=finish if isinstance(finish, str) else "stop")
 
@@ -45,5 +45,5 @@ class Replay(Blind):
 def make(spec: str, arg: str, settings: Settings, profile: Profile, profile_reason: str) -> Replay:
     """``--model=replay:PATH``: the replies of the JSONL file at PATH."""
     if not arg:
-        raise ModelError("--model=replay:PATH needs the path of a JSONL file of {\"id\", \"response\"} lines")
+        raise ModelError('--model=replay:PATH needs the path of a JSONL file of {"id", "response"} lines')
     return Replay(spec, settings, arg, profile, profile_reason)

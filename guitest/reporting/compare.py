@@ -256,7 +256,9 @@ def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alp
     if only_old or only_new:
         warnings.append(f"{len(only_old)} case(s) only in the old run and {len(only_new)} only in the new run: not in the paired test")
     if tag_changed:
-        warnings.append(f"{len(tag_changed)} shared case(s) have different tags in the two runs; grouped by the new run's tags: {', '.join(tag_changed[:5])}" + (" ..." if len(tag_changed) > 5 else ""))
+        warnings.append(
+            f"{len(tag_changed)} shared case(s) have different tags in the two runs; grouped by the new run's tags: {', '.join(tag_changed[:5])}" + (" ..." if len(tag_changed) > 5 else "")
+        )
     return {
         "old": d_old,
         "new": d_new,
@@ -282,8 +284,7 @@ def _id_set(value: Any) -> set[str]:
     return {i for i in value if isinstance(i, str)} if isinstance(value, list) else set()
 
 
-def _comparable(old_cases: dict[str, Any], new_cases: dict[str, Any], old_missing: set[str], new_missing: set[str], paired: int,
-                min_paired: float) -> dict[str, Any]:
+def _comparable(old_cases: dict[str, Any], new_cases: dict[str, Any], old_missing: set[str], new_missing: set[str], paired: int, min_paired: float) -> dict[str, Any]:
     """Of the cases both runs selected, how many were paired (scored in both) and why the others were not; ``enough`` when
     at least one was and their share reaches ``min_paired``."""
     both = (old_cases.keys() | old_missing) & (new_cases.keys() | new_missing)
@@ -308,12 +309,23 @@ def not_comparable(result: dict[str, Any]) -> str | None:
         return None
     if not c["selected_by_both"]:
         return "the runs share no selected case (different suites, or case ids that changed): there is nothing to compare"
-    why = [f"{c[key]} {label}" for key, label in (("error_in_new", "errored in the new run"), ("no_result_in_new", "have no result in the new run"),
-                                                    ("error_in_old", "errored in the old run"), ("no_result_in_old", "have no result in the old run")) if c[key]]
-    return (f"only {c['paired']} of the {c['selected_by_both']} cases both runs selected were scored in both ({100 * c['share']:.1f}%, "
-            f"below --min-paired {100 * c['min_paired']:.1f}%)" + (f": {', '.join(why)}" if why else "")
-            + ". Too few paired cases say nothing about a regression: re-run the failed cases (pytest --lf) and compare again, "
-            "or pass a lower --min-paired to accept fewer")
+    why = [
+        f"{c[key]} {label}"
+        for key, label in (
+            ("error_in_new", "errored in the new run"),
+            ("no_result_in_new", "have no result in the new run"),
+            ("error_in_old", "errored in the old run"),
+            ("no_result_in_old", "have no result in the old run"),
+        )
+        if c[key]
+    ]
+    return (
+        f"only {c['paired']} of the {c['selected_by_both']} cases both runs selected were scored in both ({100 * c['share']:.1f}%, "
+        f"below --min-paired {100 * c['min_paired']:.1f}%)"
+        + (f": {', '.join(why)}" if why else "")
+        + ". Too few paired cases say nothing about a regression: re-run the failed cases (pytest --lf) and compare again, "
+        "or pass a lower --min-paired to accept fewer"
+    )
 
 
 def _label(row: dict[str, Any]) -> str:
@@ -350,8 +362,7 @@ def format_text(result: dict[str, Any]) -> str:
     """The comparison as aligned plain text for CI logs: who was compared, the table, the verdict, the odd cases."""
     o, n = result["old"], result["new"]
     lines = [
-        f"{side}: {d['suite'] or '-'} | {d['model'] or '-'} | profile {d['profile'] or '-'} | guitest {d['guitest'] or '-'} | {d['n_results']} cases"
-        + (f" | {d['path']}" if d.get("path") else "")
+        f"{side}: {d['suite'] or '-'} | {d['model'] or '-'} | profile {d['profile'] or '-'} | guitest {d['guitest'] or '-'} | {d['n_results']} cases" + (f" | {d['path']}" if d.get("path") else "")
         for side, d in (("old", o), ("new", n))
     ]
     lines += [
@@ -414,14 +425,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``compare`` command's arguments to ``parser`` (a subcommand parser of ``guitest``)."""
     parser.add_argument("old", help="the baseline report (JSON written by guitest)")
     parser.add_argument("new", help="the report to check against it")
-    parser.add_argument("--fail-on-regression", action="store_true",
-                        help="exit 1 when any category is significantly worse (by at least --min-drop), or when the runs are not comparable (--min-paired)")
-    parser.add_argument("--min-drop", type=_fraction_arg(0, 1, False), default=0.0, metavar="X",
-                        help="smallest drop of paired accuracy (0..1, e.g. 0.02 = 2 points) that counts as a regression; default 0")
+    parser.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when any category is significantly worse (by at least --min-drop), or when the runs are not comparable (--min-paired)"
+    )
+    parser.add_argument(
+        "--min-drop", type=_fraction_arg(0, 1, False), default=0.0, metavar="X", help="smallest drop of paired accuracy (0..1, e.g. 0.02 = 2 points) that counts as a regression; default 0"
+    )
     parser.add_argument("--alpha", type=_fraction_arg(0, 1, True), default=0.05, metavar="A", help="significance level of the McNemar test; default 0.05")
-    parser.add_argument("--min-paired", type=_fraction_arg(0, 1, False), default=DEFAULT_MIN_PAIRED, metavar="X",
-                        help=f"the share (0..1) of the cases both runs selected that must be scored in both (not an error, a result in each); "
-                             f"below it the runs are not comparable; default {DEFAULT_MIN_PAIRED}")
+    parser.add_argument(
+        "--min-paired",
+        type=_fraction_arg(0, 1, False),
+        default=DEFAULT_MIN_PAIRED,
+        metavar="X",
+        help=f"the share (0..1) of the cases both runs selected that must be scored in both (not an error, a result in each); below it the runs are not comparable; default {DEFAULT_MIN_PAIRED}",
+    )
     parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON to OUT ('-' for stdout)")
 
 

@@ -56,10 +56,7 @@ def unknown_state_line(aggregate: dict[str, Any]) -> str | None:
     n = unknown_state(aggregate.get("cases", ()))
     if not n:
         return None
-    return (
-        f"{n} scored episode(s) ran on a machine in an unknown state (reset: none: nothing reverted or reset it "
-        "before the episode, so what earlier episodes left there may have decided them)"
-    )
+    return f"{n} scored episode(s) ran on a machine in an unknown state (reset: none: nothing reverted or reset it before the episode, so what earlier episodes left there may have decided them)"
 
 
 def check(limits: dict[str, Any], aggregate: dict[str, Any], allow_unknown_state: bool = False) -> tuple[list[str], list[str]]:
@@ -74,8 +71,7 @@ def check(limits: dict[str, Any], aggregate: dict[str, Any], allow_unknown_state
             notes.append(f"{line}; gated on anyway (--allow-unknown-state)")
         elif line:
             failures.append(
-                f"{line}: the gate does not pass on them; revert the machines before each episode (--env-provider) or use "
-                "guitest's own desktop, or pass --allow-unknown-state to gate on them anyway"
+                f"{line}: the gate does not pass on them; revert the machines before each episode (--env-provider) or use guitest's own desktop, or pass --allow-unknown-state to gate on them anyway"
             )
     metric = limits.get("metric", "accuracy")
     overall = value(aggregate["overall"], metric)

@@ -46,8 +46,7 @@ def run_folder(report_dir: Path, name: str, run_stamp: str) -> Path:
     return report_dir / RUNS / name / run_stamp
 
 
-def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None,
-         keep_episodes: int | None = None) -> list[Path]:
+def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None, keep_episodes: int | None = None) -> list[Path]:
     """Copy this run's report ``files`` (the latest, in ``report_dir``) into its run folder and, when ``good``,
     over the last passed run's; remove the oldest run folders beyond ``keep_runs``. Returns the copies made.
     ``page(folder)``, when given, renders the HTML page anew for the run folder (its links to screenshot files

@@ -135,16 +135,16 @@ def _settings(report: Mapping[str, Any]) -> str:
         rows.append(("pytest arguments", " ".join(str(a) for a in run["pytest_args"])))
     n_sel, n_res = report.get("n_selected"), report.get("n_results")
     rows.append(("results", f"{n_res} of {n_sel} selected cases" + ("" if report.get("complete", True) else " (INCOMPLETE)")))
-    body = "".join(f"<tr><th scope=\"row\">{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    body = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{_e(v)}</td></tr>' for k, v in rows)
     extra = ""
     if isinstance(profile, Mapping) and (profile.get("prompt") or profile.get("system")):
         parts = []
         if profile.get("system"):
-            parts.append(f"<h4>system</h4><pre class=\"text\">{_e(profile['system'])}</pre>")
+            parts.append(f'<h4>system</h4><pre class="text">{_e(profile["system"])}</pre>')
         if profile.get("prompt"):
-            parts.append(f"<h4>prompt template</h4><pre class=\"text\">{_e(profile['prompt'])}</pre>")
-        extra = "<details class=\"prompt\"><summary>prompt</summary>" + "".join(parts) + "</details>"
-    return f"<section id=\"settings\"><h2>Run settings</h2><table class=\"kv\">{body}</table>{extra}</section>"
+            parts.append(f'<h4>prompt template</h4><pre class="text">{_e(profile["prompt"])}</pre>')
+        extra = '<details class="prompt"><summary>prompt</summary>' + "".join(parts) + "</details>"
+    return f'<section id="settings"><h2>Run settings</h2><table class="kv">{body}</table>{extra}</section>'
 
 
 def _live_others(report: Mapping[str, Any]) -> list[str]:
@@ -177,29 +177,28 @@ def _headline(report: Mapping[str, Any]) -> str:
     if _is_live(report):
         figure = h.get("figure", "success_rate")
         big = f"{_e(_num3(h.get('accuracy')))}" if figure == "mean_score" else f"{_e(_pct(h.get('accuracy')))}<small>%</small>"
-        items = [f"<div class=\"big\" id=\"headline-accuracy\">{big}</div>", f"<div class=\"what\">{_e(h.get('what', ''))}</div>"]
+        items = [f'<div class="big" id="headline-accuracy">{big}</div>', f'<div class="what">{_e(h.get("what", ""))}</div>']
         others = _live_others(report)
     else:
-        items = [f"<div class=\"big\" id=\"headline-accuracy\">{_e(_pct(h.get('accuracy')))}<small>%</small></div>",
-                 f"<div class=\"what\">{_e(h.get('average', ''))}: {_e(h.get('what', ''))}</div>"]
+        items = [f'<div class="big" id="headline-accuracy">{_e(_pct(h.get("accuracy")))}<small>%</small></div>', f'<div class="what">{_e(h.get("average", ""))}: {_e(h.get("what", ""))}</div>']
         others = [f"micro {_pct(h.get('micro'))}%"]
         if h.get("over"):
             others.append(f"macro over {h['over']} {_pct(h.get('macro'))}%")
         macro = report.get("macro")
         if isinstance(macro, Mapping):
             others += [f"macro {k} {_pct(v)}%" for k, v in macro.items() if v is not None and k != h.get("over")]
-    items.append(f"<div class=\"others\">{_e(' · '.join(others))}</div>")
+    items.append(f'<div class="others">{_e(" · ".join(others))}</div>')
     if gate.get("passed") is not None or gate.get("failures"):
         ok = bool(gate.get("passed"))
         text = "gate passed" if ok else "gate FAILED: " + "; ".join(str(f) for f in gate.get("failures") or [])
-        items.append(f"<div class=\"gate {'ok' if ok else 'bad'}\">{_e(text)}</div>")
+        items.append(f'<div class="gate {"ok" if ok else "bad"}">{_e(text)}</div>')
     if not report.get("complete", True):
         missing = report.get("missing") or []
-        items.append(f"<div class=\"gate bad\">{_e(f'{len(missing)} selected case(s) produced no result')}</div>")
+        items.append(f'<div class="gate bad">{_e(f"{len(missing)} selected case(s) produced no result")}</div>')
     notes = report.get("notes")
     if isinstance(notes, Mapping) and notes:
-        items.append(f"<div class=\"others\">notes: {_e(', '.join(f'{k} ×{v}' for k, v in notes.items()))}</div>")
-    return "<section id=\"headline\" class=\"headline\">" + "".join(items) + "</section>"
+        items.append(f'<div class="others">notes: {_e(", ".join(f"{k} ×{v}" for k, v in notes.items()))}</div>')
+    return '<section id="headline" class="headline">' + "".join(items) + "</section>"
 
 
 def _count_cells(row: Mapping[str, Any], live: bool = False) -> str:
@@ -209,19 +208,23 @@ def _count_cells(row: Mapping[str, Any], live: bool = False) -> str:
     else:
         cells = [row.get("n"), row.get("hit"), _pct(row.get("accuracy")), _ci(row), row.get("unparsed"), row.get("refused"), row.get("truncated"), row.get("error")]
         columns = COUNT_COLUMNS
-    return "".join(f"<td class=\"num\" data-col=\"{c}\">{_e('–' if v is None else v)}</td>" for c, v in zip(columns, cells, strict=True))
+    return "".join(f'<td class="num" data-col="{c}">{_e("–" if v is None else v)}</td>' for c, v in zip(columns, cells, strict=True))
 
 
 def _tables(report: Mapping[str, Any]) -> str:
     live = _is_live(report)
     if live:
-        head = "<tr><th>category</th><th>value</th><th class=\"num\">n</th><th class=\"num\">success</th><th class=\"num\">SR %</th><th class=\"num\">95% CI</th>" \
-               "<th class=\"num\">mean score</th><th class=\"num\">unsure</th><th class=\"num\">error</th></tr>"
+        head = (
+            '<tr><th>category</th><th>value</th><th class="num">n</th><th class="num">success</th><th class="num">SR %</th><th class="num">95% CI</th>'
+            '<th class="num">mean score</th><th class="num">unsure</th><th class="num">error</th></tr>'
+        )
     else:
-        head = "<tr><th>category</th><th>value</th><th class=\"num\">n</th><th class=\"num\">hit</th><th class=\"num\">acc %</th><th class=\"num\">95% CI</th>" \
-               "<th class=\"num\">unparsed</th><th class=\"num\">refused</th><th class=\"num\">truncated</th><th class=\"num\">error</th></tr>"
+        head = (
+            '<tr><th>category</th><th>value</th><th class="num">n</th><th class="num">hit</th><th class="num">acc %</th><th class="num">95% CI</th>'
+            '<th class="num">unparsed</th><th class="num">refused</th><th class="num">truncated</th><th class="num">error</th></tr>'
+        )
     width = 9 if live else 10
-    rows = [f"<tr class=\"overall\" data-category=\"overall\" data-value=\"\"><th scope=\"row\">overall</th><td></td>{_count_cells(report.get('overall') or {}, live)}</tr>"]
+    rows = [f'<tr class="overall" data-category="overall" data-value=""><th scope="row">overall</th><td></td>{_count_cells(report.get("overall") or {}, live)}</tr>']
     breakdown = report.get("breakdown") or {}
     macro = given if isinstance(given := report.get("macro"), Mapping) else {}
     for name, values in breakdown.items():
@@ -229,16 +232,18 @@ def _tables(report: Mapping[str, Any]) -> str:
             continue
         m = None if live else macro.get(name)
         label = f"{name}" + (f" — macro {_pct(m)}%" if m is not None else "")
-        rows.append(f"<tr class=\"group\"><th colspan=\"{width}\" scope=\"rowgroup\">{_e(label)}</th></tr>")
+        rows.append(f'<tr class="group"><th colspan="{width}" scope="rowgroup">{_e(label)}</th></tr>')
         for value, row in values.items():
             if isinstance(row, Mapping):
-                rows.append(f"<tr data-category=\"{_e(name)}\" data-value=\"{_e(value)}\"><td>{_e(name)}</td><td>{_e(value)}</td>{_count_cells(row, live)}</tr>")
+                rows.append(f'<tr data-category="{_e(name)}" data-value="{_e(value)}"><td>{_e(name)}</td><td>{_e(value)}</td>{_count_cells(row, live)}</tr>')
     if live:
-        note = ("Success rate = successes / (n − unsure − error): episodes no check of guitest's decided (unsure, for the judge) and errored "
-                "episodes are left out and shown apart. Mean score = the mean of the decided episodes' scores. 95% CI: Wilson score interval.")
+        note = (
+            "Success rate = successes / (n − unsure − error): episodes no check of guitest's decided (unsure, for the judge) and errored "
+            "episodes are left out and shown apart. Mean score = the mean of the decided episodes' scores. 95% CI: Wilson score interval."
+        )
     else:
         note = "Accuracy = hit / (n − error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart. 95% CI: Wilson score interval."
-    return f"<section id=\"tables\"><h2>Results</h2><table class=\"results\" id=\"results-table\"><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table><p class=\"note\">{_e(note)}</p></section>"
+    return f'<section id="tables"><h2>Results</h2><table class="results" id="results-table"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table><p class="note">{_e(note)}</p></section>'
 
 
 def _chart(name: str, values: Mapping[str, Any]) -> str:
@@ -247,29 +252,29 @@ def _chart(name: str, values: Mapping[str, Any]) -> str:
     label_w, bar_w, right_w, row_h, top = 150, 330, 64, 22, 22
     width = label_w + bar_w + right_w
     height = top + row_h * len(rows) + 6
-    out = [f"<svg class=\"chart\" role=\"img\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" aria-label=\"{_e('accuracy by ' + name)}\">"]
+    out = [f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" aria-label="{_e("accuracy by " + name)}">']
     for tick in (0, 25, 50, 75, 100):
         x = label_w + bar_w * tick / 100
-        out.append(f"<line class=\"grid\" x1=\"{x:.1f}\" y1=\"{top - 4}\" x2=\"{x:.1f}\" y2=\"{height - 4}\"/>")
-        out.append(f"<text class=\"tick\" x=\"{x:.1f}\" y=\"{top - 8}\" text-anchor=\"middle\">{tick}%</text>")
+        out.append(f'<line class="grid" x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{height - 4}"/>')
+        out.append(f'<text class="tick" x="{x:.1f}" y="{top - 8}" text-anchor="middle">{tick}%</text>')
     for i, (value, row) in enumerate(rows):
         y = top + i * row_h
         acc = _num(row.get("accuracy"))
         shown = value if len(value) <= 26 else value[:25] + "…"
         tip = f"{value}: {_pct(acc)}% (95% CI {_ci(row)}), {row.get('hit', '–')} hits, n {row.get('n', '–')}"
-        out.append(f"<g class=\"bar\"><title>{_e(tip)}</title>")
-        out.append(f"<text class=\"label\" x=\"{label_w - 8}\" y=\"{y + row_h / 2 + 4:.1f}\" text-anchor=\"end\">{_e(shown)}</text>")
-        out.append(f"<rect class=\"track\" x=\"{label_w}\" y=\"{y + 4}\" width=\"{bar_w}\" height=\"{row_h - 8}\"/>")
+        out.append(f'<g class="bar"><title>{_e(tip)}</title>')
+        out.append(f'<text class="label" x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end">{_e(shown)}</text>')
+        out.append(f'<rect class="track" x="{label_w}" y="{y + 4}" width="{bar_w}" height="{row_h - 8}"/>')
         if acc is not None:
-            out.append(f"<rect class=\"fill\" x=\"{label_w}\" y=\"{y + 4}\" width=\"{bar_w * acc:.1f}\" height=\"{row_h - 8}\"/>")
+            out.append(f'<rect class="fill" x="{label_w}" y="{y + 4}" width="{bar_w * acc:.1f}" height="{row_h - 8}"/>')
             ci = row.get("ci95")
             lo, hi = (_num(ci[0]), _num(ci[1])) if isinstance(ci, (list, tuple)) and len(ci) == 2 else (None, None)
             if lo is not None and hi is not None:
                 x1, x2, ym = label_w + bar_w * lo, label_w + bar_w * hi, y + row_h / 2
-                out.append(f"<path class=\"whisker\" d=\"M{x1:.1f} {ym:.1f}H{x2:.1f}M{x1:.1f} {ym - 5:.1f}V{ym + 5:.1f}M{x2:.1f} {ym - 5:.1f}V{ym + 5:.1f}\"/>")
-        out.append(f"<text class=\"val\" x=\"{label_w + bar_w + 8}\" y=\"{y + row_h / 2 + 4:.1f}\">{_e(_pct(acc))}{'%' if acc is not None else ''}</text></g>")
+                out.append(f'<path class="whisker" d="M{x1:.1f} {ym:.1f}H{x2:.1f}M{x1:.1f} {ym - 5:.1f}V{ym + 5:.1f}M{x2:.1f} {ym - 5:.1f}V{ym + 5:.1f}"/>')
+        out.append(f'<text class="val" x="{label_w + bar_w + 8}" y="{y + row_h / 2 + 4:.1f}">{_e(_pct(acc))}{"%" if acc is not None else ""}</text></g>')
     out.append("</svg>")
-    return f"<figure class=\"chartbox\"><figcaption>{_e(name)}</figcaption>{''.join(out)}</figure>"
+    return f'<figure class="chartbox"><figcaption>{_e(name)}</figcaption>{"".join(out)}</figure>'
 
 
 def _budget_chart(by_budget: Mapping[str, Any]) -> str:
@@ -280,20 +285,21 @@ def _budget_chart(by_budget: Mapping[str, Any]) -> str:
     left, plot_w, plot_h, top, bottom = 40, 440, 150, 12, 28
     width, height = left + plot_w + 10, top + plot_h + bottom
     step = plot_w / len(points)
-    out = [f"<svg class=\"chart\" role=\"img\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" aria-label=\"success rate by step budget\">"]
+    out = [f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" aria-label="success rate by step budget">']
     for tick in (0, 25, 50, 75, 100):
         y = top + plot_h * (1 - tick / 100)
-        out.append(f"<line class=\"grid\" x1=\"{left}\" y1=\"{y:.1f}\" x2=\"{left + plot_w}\" y2=\"{y:.1f}\"/>")
-        out.append(f"<text class=\"tick\" x=\"{left - 6}\" y=\"{y + 3:.1f}\" text-anchor=\"end\">{tick}%</text>")
+        out.append(f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}"/>')
+        out.append(f'<text class="tick" x="{left - 6}" y="{y + 3:.1f}" text-anchor="end">{tick}%</text>')
     every = max(1, len(points) // 15)
     for i, (b, v) in enumerate(points):
         x, h = left + i * step, plot_h * v
-        out.append(f"<g class=\"bar\"><title>{_e(f'budget {b} steps: {_pct(v)}%')}</title>"
-                   f"<rect class=\"fill\" x=\"{x + step * 0.1:.1f}\" y=\"{top + plot_h - h:.1f}\" width=\"{step * 0.8:.1f}\" height=\"{h:.1f}\"/></g>")
+        out.append(
+            f'<g class="bar"><title>{_e(f"budget {b} steps: {_pct(v)}%")}</title><rect class="fill" x="{x + step * 0.1:.1f}" y="{top + plot_h - h:.1f}" width="{step * 0.8:.1f}" height="{h:.1f}"/></g>'
+        )
         if i % every == 0 or i == len(points) - 1:
-            out.append(f"<text class=\"tick\" x=\"{x + step / 2:.1f}\" y=\"{top + plot_h + 14}\" text-anchor=\"middle\">{b}</text>")
-    out.append(f"<text class=\"tick\" x=\"{left + plot_w / 2:.1f}\" y=\"{height - 2}\" text-anchor=\"middle\">step budget</text></svg>")
-    return f"<figure class=\"chartbox\" id=\"budget-chart\"><figcaption>success rate had the budget been</figcaption>{''.join(out)}</figure>"
+            out.append(f'<text class="tick" x="{x + step / 2:.1f}" y="{top + plot_h + 14}" text-anchor="middle">{b}</text>')
+    out.append(f'<text class="tick" x="{left + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle">step budget</text></svg>')
+    return f'<figure class="chartbox" id="budget-chart"><figcaption>success rate had the budget been</figcaption>{"".join(out)}</figure>'
 
 
 def _charts(report: Mapping[str, Any]) -> str:
@@ -307,9 +313,12 @@ def _charts(report: Mapping[str, Any]) -> str:
     charts = [c for c in charts if c]
     if not charts:
         return ""
-    title, note = ("Success rate", "Bars: success rate; whiskers: 95% confidence interval. The budget chart counts a success at budget b when it took at most b steps.") if live \
+    title, note = (
+        ("Success rate", "Bars: success rate; whiskers: 95% confidence interval. The budget chart counts a success at budget b when it took at most b steps.")
+        if live
         else ("Accuracy by category", "Bars: accuracy; whiskers: 95% confidence interval.")
-    return f"<section id=\"charts\"><h2>{title}</h2><p class=\"note\">{_e(note)}</p><div class=\"charts\">" + "".join(charts) + "</div></section>"
+    )
+    return f'<section id="charts"><h2>{title}</h2><p class="note">{_e(note)}</p><div class="charts">' + "".join(charts) + "</div></section>"
 
 
 def _box(value: Any) -> list[float] | None:
@@ -338,24 +347,24 @@ def _overlay(case: Mapping[str, Any]) -> str:
     truth = _box(case.get("truth"))
     if truth is not None:
         x1, y1, x2, y2 = truth
-        parts.append(f"<rect class=\"truth\" x=\"{x1:g}\" y=\"{y1:g}\" width=\"{max(x2 - x1, 0):g}\" height=\"{max(y2 - y1, 0):g}\"/>")
+        parts.append(f'<rect class="truth" x="{x1:g}" y="{y1:g}" width="{max(x2 - x1, 0):g}" height="{max(y2 - y1, 0):g}"/>')
     pixel = _point(_g(case, "prediction", "pixel"))
     if pixel is not None:
         px, py = pixel
         r = max(w, h) * 0.014
         parts += _marker(px, py, r)
-        parts.append(f"<path class=\"pred\" d=\"M{px - 2 * r:.1f} {py:g}H{px + 2 * r:.1f}M{px:g} {py - 2 * r:.1f}V{py + 2 * r:.1f}\"/>")
+        parts.append(f'<path class="pred" d="M{px - 2 * r:.1f} {py:g}H{px + 2 * r:.1f}M{px:g} {py - 2 * r:.1f}V{py + 2 * r:.1f}"/>')
     return _svg(w, h, parts) if parts else ""
 
 
 def _marker(px: float, py: float, r: float) -> list[str]:
     """A point drawn as a red circle with a white halo (SVG elements)."""
-    return [f"<circle class=\"pred-halo\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>", f"<circle class=\"pred\" cx=\"{px:g}\" cy=\"{py:g}\" r=\"{r:.1f}\"/>"]
+    return [f'<circle class="pred-halo" cx="{px:g}" cy="{py:g}" r="{r:.1f}"/>', f'<circle class="pred" cx="{px:g}" cy="{py:g}" r="{r:.1f}"/>']
 
 
 def _svg(w: float, h: float, parts: list[str]) -> str:
     """An SVG in a ``w`` x ``h`` pixel space, stretched over its picture."""
-    return f"<svg class=\"overlay\" viewBox=\"0 0 {w:g} {h:g}\" preserveAspectRatio=\"none\" aria-hidden=\"true\">{''.join(parts)}</svg>"
+    return f'<svg class="overlay" viewBox="0 0 {w:g} {h:g}" preserveAspectRatio="none" aria-hidden="true">{"".join(parts)}</svg>'
 
 
 def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
@@ -374,26 +383,28 @@ def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
         executed = given if isinstance(given := step.get("executed"), int) else len(actions)
         shot = ""
         if src:
-            dims = f" width=\"{size[0]:g}\" height=\"{size[1]:g}\"" if size else ""
+            dims = f' width="{size[0]:g}" height="{size[1]:g}"' if size else ""
             alt = _e(f"step {step.get('number')}")
-            shot = f"<figure class=\"shot\"><img src=\"{_e(src)}\" alt=\"{alt}\"{dims} loading=\"lazy\" decoding=\"async\">{_action_overlay(actions[:executed], size)}</figure>"
+            shot = f'<figure class="shot"><img src="{_e(src)}" alt="{alt}"{dims} loading="lazy" decoding="async">{_action_overlay(actions[:executed], size)}</figure>'
         read = step.get("text") or ("(no readable action)" if not actions else "; ".join(str(a.get("kind")) for a in actions))
         if executed < len(actions):
             read += f" (actions {executed + 1}-{len(actions)} not run)" if len(actions) - executed > 1 else f" (action {len(actions)} not run)"
         notes = ", ".join(str(n) for n in step.get("notes") or [])
         reply = step.get("reply")
         frames.append(
-            f"<li class=\"step\">{shot}<p class=\"act\"><b>{_e(step.get('number'))}</b> {_e(read)}</p>"
-            + (f"<p class=\"meta\">{_e(notes)}</p>" if notes else "")
-            + (f"<details><summary>reply</summary><pre class=\"reply\">{_e(reply)}</pre></details>" if reply is not None else "")
+            f'<li class="step">{shot}<p class="act"><b>{_e(step.get("number"))}</b> {_e(read)}</p>'
+            + (f'<p class="meta">{_e(notes)}</p>' if notes else "")
+            + (f'<details><summary>reply</summary><pre class="reply">{_e(reply)}</pre></details>' if reply is not None else "")
             + "</li>"
         )
     final = _episode_src(episode.get("final_screenshot"), files_dir, page_dir)
     if final:
-        frames.append(f"<li class=\"step\"><figure class=\"shot\"><img src=\"{_e(final)}\" alt=\"final screen\" loading=\"lazy\" decoding=\"async\"></figure><p class=\"act\"><b>end</b> {_e(episode.get('end'))}</p></li>")
+        frames.append(
+            f'<li class="step"><figure class="shot"><img src="{_e(final)}" alt="final screen" loading="lazy" decoding="async"></figure><p class="act"><b>end</b> {_e(episode.get("end"))}</p></li>'
+        )
     outcome = f"{'success' if episode.get('success') else 'no success'}, score {_num3(episode.get('score'))}, {len(steps)} step(s), {_num3(episode.get('wall_seconds'))} s"
     reason = f" · {episode['reason']}" if episode.get("reason") else ""
-    return f"<div class=\"episode\"><p class=\"meta\">{_e(outcome + reason)}</p><ol class=\"strip\">{''.join(frames)}</ol></div>"
+    return f'<div class="episode"><p class="meta">{_e(outcome + reason)}</p><ol class="strip">{"".join(frames)}</ol></div>'
 
 
 def _episode_src(ref: Any, files_dir: Any, page_dir: Any) -> str | None:
@@ -427,9 +438,9 @@ def _action_overlay(actions: list[Mapping[str, Any]], size: tuple[float, float] 
         px, py = point
         parts += _marker(px, py, r)
         if end is not None:
-            parts.append(f"<path class=\"pred\" d=\"M{px:g} {py:g}L{end[0]:g} {end[1]:g}\"/>")
+            parts.append(f'<path class="pred" d="M{px:g} {py:g}L{end[0]:g} {end[1]:g}"/>')
         if len(actions) > 1:
-            parts.append(f"<text class=\"pred-n\" x=\"{px + 1.3 * r:.1f}\" y=\"{py - 1.3 * r:.1f}\" font-size=\"{2 * r:.1f}\">{number}</text>")
+            parts.append(f'<text class="pred-n" x="{px + 1.3 * r:.1f}" y="{py - 1.3 * r:.1f}" font-size="{2 * r:.1f}">{number}</text>')
     return _svg(w, h, parts) if parts else ""
 
 
@@ -442,27 +453,27 @@ def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, pag
     tags = {str(k): str(v) for k, v in tags.items()}
     instruction = case.get("instruction")
     search = " ".join([cid, str(instruction or "")]).lower()
-    out = [f"<article class=\"card {_verdict_class(verdict)}\" data-verdict=\"{_e(verdict)}\" data-tags=\"{_e(json.dumps(tags, ensure_ascii=False))}\" data-text=\"{_e(search)}\">"]
-    out.append(f"<header><span class=\"badge {_verdict_class(verdict)}\">{_e(verdict)}</span><code class=\"cid\">{_e(cid)}</code></header>")
+    out = [f'<article class="card {_verdict_class(verdict)}" data-verdict="{_e(verdict)}" data-tags="{_e(json.dumps(tags, ensure_ascii=False))}" data-text="{_e(search)}">']
+    out.append(f'<header><span class="badge {_verdict_class(verdict)}">{_e(verdict)}</span><code class="cid">{_e(cid)}</code></header>')
     if thumb:
         size = _point(case.get("size"))
         # the original's size gives the box its shape before a lazily loaded picture arrives
-        dims = f" width=\"{size[0]:g}\" height=\"{size[1]:g}\"" if size is not None and size[0] > 0 and size[1] > 0 else ""
-        out.append(f"<figure class=\"shot\"><img src=\"{_e(thumb)}\" alt=\"{_e('screenshot of ' + cid)}\"{dims} loading=\"lazy\" decoding=\"async\">{_overlay(case)}</figure>")
+        dims = f' width="{size[0]:g}" height="{size[1]:g}"' if size is not None and size[0] > 0 and size[1] > 0 else ""
+        out.append(f'<figure class="shot"><img src="{_e(thumb)}" alt="{_e("screenshot of " + cid)}"{dims} loading="lazy" decoding="async">{_overlay(case)}</figure>')
     if tags:
-        out.append("<ul class=\"tags\">" + "".join(f"<li><span>{_e(k)}</span> {_e(v)}</li>" for k, v in tags.items()) + "</ul>")
+        out.append('<ul class="tags">' + "".join(f"<li><span>{_e(k)}</span> {_e(v)}</li>" for k, v in tags.items()) + "</ul>")
     if instruction:
-        out.append(f"<p class=\"instruction\">{_e(instruction)}</p>")
+        out.append(f'<p class="instruction">{_e(instruction)}</p>')
     strip = _strip(case, files_dir, page_dir)
     response = case.get("response")
     if strip:
         out.append(strip)
     elif response is not None:
-        out.append(f"<pre class=\"reply\" title=\"model reply\">{_e(response)}</pre>")
+        out.append(f'<pre class="reply" title="model reply">{_e(response)}</pre>')
     else:
-        out.append("<p class=\"noreply\">no reply</p>")
+        out.append('<p class="noreply">no reply</p>')
     if case.get("error"):
-        out.append(f"<pre class=\"err\">{_e(case['error'])}</pre>")
+        out.append(f'<pre class="err">{_e(case["error"])}</pre>')
     meta = []
     truth = _box(case.get("truth"))
     if truth is not None:
@@ -489,7 +500,7 @@ def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, pag
     if notes:
         meta.append("notes: " + ", ".join(str(n) for n in notes))
     if meta:
-        out.append(f"<p class=\"meta\">{_e(' · '.join(meta))}</p>")
+        out.append(f'<p class="meta">{_e(" · ".join(meta))}</p>')
     out.append("</article>")
     return "".join(out)
 
@@ -506,8 +517,8 @@ def _tag_names(report: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> lis
 def _options(counts: Mapping[str, int], order: Iterable[str]) -> str:
     total = sum(counts.values())
     # Option values carry a '=' prefix so that "" can mean "any" even when a tag value is empty.
-    opts = [f"<option value=\"\">all ({total})</option>"]
-    opts += [f"<option value=\"={_e(v)}\">{_e(v)} ({counts[v]})</option>" for v in order if v in counts]
+    opts = [f'<option value="">all ({total})</option>']
+    opts += [f'<option value="={_e(v)}">{_e(v)} ({counts[v]})</option>' for v in order if v in counts]
     return "".join(opts)
 
 
@@ -517,7 +528,7 @@ def _gallery(report: Mapping[str, Any], sources: Mapping[str, str], files_dir: A
     for c in cases:
         verdicts[str(c.get("verdict", ""))] = verdicts.get(str(c.get("verdict", "")), 0) + 1
     order = [v for v in VERDICT_ORDER if v in verdicts] + sorted(v for v in verdicts if v not in VERDICT_ORDER)
-    controls = [f"<label>verdict <select id=\"f-verdict\">{_options(verdicts, order)}</select></label>"]
+    controls = [f'<label>verdict <select id="f-verdict">{_options(verdicts, order)}</select></label>']
     for i, name in enumerate(_tag_names(report, cases)):
         values: dict[str, int] = {}
         for c in cases:
@@ -525,20 +536,18 @@ def _gallery(report: Mapping[str, Any], sources: Mapping[str, str], files_dir: A
             if isinstance(tags, Mapping) and name in tags:
                 values[str(tags[name])] = values.get(str(tags[name]), 0) + 1
         if values:
-            controls.append(f"<label>{_e(name)} <select class=\"f-tag\" id=\"f-tag-{i}\" data-tag=\"{_e(name)}\">{_options(values, sorted(values))}</select></label>")
-    controls.append("<label>id or instruction <input type=\"search\" id=\"f-text\" placeholder=\"contains…\"></label>")
-    controls.append("<button type=\"button\" id=\"f-reset\">reset</button>")
-    controls.append(f"<span id=\"f-count\" aria-live=\"polite\">{len(cases)} of {len(cases)} cases shown</span>")
+            controls.append(f'<label>{_e(name)} <select class="f-tag" id="f-tag-{i}" data-tag="{_e(name)}">{_options(values, sorted(values))}</select></label>')
+    controls.append('<label>id or instruction <input type="search" id="f-text" placeholder="contains…"></label>')
+    controls.append('<button type="button" id="f-reset">reset</button>')
+    controls.append(f'<span id="f-count" aria-live="polite">{len(cases)} of {len(cases)} cases shown</span>')
     cards = "".join(_card(c, sources.get(str(c.get("id", ""))), files_dir, page_dir) for c in cases)
     linked = sum(not is_embedded(v) for v in sources.values())
     legend = "Screenshots: green box = target, red circle = predicted point."
     if any(c.get("episode") for c in cases):
         legend = "Episodes: each screen the agent saw, the red circle where its action acted, the action read and the reply."
     if linked:
-        legend += (f" {linked} screenshot(s) are shown from their files, where the run read them (relative links);"
-                   " for a page that carries them, run with --report-images=embed.")
-    return (f"<section id=\"gallery\"><h2>Cases</h2><div class=\"filters\" role=\"search\">{''.join(controls)}</div>"
-            f"<p class=\"note\">{_e(legend)}</p><div class=\"cards\" id=\"cards\">{cards}</div></section>")
+        legend += f" {linked} screenshot(s) are shown from their files, where the run read them (relative links); for a page that carries them, run with --report-images=embed."
+    return f'<section id="gallery"><h2>Cases</h2><div class="filters" role="search">{"".join(controls)}</div><p class="note">{_e(legend)}</p><div class="cards" id="cards">{cards}</div></section>'
 
 
 def _warnings(report: Mapping[str, Any]) -> str:
@@ -554,7 +563,7 @@ def _warnings(report: Mapping[str, Any]) -> str:
     down = run.get("unreachable")
     if isinstance(down, Mapping):
         notes.append(f"Endpoint {down.get('url')} {down.get('state', 'unreachable')} ({down.get('reason')}): {down.get('cases_not_asked')} case(s) not asked (errors); re-run them with --lf.")
-    return "".join(f"<p class=\"warn\">{_e(n)}</p>" for n in notes)
+    return "".join(f'<p class="warn">{_e(n)}</p>' for n in notes)
 
 
 def _missing(report: Mapping[str, Any]) -> str:
@@ -562,7 +571,7 @@ def _missing(report: Mapping[str, Any]) -> str:
     if not missing:
         return ""
     items = "".join(f"<li><code>{_e(m)}</code></li>" for m in missing)
-    return f"<section id=\"missing\"><h2>Selected cases with no result ({len(missing)})</h2><ul class=\"missing\">{items}</ul></section>"
+    return f'<section id="missing"><h2>Selected cases with no result ({len(missing)})</h2><ul class="missing">{items}</ul></section>'
 
 
 def _sources(pictures: Mapping[str, Any], page_dir: Any) -> dict[str, str]:
@@ -698,8 +707,7 @@ JS = """
 def _csp(linked: bool) -> str:
     digest = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
     images = "'self' file: data:" if linked else "data:"  # linked screenshots: files beside (or under) the page's own origin
-    return (f"default-src 'none'; img-src {images}; style-src 'unsafe-inline'; "
-            f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'")
+    return f"default-src 'none'; img-src {images}; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
 
 
 def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
@@ -723,22 +731,24 @@ def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, pa
     title = f"guitest report: {suite} · {spec}"
     started = _g(report, "run", "started")
     sub = f"model {spec} · {report.get('n_results', '?')} of {report.get('n_selected', '?')} cases" + (f" · {started}" if started else "")
-    body = "".join([
-        f"<header><h1>{_e(title)}</h1><p class=\"sub\">{_e(sub)}</p></header>",
-        _warnings(report),
-        _headline(report),
-        _tables(report),
-        _charts(report),
-        _settings(report),
-        _missing(report),
-        _gallery(report, sources, files_dir, page_dir),
-        f"<footer>{_e('Written by guitest ' + str(report.get('guitest', '')) + '. ' + ('This page loads nothing from the network; it shows the screenshots from their files.' if linked else 'This page is self-contained: it loads nothing from the network.'))}</footer>",
-    ])
+    body = "".join(
+        [
+            f'<header><h1>{_e(title)}</h1><p class="sub">{_e(sub)}</p></header>',
+            _warnings(report),
+            _headline(report),
+            _tables(report),
+            _charts(report),
+            _settings(report),
+            _missing(report),
+            _gallery(report, sources, files_dir, page_dir),
+            f"<footer>{_e('Written by guitest ' + str(report.get('guitest', '')) + '. ' + ('This page loads nothing from the network; it shows the screenshots from their files.' if linked else 'This page is self-contained: it loads nothing from the network.'))}</footer>",
+        ]
+    )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_e(_csp(linked))}\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        "<meta name=\"referrer\" content=\"no-referrer\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(_csp(linked))}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head>"
         f"<body><main>{body}</main><script>{JS}</script></body></html>\n"
     )

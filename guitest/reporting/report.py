@@ -13,10 +13,31 @@ from .tallies import LEFT_OUT, aggregate, headline
 from ..tasks import Task, task_named
 
 REPORT_FIELDS = (
-    "id", "verdict", "tags", "instruction", "prediction", "response", "first_response", "error", "finish_reason",
-    "truth", "size", "sent_size", "image", "notes", "attempts", "cached", "cached_attempts", "cached_recorded",
+    "id",
+    "verdict",
+    "tags",
+    "instruction",
+    "prediction",
+    "response",
+    "first_response",
+    "error",
+    "finish_reason",
+    "truth",
+    "size",
+    "sent_size",
+    "image",
+    "notes",
+    "attempts",
+    "cached",
+    "cached_attempts",
+    "cached_recorded",
     # live tasks: the episode's outcome, its steps and time, and where its trajectory and screenshots are
-    "success", "score", "steps", "seconds", "trajectory", "episode",
+    "success",
+    "score",
+    "steps",
+    "seconds",
+    "trajectory",
+    "episode",
 )
 
 _KEPT = frozenset(REPORT_FIELDS)
@@ -159,8 +180,10 @@ def table_cells(report: dict[str, Any]) -> list[tuple[str, ...]]:
 def reading_note(report: dict[str, Any]) -> str:
     """How to read the table's rates."""
     if is_live(report):
-        return ("Success rate = successes / (n - unsure - error): episodes no check of guitest's decided (unsure: for the judge) "
-                "and errored episodes are left out and shown apart; mean score = the mean of the decided episodes' scores. 95% CI: Wilson.")
+        return (
+            "Success rate = successes / (n - unsure - error): episodes no check of guitest's decided (unsure: for the judge) "
+            "and errored episodes are left out and shown apart; mean score = the mean of the decided episodes' scores. 95% CI: Wilson."
+        )
     return "Accuracy = hit / (n - error); unparsed, refused and truncated replies count as wrong; errors are excluded and shown apart."
 
 
@@ -223,8 +246,7 @@ def headline_line(report: dict[str, Any]) -> str:
         return f"headline: mean score {score3(h['accuracy'])} (the suite's headline, the figure its benchmark reports); success rate {pct(h.get('success_rate'))}%"
     if h.get("figure") == "success_rate":
         lo, hi = h.get("ci95") or (0, 0)
-        return (f"headline: success rate {pct(h['accuracy'])}% (95% CI {pct(lo)}-{pct(hi)}; the suite's headline, the figure its benchmark reports); "
-                f"mean score {score3(h.get('mean_score'))}")
+        return f"headline: success rate {pct(h['accuracy'])}% (95% CI {pct(lo)}-{pct(hi)}; the suite's headline, the figure its benchmark reports); mean score {score3(h.get('mean_score'))}"
     if h["average"] == "macro":
         return f"headline: {pct(h['accuracy'])}% macro over {h['over']} (the suite's declared headline); micro {pct(h['micro'])}%"
     return f"headline: {pct(h['accuracy'])}% micro (the suite's declared headline)" + (f"; macro over {h['over']} {pct(h['macro'])}%" if h.get("over") else "")

@@ -44,8 +44,14 @@ def header_lines(model: "Model | None", config: "RunConfig", run: "Run | None", 
         described = model.describe()
         extra = "".join(f", {k} {described[k]}" for k in ("base_url", "api_key") if k in described)
         s = model.settings  # a --model-config may have changed them
-        shown = [("temperature", f"temperature {s.temperature:g}"), ("max_tokens", f"max tokens {s.max_tokens}"), ("timeout", f"timeout {s.timeout:g} s"),
-                 ("retries", f"retries {s.retries}"), ("seed", f"seed {s.seed}"), ("concurrency", f"concurrency {s.concurrency}")]
+        shown = [
+            ("temperature", f"temperature {s.temperature:g}"),
+            ("max_tokens", f"max tokens {s.max_tokens}"),
+            ("timeout", f"timeout {s.timeout:g} s"),
+            ("retries", f"retries {s.retries}"),
+            ("seed", f"seed {s.seed}"),
+            ("concurrency", f"concurrency {s.concurrency}"),
+        ]
         used = model.uses
         lines.append(
             f"guitest model: {described['spec']} ({described['adapter']}{extra}); "
@@ -174,8 +180,7 @@ def endpoint_down(reports: Iterable[dict[str, Any]]) -> list[Line]:
     not_asked = sum(d["cases_not_asked"] for d in downs)
     not_run = sum(len(r["missing"]) for r in hit)
     counts = ([f"{not_asked} case(s) were not asked and are errors"] if not_asked else []) + ([f"{not_run} were not run (the run stopped early)"] if not_run else [])
-    what = (", and ".join(counts) + ": start the endpoint (or check --base-url), then "
-            + ("run the same command again." if not_run else "re-run them with --lf."))
+    what = ", and ".join(counts) + ": start the endpoint (or check --base-url), then " + ("run the same command again." if not_run else "re-run them with --lf.")
     return [
         Line(f"guitest: endpoint {state}", ("red", "bold"), sep="="),
         Line(printable(f"{down['url']} is {state} ({down['reason']})."), ("red", "bold")),
@@ -190,11 +195,17 @@ def nothing_selected(keyword: str, marker: str, n: int, tags: Iterable[tuple[str
     pairs = sorted(tags)
     values = sorted({value for _, value in pairs})
     some = ", ".join(values[:20]) + (", ..." if len(values) > 20 else "")
-    example = f", e.g. -m \"guitest({pairs[0][0]}={pairs[0][1]!r})\"" if pairs else ""
-    return [Line(printable(
-        f"guitest: {chosen} selected none of the {n} guitest case(s) collected. -k matches substrings of case ids and of "
-        f"keywords, and each tag value of a case is a keyword (here: {some}); -m takes the marker guitest(tag='value'){example}. "
-        "List the cases with --collect-only -q"), ("yellow", "bold"))]
+    example = f', e.g. -m "guitest({pairs[0][0]}={pairs[0][1]!r})"' if pairs else ""
+    return [
+        Line(
+            printable(
+                f"guitest: {chosen} selected none of the {n} guitest case(s) collected. -k matches substrings of case ids and of "
+                f"keywords, and each tag value of a case is a keyword (here: {some}); -m takes the marker guitest(tag='value'){example}. "
+                "List the cases with --collect-only -q"
+            ),
+            ("yellow", "bold"),
+        )
+    ]
 
 
 def endpoint_cause(report: dict[str, Any]) -> dict[str, Any] | None:
@@ -235,8 +246,18 @@ def endpoints_line(endpoints: list[dict[str, Any]]) -> str:
     return "endpoints: " + ", ".join(parts)
 
 
-def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baseline: str | None = None, baseline_path: str | None = None,
-                  paths: Iterable[Path] = (), kept: list[str] | None = None, unsaved: str | None = None, uncopied: str | None = None) -> list[Line]:
+def suite_summary(
+    report: dict[str, Any],
+    key: str,
+    table: list[str],
+    *,
+    baseline: str | None = None,
+    baseline_path: str | None = None,
+    paths: Iterable[Path] = (),
+    kept: list[str] | None = None,
+    unsaved: str | None = None,
+    uncopied: str | None = None,
+) -> list[Line]:
     """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.reporting.report.text_table`), warnings,
     the gate, the comparison with ``--baseline`` (its text) and where the reports went, or ``unsaved``: why they could
     not be written (``uncopied``: why this run's copies of them could not be made)."""
@@ -262,17 +283,22 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
     if not report["complete"] and not down:
         shown = ", ".join(report["missing"][:5]) + (" ..." if len(report["missing"]) > 5 else "")
-        out.append(Line(
-            f"INCOMPLETE: {report['n_selected'] - report['n_results']} selected case(s) produced no result "
-            f"(a worker crashed or the run stopped early): {shown}. Re-run them with --lf.", ("red", "bold"),
-        ))
+        out.append(
+            Line(
+                f"INCOMPLETE: {report['n_selected'] - report['n_results']} selected case(s) produced no result (a worker crashed or the run stopped early): {shown}. Re-run them with --lf.",
+                ("red", "bold"),
+            )
+        )
     suspicious = report["notes"].get("coordinates_look_normalized", 0)
     if suspicious:
-        out.append(Line(
-            f"warning: {suspicious} answer(s) gave coordinates within [0, 1] although profile {report['model']['profile']['name']} "
-            f"reads {report['model']['space']} coordinates: if the model answers normalized points, pass --model-profile "
-            "(e.g. generic) so they are not scored as pixels near the top-left corner", ("yellow",),
-        ))
+        out.append(
+            Line(
+                f"warning: {suspicious} answer(s) gave coordinates within [0, 1] although profile {report['model']['profile']['name']} "
+                f"reads {report['model']['space']} coordinates: if the model answers normalized points, pass --model-profile "
+                "(e.g. generic) so they are not scored as pixels near the top-left corner",
+                ("yellow",),
+            )
+        )
     unknown = unknown_state_line(report)
     if unknown:
         out.append(Line(f"warning: {unknown}", ("yellow",)))
@@ -295,8 +321,11 @@ def suite_summary(report: dict[str, Any], key: str, table: list[str], *, baselin
     if kept:
         out.append(Line("kept: " + ", ".join(kept) + " (each run's reports under runs/; *.passed.* is the last run that passed)"))
         if gate.get("passed") is None and any(k.endswith(".passed.*") for k in kept):
-            out.append(Line(
-                "note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this "
-                "run; give the suite a gate: (or --min-accuracy) to keep *.passed.* for runs that meet it", ("yellow",),
-            ))
+            out.append(
+                Line(
+                    "note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this "
+                    "run; give the suite a gate: (or --min-accuracy) to keep *.passed.* for runs that meet it",
+                    ("yellow",),
+                )
+            )
     return out

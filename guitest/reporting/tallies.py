@@ -188,7 +188,12 @@ def headline(agg: dict[str, Any], average: str, macro_over: str | None) -> dict[
     micro = agg["overall"]["accuracy"]
     macro = agg["macro"].get(macro_over) if macro_over else None
     if average == "macro":
-        return {"average": "macro", "over": macro_over, "accuracy": macro, "micro": micro, "macro": macro,
-                "what": f"unweighted mean of the accuracies of the {macro_over} values (the suite's declared headline, as its benchmark reports it)"}
-    return {"average": "micro", "over": None, "accuracy": micro, "micro": micro, "macro": macro,
-            "what": "hits over all scored cases (the suite's declared headline, as its benchmark reports it)"}
+        return {
+            "average": "macro",
+            "over": macro_over,
+            "accuracy": macro,
+            "micro": micro,
+            "macro": macro,
+            "what": f"unweighted mean of the accuracies of the {macro_over} values (the suite's declared headline, as its benchmark reports it)",
+        }
+    return {"average": "micro", "over": None, "accuracy": micro, "micro": micro, "macro": macro, "what": "hits over all scored cases (the suite's declared headline, as its benchmark reports it)"}

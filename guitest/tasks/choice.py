@@ -34,10 +34,7 @@ from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED
 from . import Task
 
-SYSTEM = (
-    "You are a GUI agent. You are given a screenshot of an application, a question and corresponding options. "
-    "You need to choose one option as your answer for the question."
-)
+SYSTEM = "You are a GUI agent. You are given a screenshot of an application, a question and corresponding options. You need to choose one option as your answer for the question."
 PROMPT = (
     "Question: {question}\n"
     "Options:\n{options}\n"

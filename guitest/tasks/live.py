@@ -46,9 +46,15 @@ class Live(Task):
         figure = self.settings["headline"]
         h = (task_metrics or {}).get("headline") or {}
         return {
-            "average": "micro", "over": None, "figure": figure, "accuracy": h.get("value"),
-            "micro": agg["overall"]["accuracy"], "macro": None,
-            "success_rate": h.get("success_rate"), "ci95": h.get("ci95", [0.0, 0.0]), "mean_score": h.get("mean_score"),
+            "average": "micro",
+            "over": None,
+            "figure": figure,
+            "accuracy": h.get("value"),
+            "micro": agg["overall"]["accuracy"],
+            "macro": None,
+            "success_rate": h.get("success_rate"),
+            "ci95": h.get("ci95", [0.0, 0.0]),
+            "mean_score": h.get("mean_score"),
             "what": f"{figure.replace('_', ' ')}: {FIGURES[figure]} (the suite's headline, the figure its benchmark reports)",
         }
 

@@ -246,10 +246,7 @@ def _num(value: float | None) -> str:
 
 def _line(label: str, g: dict[str, Any]) -> str:
     extra = f"  (difflib {_num(g['difflib_similarity'])})" if "difflib_similarity" in g else ""
-    return (
-        f"{label}: P {_num(g['precision'])}  R {_num(g['recall'])}  F1 {_num(g['f1'])}  similarity {_num(g['similarity'])}{extra}"
-        f"  [{g['samples']} samples, TP {g['tp']} FP {g['fp']} FN {g['fn']}]"
-    )
+    return f"{label}: P {_num(g['precision'])}  R {_num(g['recall'])}  F1 {_num(g['f1'])}  similarity {_num(g['similarity'])}{extra}  [{g['samples']} samples, TP {g['tp']} FP {g['fp']} FN {g['fn']}]"
 
 
 def parsing_lines(metrics: dict[str, Any]) -> list[str]:

@@ -111,8 +111,12 @@ for _r, _p in ((Q25, "q25"), (Q3, "q3")):
         row(f"{_p}-terminate-in-prose", _r, "Thought: I will terminate with status failure if this fails.\n" + call("double_click", coordinate=[10, 20])),
         row(f"{_p}-one-line-tool-call", _r, call("left_click", coordinate=[100, 100]).replace("\n", "")),
         row(f"{_p}-bare-json-line", _r, json.dumps({"name": "computer_use", "arguments": {"action": "right_click", "coordinate": [100, 100]}})),
-        row(f"{_p}-scroll-drag-move-wait", _r, "Action: x\n" + "\n".join([call("scroll", pixels=-5, coordinate=[100, 100]), call("left_click_drag", coordinate=[200, 300]),
-                                                                         call("mouse_move", coordinate=[50, 60]), call("wait", time=2)])),
+        row(
+            f"{_p}-scroll-drag-move-wait",
+            _r,
+            "Action: x\n"
+            + "\n".join([call("scroll", pixels=-5, coordinate=[100, 100]), call("left_click_drag", coordinate=[200, 300]), call("mouse_move", coordinate=[50, 60]), call("wait", time=2)]),
+        ),
         row(f"{_p}-scroll-up-no-point", _r, "Action: x\n" + call("scroll", pixels=3)),
         row(f"{_p}-drag-from-a-point", _r, "Action: x\n" + call("mouse_move", coordinate=[10, 20]) + "\n" + call("left_click_drag", coordinate=[300, 400])),
         row(f"{_p}-triple-hscroll-answer", _r, "Action: x\n" + "\n".join([call("triple_click", coordinate=[100, 100]), call("hscroll", pixels=3), call("answer", text="42")])),
@@ -126,9 +130,16 @@ for _r, _p in ((Q25, "q25"), (Q3, "q3")):
         row(f"{_p}-double-quote-in-text", _r, "Action: type\n" + call("type", text='say "hi"')),
         row(f"{_p}-backslash-in-text", _r, "Action: type\n" + call("type", text="C:\\temp")),
         row(f"{_p}-newline-in-text", _r, "Action: type\n" + call("type", text="hello\n")),
-        row(f"{_p}-broken-json-then-good", _r, "Action: x\n<tool_call>\n{\"name\": \"computer_use\", \"arguments\": {\"action\": \"left_click\", \"coordinate\": [1, 2]\n</tool_call>\n"
-            + call("left_click", coordinate=[100, 100])),
-        row(f"{_p}-arguments-as-a-json-string", _r, "Action: x\n<tool_call>\n" + json.dumps({"name": "computer_use", "arguments": json.dumps({"action": "left_click", "coordinate": [100, 100]})}) + "\n</tool_call>"),
+        row(
+            f"{_p}-broken-json-then-good",
+            _r,
+            'Action: x\n<tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [1, 2]\n</tool_call>\n' + call("left_click", coordinate=[100, 100]),
+        ),
+        row(
+            f"{_p}-arguments-as-a-json-string",
+            _r,
+            "Action: x\n<tool_call>\n" + json.dumps({"name": "computer_use", "arguments": json.dumps({"action": "left_click", "coordinate": [100, 100]})}) + "\n</tool_call>",
+        ),
         row(f"{_p}-call-inside-think", _r, "<think>\n" + call("left_click", coordinate=[5, 5]) + "\n</think>\nAction: x\n" + call("left_click", coordinate=[100, 100])),
         row(f"{_p}-corner", _r, "Action: corner\n" + call("left_click", coordinate=[999, 999] if _r == Q3 else [1315, 727]) + "\n" + call("right_click", coordinate=[333, 1])),
     ]
@@ -151,7 +162,11 @@ ROWS += [
     row("pa-non-ascii", PA, "```python\npyautogui.write('naïve 東京')\n```"),
     row("pa-quotes-backslash-newline", PA, "```python\npyautogui.write(\"it's \\\"x\\\"\")\npyautogui.write('C:\\\\temp')\npyautogui.write('a\\nb')\n```"),
     row("pa-less-than", PA, "```python\npyautogui.typewrite('a<b')\npyautogui.press('<')\n```"),
-    row("pa-click-kwargs-double-right", PA, "```python\npyautogui.click(x=100, y=200, clicks=2)\npyautogui.click(300, 400, button='right')\npyautogui.moveTo(1, 2)\npyautogui.dragTo(30, 40, duration=0.5)\n```"),
+    row(
+        "pa-click-kwargs-double-right",
+        PA,
+        "```python\npyautogui.click(x=100, y=200, clicks=2)\npyautogui.click(300, 400, button='right')\npyautogui.moveTo(1, 2)\npyautogui.dragTo(30, 40, duration=0.5)\n```",
+    ),
     row("pa-triple-and-middle", PA, "```python\npyautogui.tripleClick(100, 200)\npyautogui.middleClick(300, 400)\npyautogui.click(5, 6, clicks=3)\npyautogui.click(7, 8, button='middle')\n```"),
     row("pa-scroll-with-and-without-point", PA, "```python\npyautogui.scroll(-3)\npyautogui.scroll(5, x=100, y=200)\npyautogui.hscroll(2)\n```"),
     row("pa-two-blocks", PA, "```python\npyautogui.click(1, 2)\n```\nthen\n```python\npyautogui.scroll(-3)\n```"),

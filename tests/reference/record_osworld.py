@@ -53,7 +53,8 @@ START = (1, 1)  # where the recording pointer starts: a point at START, never mo
 
 # -- the machine: a pyautogui whose platform layer records ---------------------------------------------------------
 
-SITECUSTOMIZE = '''
+SITECUSTOMIZE = (
+    """
 import json, os, sys, time, types
 _path = os.environ.get("OSWORLD_RECORD")
 if _path:
@@ -111,7 +112,11 @@ if _path:
         return press
     x11._keyDown = _key("keydown")
     x11._keyUp = _key("keyup")
-'''.replace("START_X", str(START[0])).replace("START_Y", str(START[1])).replace("SCREEN_W", str(SCREEN[0])).replace("SCREEN_H", str(SCREEN[1]))
+""".replace("START_X", str(START[0]))
+    .replace("START_Y", str(START[1]))
+    .replace("SCREEN_W", str(SCREEN[0]))
+    .replace("SCREEN_H", str(SCREEN[1]))
+)
 
 #: pyautogui's names that press the same X key, written one way
 ALIASES = {"\n": "enter", "\r": "enter", "return": "enter", "\t": "tab", "escape": "esc", "control": "ctrl", "ctrlleft": "ctrl", "shiftleft": "shift", "altleft": "alt"}
@@ -241,13 +246,40 @@ class _Stub(types.ModuleType):
         return type(name, (Exception,), {"__init__": lambda self, *a, **k: None})
 
 
-STUBS = ["dashscope", "google", "google.generativeai", "google.api_core", "google.api_core.exceptions", "groq", "tiktoken", "pyatspi", "pyxcursor",
-         "desktop_env.providers", "desktop_env.evaluators", "desktop_env.evaluators.metrics", "desktop_env.evaluators.getters",
-         "desktop_env.controllers.setup", "anthropic", "anthropic.types", "anthropic.types.beta", "mm_agents.accessibility_tree_wrap.heuristic_retrieve"]
+STUBS = [
+    "dashscope",
+    "google",
+    "google.generativeai",
+    "google.api_core",
+    "google.api_core.exceptions",
+    "groq",
+    "tiktoken",
+    "pyatspi",
+    "pyxcursor",
+    "desktop_env.providers",
+    "desktop_env.evaluators",
+    "desktop_env.evaluators.metrics",
+    "desktop_env.evaluators.getters",
+    "desktop_env.controllers.setup",
+    "anthropic",
+    "anthropic.types",
+    "anthropic.types.beta",
+    "mm_agents.accessibility_tree_wrap.heuristic_retrieve",
+]
 
 
-MODULES = ["mm_agents.agent", "mm_agents.qwen25vl_agent", "mm_agents.qwen3vl_agent", "mm_agents.uitars15_v1", "desktop_env.desktop_env",
-           "desktop_env.controllers.python", "desktop_env.server.main", "lib_run_single", "mm_agents.anthropic.utils", "mm_agents.anthropic.main"]
+MODULES = [
+    "mm_agents.agent",
+    "mm_agents.qwen25vl_agent",
+    "mm_agents.qwen3vl_agent",
+    "mm_agents.uitars15_v1",
+    "desktop_env.desktop_env",
+    "desktop_env.controllers.python",
+    "desktop_env.server.main",
+    "lib_run_single",
+    "mm_agents.anthropic.utils",
+    "mm_agents.anthropic.main",
+]
 
 
 def load_osworld(root: Path, names: list[str] = MODULES) -> dict[str, Any]:
@@ -389,27 +421,48 @@ class Said:
 def agent(mods: dict[str, Any], runner: str, said: Said, budget: int, history: int | None) -> Any:
     """OSWorld's agent for ``runner``, built with its runner script's arguments, its model call answered by ``said``."""
     if runner == "prompt-agent":  # run_multienv.py
-        a = mods["mm_agents.agent"].PromptAgent(model="gpt-4o", max_tokens=1500, top_p=0.9, temperature=1.0, action_space="pyautogui",
-                                               observation_type="screenshot", max_trajectory_length=3 if history is None else history, client_password="password")
+        a = mods["mm_agents.agent"].PromptAgent(
+            model="gpt-4o",
+            max_tokens=1500,
+            top_p=0.9,
+            temperature=1.0,
+            action_space="pyautogui",
+            observation_type="screenshot",
+            max_trajectory_length=3 if history is None else history,
+            client_password="password",
+        )
         a.call_llm = lambda payload: said(payload["messages"])
     elif runner in ("qwen25vl", "qwen3vl"):  # run_multienv_qwen25vl.py, run_multienv_qwen3vl.py
         if runner == "qwen25vl":
             a = mods["mm_agents.qwen25vl_agent"].Qwen25VLAgent(model="qwen2.5-vl", max_tokens=1500, top_p=0.9, temperature=1.0, action_space="pyautogui", add_thought_prefix=False)
         else:
-            a = mods["mm_agents.qwen3vl_agent"].Qwen3VLAgent(model="qwen3-vl", max_tokens=32768, top_p=0.9, temperature=0.0, action_space="pyautogui",
-                                                            coordinate_type="relative", add_thought_prefix=False, api_backend="openai")
+            a = mods["mm_agents.qwen3vl_agent"].Qwen3VLAgent(
+                model="qwen3-vl", max_tokens=32768, top_p=0.9, temperature=0.0, action_space="pyautogui", coordinate_type="relative", add_thought_prefix=False, api_backend="openai"
+            )
         if history is not None:
             a.history_n = history
         a.call_llm = lambda payload, model=None: said(payload["messages"])
     else:  # run_multienv_uitars15_v1.py's runtime_conf
         qwen2 = runner == "uitars15-qwen2vl"
-        conf = {"infer_mode": "qwen2vl_user" if qwen2 else "qwen25vl_normal", "prompt_style": "qwen2vl_user" if qwen2 else "qwen25vl_normal",
-                "input_swap": True, "language": "Chinese", "history_n": 5 if history is None else history, "max_pixels": 16384 * 28 * 28,
-                "min_pixels": 100 * 28 * 28, "callusr_tolerance": 3, "temperature": 0.0, "top_k": -1, "top_p": 0.9, "max_tokens": 1000}
+        conf = {
+            "infer_mode": "qwen2vl_user" if qwen2 else "qwen25vl_normal",
+            "prompt_style": "qwen2vl_user" if qwen2 else "qwen25vl_normal",
+            "input_swap": True,
+            "language": "Chinese",
+            "history_n": 5 if history is None else history,
+            "max_pixels": 16384 * 28 * 28,
+            "min_pixels": 100 * 28 * 28,
+            "callusr_tolerance": 3,
+            "temperature": 0.0,
+            "top_k": -1,
+            "top_p": 0.9,
+            "max_tokens": 1000,
+        }
         if qwen2:
             conf["max_pixels"], conf["min_pixels"] = 2116800, 3136  # the runner script's qwen2vl settings
-        a = mods["mm_agents.uitars15_v1"].UITARSAgent(model="ui-tars", action_space="pyautogui", observation_type="screenshot",
-                                                      max_trajectory_length=budget, model_type="qwen2vl" if qwen2 else "qwen25vl", runtime_conf=conf)
+        a = mods["mm_agents.uitars15_v1"].UITARSAgent(
+            model="ui-tars", action_space="pyautogui", observation_type="screenshot", max_trajectory_length=budget, model_type="qwen2vl" if qwen2 else "qwen25vl", runtime_conf=conf
+        )
 
         class Completions:
             def create(self, messages: list[dict[str, Any]], **_: Any) -> Any:
@@ -426,8 +479,7 @@ class Env:
     def __init__(self, mods: dict[str, Any], machine: Machine, said: Said) -> None:
         desktop = mods["desktop_env.desktop_env"].DesktopEnv
         self.desktop = desktop.__new__(desktop)
-        self.desktop.__dict__.update(_step_no=0, _traj_no=0, action_history=[], is_environment_used=False, action_space="pyautogui",
-                                     controller=machine.controller)
+        self.desktop.__dict__.update(_step_no=0, _traj_no=0, action_history=[], is_environment_used=False, action_space="pyautogui", controller=machine.controller)
         self.desktop._get_obs = self._get_obs
         self.controller = types.SimpleNamespace(start_recording=lambda: None, end_recording=lambda path: None)
         self.vm_ip = "127.0.0.1"
@@ -527,12 +579,14 @@ def record_claude(args: argparse.Namespace, mods: dict[str, Any]) -> None:
     """claude_screenshots.json: :func:`truncation` for this copy, beside the copies recorded before (one entry each)."""
     path = OUT / "claude_screenshots.json"
     copies = [c for c in (json.loads(path.read_text())["copies"] if path.exists() else []) if c["repository"] != args.repo]
-    files = {f: hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() for f in ("mm_agents/anthropic/main.py", "mm_agents/anthropic/utils.py", "run_multienv_claude.py")
-             if (data := (args.osworld.resolve() / f).read_bytes())}
+    files = {
+        f: hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        for f in ("mm_agents/anthropic/main.py", "mm_agents/anthropic/utils.py", "run_multienv_claude.py")
+        if (data := (args.osworld.resolve() / f).read_bytes())
+    }
     runner = (args.osworld.resolve() / "run_multienv_claude.py").read_text()
-    call = runner[runner.index("AnthropicAgent("):].split(")", 1)[0]
-    copies.append({"repository": args.repo, "commit": args.commit, "files": files, "runner_passes_provider": "provider=" in call.replace("provider_name=", ""),
-                   **truncation(mods)})
+    call = runner[runner.index("AnthropicAgent(") :].split(")", 1)[0]
+    copies.append({"repository": args.repo, "commit": args.commit, "files": files, "runner_passes_provider": "provider=" in call.replace("provider_name=", ""), **truncation(mods)})
     header = {"script": "tests/reference/record_osworld.py", "note": "run_multienv_claude.py builds AnthropicAgent with provider_name (the VM provider) only"}
     path.write_text(json.dumps({**header, "copies": sorted(copies, key=lambda c: c["repository"])}) + "\n")
 
@@ -550,23 +604,23 @@ def truncation(mods: dict[str, Any], steps: int = 60) -> dict[str, Any]:
     source = inspect.getsource(agent.predict)
     thresholds = {"bedrock": 10, "anthropic": 20}
     assert "image_truncation_threshold = 10" in source and "image_truncation_threshold = 20" in source  # as the two branches say
-    out: dict[str, Any] = {"default_provider": str(getattr(defaults["provider"], "value", defaults["provider"])),
-                           "only_n_most_recent_images": defaults["only_n_most_recent_images"], "steps": {}}
+    out: dict[str, Any] = {"default_provider": str(getattr(defaults["provider"], "value", defaults["provider"])), "only_n_most_recent_images": defaults["only_n_most_recent_images"], "steps": {}}
     for provider, threshold in thresholds.items():
         messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "image", "source": {"data": "first"}}, {"type": "text", "text": "task"}]}]
         kept = []
         for step in range(1, steps + 1):
             messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{step}", "name": "computer", "input": {}}]})
-            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{step}", "content": [
-                {"type": "text", "text": "Success"}, {"type": "image", "source": {"data": step}}]}]})
+            messages.append(
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{step}", "content": [{"type": "text", "text": "Success"}, {"type": "image", "source": {"data": step}}]}]}
+            )
             mods["mm_agents.anthropic.utils"]._maybe_filter_to_n_most_recent_images(messages, out["only_n_most_recent_images"], min_removal_threshold=threshold)
-            kept.append([part["source"]["data"] for m in messages for block in m["content"] if block.get("type") == "tool_result"
-                         for part in block["content"] if part.get("type") == "image"])
+            kept.append([part["source"]["data"] for m in messages for block in m["content"] if block.get("type") == "tool_result" for part in block["content"] if part.get("type") == "image"])
         out["steps"][provider] = {"image_truncation_threshold": threshold, "kept": kept}
     return out
 
 
 # -- what is recorded ------------------------------------------------------------------------------------------------
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -586,8 +640,15 @@ def main() -> None:
     from osworld_cases import EPISODES, ROWS
 
     files = {f: hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() for f in FILES if (data := (args.osworld.resolve() / f).read_bytes())}
-    header = {"repository": args.repo, "commit": args.commit, "files": files, "script": "tests/reference/record_osworld.py",
-              "pyautogui": importlib.import_module("pyautogui").__version__, "ui_tars": _version("ui-tars"), "screen": list(SCREEN)}
+    header = {
+        "repository": args.repo,
+        "commit": args.commit,
+        "files": files,
+        "script": "tests/reference/record_osworld.py",
+        "pyautogui": importlib.import_module("pyautogui").__version__,
+        "ui_tars": _version("ui-tars"),
+        "screen": list(SCREEN),
+    }
     OUT.mkdir(parents=True, exist_ok=True)
     record_claude(args, mods)
     if args.claude_only:
@@ -621,8 +682,18 @@ def main() -> None:
     (OUT / "replies.json").write_text(json.dumps({**header, "rows": rows}, ensure_ascii=False, indent=1) + "\n")
 
 
-FILES = ["mm_agents/agent.py", "mm_agents/prompts.py", "mm_agents/qwen25vl_agent.py", "mm_agents/qwen3vl_agent.py", "mm_agents/uitars15_v1.py",
-         "mm_agents/utils/qwen_vl_utils.py", "lib_run_single.py", "desktop_env/desktop_env.py", "desktop_env/controllers/python.py", "desktop_env/server/main.py"]
+FILES = [
+    "mm_agents/agent.py",
+    "mm_agents/prompts.py",
+    "mm_agents/qwen25vl_agent.py",
+    "mm_agents/qwen3vl_agent.py",
+    "mm_agents/uitars15_v1.py",
+    "mm_agents/utils/qwen_vl_utils.py",
+    "lib_run_single.py",
+    "desktop_env/desktop_env.py",
+    "desktop_env/controllers/python.py",
+    "desktop_env/server/main.py",
+]
 
 
 def _version(name: str) -> str:

@@ -77,8 +77,14 @@ class ToolLoop:
 
     def describe(self, history_images: int | None = None) -> dict[str, Any]:
         """Plain builtins (``history_images`` does not apply: the conversation keeps what the provider's loop keeps)."""
-        return {"name": self.name, "source": self.source, "convention": self.convention, "space": "pixel_sent (the declared display)",
-                "history_images": self.history, "reference": dict(self.reference)}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "convention": self.convention,
+            "space": "pixel_sent (the declared display)",
+            "history_images": self.history,
+            "reference": dict(self.reference),
+        }
 
 
 class ComputerUseModel(Model):
@@ -281,7 +287,6 @@ class ComputerUseModel(Model):
         for endpoint in self.pool.endpoints:
             if endpoint.client is not None:
                 endpoint.client.close()
-
 
 
 def _request(prompt: Prompt) -> Any:

@@ -41,7 +41,21 @@ from ...errors import ModelError
 from ...exchange import SentImage
 from .. import keys as keynames
 from ..actions import (
-    CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, WAIT, Action,
+    CLICK,
+    DOUBLE_CLICK,
+    DRAG,
+    HOLD_KEY,
+    KEY,
+    MIDDLE_CLICK,
+    MOUSE_DOWN,
+    MOUSE_UP,
+    MOVE,
+    RIGHT_CLICK,
+    SCROLL,
+    TRIPLE_CLICK,
+    TYPE,
+    WAIT,
+    Action,
 )
 from .adapter import ComputerUseModel, ToolLoop
 from .display import Display, anthropic_display
@@ -51,10 +65,26 @@ V20250124, V20251124 = "computer_20250124", "computer_20251124"
 #: the beta header each tool version needs (the computer-use tool page's list)
 BETAS = {V20250124: "computer-use-2025-01-24", V20251124: "computer-use-2025-11-24"}
 #: actions of each version (tools/computer.py's Action_20250124; the documentation adds zoom in 20251124)
-ACTIONS_20250124 = frozenset({
-    "key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click", "double_click", "screenshot",
-    "cursor_position", "left_mouse_down", "left_mouse_up", "scroll", "hold_key", "wait", "triple_click",
-})
+ACTIONS_20250124 = frozenset(
+    {
+        "key",
+        "type",
+        "mouse_move",
+        "left_click",
+        "left_click_drag",
+        "right_click",
+        "middle_click",
+        "double_click",
+        "screenshot",
+        "cursor_position",
+        "left_mouse_down",
+        "left_mouse_up",
+        "scroll",
+        "hold_key",
+        "wait",
+        "triple_click",
+    }
+)
 ACTIONS = {V20250124: ACTIONS_20250124, V20251124: ACTIONS_20250124 | {"zoom"}}
 CLICKS = {"left_click": CLICK, "right_click": RIGHT_CLICK, "middle_click": MIDDLE_CLICK, "double_click": DOUBLE_CLICK, "triple_click": TRIPLE_CLICK}
 SCROLLS = {"up": (0.0, -1.0), "down": (0.0, 1.0), "left": (-1.0, 0.0), "right": (1.0, 0.0)}
@@ -67,7 +97,7 @@ INFEASIBLE = "[INFEASIBLE]"
 SYSTEM = (
     "You are operating {what} through the computer tool; its screen is {width}x{height} pixels. Complete the user's "
     "task on your own: nobody is watching, so do not ask for confirmation or clarification. When the task is done, "
-    "reply without calling a tool. If the task cannot be done, reply with exactly \"" + INFEASIBLE + "\" (with the "
+    'reply without calling a tool. If the task cannot be done, reply with exactly "' + INFEASIBLE + '" (with the '
     "square brackets) and why."
 )
 _NAME = re.compile(r"claude-(?:(?P<family>opus|sonnet|haiku|fable|mythos)-(?P<major>\d+)(?:-(?P<minor>\d{1,2})(?!\d))?|(?P<major2>\d+)-(?P<minor2>\d{1,2})-(?P<family2>opus|sonnet|haiku))")
@@ -139,7 +169,7 @@ class AnthropicComputerUse(ComputerUseModel):
         return ToolLoop(
             name="anthropic-computer-use",
             source="platform.claude.com computer-use tool page; anthropics/anthropic-quickstarts computer-use-demo (loop.py, "
-                   "tools/computer.py); xlang-ai/OSWorld mm_agents/anthropic/main.py and utils.py (stop rules, screenshots kept)",
+            "tools/computer.py); xlang-ai/OSWorld mm_agents/anthropic/main.py and utils.py (stop rules, screenshots kept)",
             convention=f"{self.tool} ({BETAS[self.tool]})",
             history=f"the whole conversation, its {IMAGES_KEPT} most recent tool-result screenshots and up to {self.settings.screenshot_chunk - 1} more",
             reference={"only_n_most_recent_images": IMAGES_KEPT, "image_truncation_threshold": self.settings.screenshot_chunk, "max_tokens": 4096},
@@ -185,8 +215,12 @@ class AnthropicComputerUse(ComputerUseModel):
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info["computer_tool"] = {"type": self.tool, "beta": BETAS[self.tool], "zoom": self.tool == V20251124,
-                                 "image_limits": "2576 px long edge, 4784 visual tokens" if self.high_resolution else "1568 px long edge, 1.15 megapixels"}
+        info["computer_tool"] = {
+            "type": self.tool,
+            "beta": BETAS[self.tool],
+            "zoom": self.tool == V20251124,
+            "image_limits": "2576 px long edge, 4784 visual tokens" if self.high_resolution else "1568 px long edge, 1.15 megapixels",
+        }
         return info
 
 
@@ -361,8 +395,12 @@ def _duration(raw: dict[str, Any], action: str) -> float:
 def _keep_recent_images(messages: list[dict[str, Any]], keep: int, chunk: int) -> list[dict[str, Any]]:
     """``messages`` with all but the ``keep`` most recent tool-result images removed, in chunks of ``chunk`` (the demo's
     ``_maybe_filter_to_n_most_recent_images``); the messages given are not changed."""
-    results = [(m, i, block) for m, message in enumerate(messages) for i, block in enumerate(message.get("content") or [])
-               if isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block.get("content"), list)]
+    results = [
+        (m, i, block)
+        for m, message in enumerate(messages)
+        for i, block in enumerate(message.get("content") or [])
+        if isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block.get("content"), list)
+    ]
     total = sum(1 for _, _, block in results for part in block["content"] if isinstance(part, dict) and part.get("type") == "image")
     remove = total - keep
     remove -= remove % chunk

@@ -52,7 +52,7 @@ INFEASIBLE_WORDS = ("infeasible", "unfeasible", "impossible", "not feasible", "c
 TIPS = (
     "\n\nHere are some helpful tips:\n"
     "- You have full authority to execute any action without my permission. I won't be watching so please don't ask for confirmation.\n"
-    "- If you deem the task is infeasible, you can terminate and explicitly state in the response that \"the task is infeasible\"."
+    '- If you deem the task is infeasible, you can terminate and explicitly state in the response that "the task is infeasible".'
 )
 
 
@@ -82,7 +82,7 @@ class OpenAIComputerUse(ComputerUseModel):
         return ToolLoop(
             name="openai-computer-use",
             source="developers.openai.com computer-use guide; openai-agents-python src/agents/run_internal/tool_actions.py; "
-                   "xlang-ai/OSWorld mm_agents/openai_cua_agent.py and lib_run_single.run_single_example_openaicua (stop rules, safety checks)",
+            "xlang-ai/OSWorld mm_agents/openai_cua_agent.py and lib_run_single.run_single_example_openaicua (stop rules, safety checks)",
             convention=self.tool,
             history="the server's conversation (previous_response_id, truncation auto)",
             reference={"safety_checks": self.settings.safety_checks, "truncation": "auto"},
@@ -113,8 +113,9 @@ class OpenAIComputerUse(ComputerUseModel):
     def explain(self, failure: Exception, exc: Exception, request: dict[str, Any]) -> Exception:
         if isinstance(failure, ModelError) and request.get("previous_response_id") and getattr(exc, "status_code", None) in (400, 404):
             # a step continuing a cached episode names a response of an earlier run, which the server may have dropped
-            return ModelError(f"{failure} (this step continues response {request['previous_response_id']}; if it came from the response cache and "
-                              "the server no longer holds it, re-run with --cache=refresh)")
+            return ModelError(
+                f"{failure} (this step continues response {request['previous_response_id']}; if it came from the response cache and the server no longer holds it, re-run with --cache=refresh)"
+            )
         return failure
 
     def finish(self, reply: dict[str, Any]) -> str | None:
@@ -157,10 +158,15 @@ class Conversation:
         self.display = display
         if results is None:
             detail = "auto" if self.model.preview else "original"  # the guide: prefer "original" for computer use
-            items: list[dict[str, Any]] = [{"role": "user", "content": [
-                {"type": "input_image", "image_url": screenshot, "detail": detail},
-                {"type": "input_text", "text": instruction + TIPS},
-            ]}]
+            items: list[dict[str, Any]] = [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_image", "image_url": screenshot, "detail": detail},
+                        {"type": "input_text", "text": instruction + TIPS},
+                    ],
+                }
+            ]
         else:
             items = [self._output(r) for r in results]
         if self.model.preview:

@@ -138,8 +138,9 @@ class ComputerUsePolicy:
             notes += [f"safety_check:{c.get('code') or c.get('id')}" for c in call.safety_checks]
         if checked and self.model.settings.safety_checks == "stop":
             said = "; ".join(f"{c.get('code')}: {c.get('message')}" for _, call in checked for c in call.safety_checks)
-            return Decision(reply=shown, actions=(Action(FAIL, text=f"pending safety check, --safety-checks=stop: {said}"),),
-                            notes=tuple(notes + ["safety_check_stopped"]), finish_reason=finish, cached=cached)
+            return Decision(
+                reply=shown, actions=(Action(FAIL, text=f"pending safety check, --safety-checks=stop: {said}"),), notes=tuple(notes + ["safety_check_stopped"]), finish_reason=finish, cached=cached
+            )
         ran = _Ran(turn, obs, acknowledged={n: call.safety_checks for n, call in checked})
         actions: list[Action] = []
         pointer = self.pointer

@@ -234,7 +234,7 @@ def _statements(body: list[ast.stmt], imported: set[str], actions: list[Action],
             if seconds is not None and seconds >= 0:
                 actions.append(Action(WAIT, seconds=seconds))
             continue
-        function = name[len("pyautogui."):] if name.startswith("pyautogui.") else name if name in imported else None
+        function = name[len("pyautogui.") :] if name.startswith("pyautogui.") else name if name in imported else None
         if function is None:
             notes.append(f"line {statement.lineno}: {re.sub(r'[^A-Za-z0-9_.]', '', name)[:40] or 'call'}_not_run")
             continue

@@ -45,10 +45,7 @@ PARAMETERS = {
     "time": {"description": "The seconds to wait.", "type": "number"},
     "status": {"description": "The status of the task.", "type": "string", "enum": ["success", "failure"]},
 }
-TOOLS_HEAD = (
-    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
-)
+TOOLS_HEAD = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
 TOOLS_TAIL = (
     "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n"
     '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
@@ -60,15 +57,17 @@ QWEN3_FORMAT = (
     "Rules:\n- Output exactly in the order: Action, <tool_call>.\n- Be brief: one sentence for Action.\n"
     "- Do not output anything else outside those parts.\n- If finishing, use action=terminate in the tool call."
 )
-QWEN3_DESCRIPTION = "\n".join([
-    "Use a mouse and keyboard to interact with a computer, and take screenshots.",
-    "* This is an interface to a desktop GUI. You do not have access to a terminal or applications menu. You must click on desktop icons to start applications.",
-    "* Some applications may take time to start or process actions, so you may need to wait and take successive screenshots to see the results of your actions. E.g. if you click on Firefox and a window doesn't open, try wait and taking another screenshot.",
-    "* The screen's resolution is 1000x1000.",
-    "* Whenever you intend to move the cursor to click on an element like an icon, you should consult a screenshot to determine the coordinates of the element before moving the cursor.",
-    "* If you tried clicking on a program or link but it failed to load even after waiting, try adjusting your cursor position so that the tip of the cursor visually falls on the element that you want to click.",
-    "* Make sure to click any buttons, links, icons, etc with the cursor tip in the center of the element. Don't click boxes on their edges unless asked.",
-])
+QWEN3_DESCRIPTION = "\n".join(
+    [
+        "Use a mouse and keyboard to interact with a computer, and take screenshots.",
+        "* This is an interface to a desktop GUI. You do not have access to a terminal or applications menu. You must click on desktop icons to start applications.",
+        "* Some applications may take time to start or process actions, so you may need to wait and take successive screenshots to see the results of your actions. E.g. if you click on Firefox and a window doesn't open, try wait and taking another screenshot.",
+        "* The screen's resolution is 1000x1000.",
+        "* Whenever you intend to move the cursor to click on an element like an icon, you should consult a screenshot to determine the coordinates of the element before moving the cursor.",
+        "* If you tried clicking on a program or link but it failed to load even after waiting, try adjusting your cursor position so that the tip of the cursor visually falls on the element that you want to click.",
+        "* Make sure to click any buttons, links, icons, etc with the cursor tip in the center of the element. Don't click boxes on their edges unless asked.",
+    ]
+)
 QWEN3_ACTIONS = """
 * `key`: Performs key down presses on the arguments passed in order, then performs key releases in reverse order.
 * `type`: Type a string of text on the keyboard.
@@ -216,7 +215,19 @@ QWEN3VL = QwenRunner(
 )
 
 #: the pyautogui function each action kind is written as (``Performing click action``)
-FUNCTIONS = {CLICK: "click", RIGHT_CLICK: "rightClick", DOUBLE_CLICK: "doubleClick", MIDDLE_CLICK: "middleClick", TYPE: "typewrite", KEY: "hotkey", SCROLL: "scroll", MOVE: "moveTo", DRAG: "dragTo", WAIT: "WAIT", DONE: "DONE"}
+FUNCTIONS = {
+    CLICK: "click",
+    RIGHT_CLICK: "rightClick",
+    DOUBLE_CLICK: "doubleClick",
+    MIDDLE_CLICK: "middleClick",
+    TYPE: "typewrite",
+    KEY: "hotkey",
+    SCROLL: "scroll",
+    MOVE: "moveTo",
+    DRAG: "dragTo",
+    WAIT: "WAIT",
+    DONE: "DONE",
+}
 
 
 def read(text: str, instruction_lines: tuple[str, ...] = ("action:",), markers: tuple[str, ...] = ("<tool_call>",)) -> Read:
@@ -355,4 +366,3 @@ def _tool_call(action: Action, decimals: int) -> str:
     else:
         args = {"action": "terminate", "status": "success" if kind == DONE else "failure"}
     return "<tool_call>\n" + json.dumps({"name": "computer_use", "arguments": args}, ensure_ascii=False) + "\n</tool_call>"
-

@@ -380,4 +380,3 @@ def _call(action: Action, decimals: int) -> str:
         return f"scroll({where}direction='{'up' if action.scroll[1] < 0 else 'down'}')"
     name = {CLICK: "click", DOUBLE_CLICK: "left_double", RIGHT_CLICK: "right_single", MOVE: "hover"}[kind]
     return f"{name}(start_box={box(action.point)})"
-
