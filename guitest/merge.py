@@ -5,7 +5,9 @@ The shards' cases are put together and the report is built again from them as th
 figure equals the report of the same run made in one piece; only ``run`` differs (when, how long, ``merged_shards``).
 The gate of the suite (its thresholds, as the shards recorded them) applies to the whole.
 
-Refused, with a message naming the difference: reports of different suites, models, settings, data or success rules;
+Refused, with a message naming the difference: reports of different suites, models, settings, data or success rules
+(shards may differ in where their model was served and how fast it was asked: their endpoints, ``--concurrency``,
+``--timeout``, ``--retries``; the merged report records the first shard's);
 a report that is not a shard; two reports of one part, or of different splits (K/N with another N); a case in two
 reports. A part that did not arrive is named; its cases cannot be counted, so the merged report is incomplete
 (``missing`` says which parts) and the gate fails.
@@ -31,10 +33,14 @@ from .reporting import gate as gate_mod
 from .reporting import html
 from .reporting import report as report_mod
 
+#: where a model was served and how fast it was asked, which shards on different hosts may differ in (their own
+#: endpoint, --concurrency, --timeout); everything else the model's description records must be the same
+WHERE = ("base_url", "base_urls", "api_key", "auth", "http_client")
+HOW_FAST = ("base_url", "base_urls", "concurrency", "retries", "timeout", "http_client")
 #: what every shard must have in common, by key path, and what a difference is called
 SAME = (
     (("suite", "path"), "suite"),
-    (("model",), "model (its spec, profile, settings and endpoints)"),
+    (("model",), "model (its spec, adapter, profile and the settings that change its replies)"),
     (("suite", "settings"), "suite settings"),
     (("run", "data"), "data"),
     (("run", "success_rule"), "success rule"),
@@ -61,6 +67,10 @@ def _at(report: dict[str, Any], keys: tuple[str, ...]) -> Any:
     value: Any = report
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
+    if keys == ("model",) and isinstance(value, dict):  # the model itself, not where or how fast it was asked
+        value = {k: v for k, v in value.items() if k not in WHERE}
+        if isinstance(value.get("settings"), dict):
+            value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
     return value
 
 

@@ -60,7 +60,11 @@ def test_three_shards_merged_equal_the_whole_run(pytester: pytest.Pytester) -> N
     other = pytester.runpytest_subprocess(*RUN[:1], "--model=center", *RUN[3:], "--shard=2/3", "--report-dir=center")
     assert other.ret in (0, 10)
     refused = merge(pytester, "shard1/tiny.json", "center/tiny.json", "--report-dir=refused")
-    assert refused.returncode == 2 and "differ in their model (its spec, profile, settings and endpoints) (model)" in refused.stderr
+    assert refused.returncode == 2 and "differ in their model (its spec, adapter, profile and the settings that change its replies) (model)" in refused.stderr
+    # a shard asked more at once (another host's --concurrency) is the same model: merged
+    faster = pytester.runpytest_subprocess(*RUN, "--shard=2/3", "--report-dir=faster", "--concurrency=3")
+    assert faster.ret in (0, 10)
+    assert merge(pytester, "shard1/tiny.json", "faster/tiny.json", "shard3/tiny.json", "--report-dir=faster-merged").returncode == whole.ret
 
 
 def test_a_case_is_in_the_same_part_whatever_else_is_collected() -> None:
