@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .cache import Stored
-from .verdict import ERROR, HIT, PARTIAL, case_result
+from .verdict import ERROR, HIT, PARTIAL, CaseResult, case_result
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def repeat(attempt: Callable[[int], Attempt], repeats: int, strategy: str) -> li
     return attempts
 
 
-def case_outcome(case_id: str, tags: dict[str, str], attempts: list[Attempt], repeats: int, common: dict[str, Any]) -> dict[str, Any]:
+def case_outcome(case_id: str, tags: dict[str, str], attempts: list[Attempt], repeats: int, common: dict[str, Any]) -> CaseResult:
     """The case's result from its attempts: with one attempt asked for, that attempt's fields; with ``repeats`` > 1,
     the case's verdict (:func:`case_verdict`), its representative attempt's fields and every attempt under
     ``attempts``. Either way ``common`` (the case's own fields), then what the cache answered (:func:`cache_fields`)

@@ -22,7 +22,7 @@ from .images import open_image
 from .models.base import Model
 from .sample import Sample
 from .tasks import Task, grounding
-from .verdict import ERROR, case_result
+from .verdict import ERROR, CaseResult, case_result
 
 #: the longest reply kept (parsed, cached, reported), in characters; a longer one keeps its first
 #: REPLY_HEAD_CHARS and its last MAX_REPLY_CHARS - REPLY_HEAD_CHARS characters (answers come last)
@@ -51,7 +51,7 @@ class RunOptions:
 DEFAULT_OPTIONS = RunOptions()
 
 
-def run_case(sample: Sample, model: Model, task: Task | None = None, prompt_template: str | None = None, options: RunOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+def run_case(sample: Sample, model: Model, task: Task | None = None, prompt_template: str | None = None, options: RunOptions = DEFAULT_OPTIONS) -> CaseResult:
     """Run one case of ``task`` (grounding when None) and return its result (see :func:`guitest.verdict.case_result`).
 
     With ``options.repeats`` > 1 the model is asked that many times (the image is still decoded
@@ -92,7 +92,7 @@ class _Opened:
     notes: list[str]
 
 
-def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOptions) -> dict[str, Any]:
+def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOptions) -> CaseResult:
     """The rest of :func:`run_case` once the screenshot is open."""
     sample, model, task, image, size, notes = opened.sample, opened.model, opened.task, opened.image, opened.size, opened.notes
     repeats = max(options.repeats, 1)

@@ -22,29 +22,31 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import sharding, strictjson
 from .errors import GuitestError
 from .models.endpoints import merged_stats
 from .suite import load_suite
-from .tasks import load_task
+from .tasks import load_task, task_named
+from .reporting import builder, html
 from .reporting import gate as gate_mod
-from .reporting import html
 from .reporting import report as report_mod
+from .reporting.document import CacheRecord, Report, RunRecord, from_json
+from .verdict import CaseResult
 
 #: where a model was served and how fast it was asked, which shards on different hosts may differ in (their own
 #: endpoint, --concurrency, --timeout); everything else the model's description records must be the same
 WHERE = ("base_url", "base_urls", "api_key", "auth", "http_client")
 HOW_FAST = ("base_url", "base_urls", "concurrency", "retries", "timeout", "http_client")
-#: what every shard must have in common, by key path, and what a difference is called
-SAME = (
-    (("suite", "path"), "suite"),
-    (("model",), "model (its spec, adapter, profile and the settings that change its replies)"),
-    (("suite", "settings"), "suite settings"),
-    (("run", "data"), "data"),
-    (("run", "success_rule"), "success rule"),
-    (("gate", "thresholds"), "gate thresholds"),
+#: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
+SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
+    ("suite.path", lambda r: r["suite"]["path"], "suite"),
+    ("model", lambda r: _model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
+    ("suite.settings", lambda r: r["suite"].get("settings"), "suite settings"),
+    ("run.data", lambda r: r["run"].get("data"), "data"),
+    ("run.success_rule", lambda r: r["run"].get("success_rule"), "success rule"),
+    ("gate.thresholds", lambda r: r["gate"].get("thresholds"), "gate thresholds"),
 )
 
 
@@ -52,42 +54,38 @@ class MergeError(GuitestError):
     """The reports cannot be merged into one; the message says which differ and how."""
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> Report:
     """A shard's JSON report; MergeError naming the file when it cannot be read."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise MergeError(f"{path}: cannot read a guitest JSON report: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or "suite" not in data:
-        raise MergeError(f"{path}: not a guitest JSON report (no suite and cases)")
-    return data
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not isinstance(data.get("suite"), dict) or not isinstance(data.get("overall"), dict):
+        raise MergeError(f"{path}: not a guitest JSON report (no suite, cases and overall)")
+    return from_json(data)
 
 
-def _at(report: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    value: Any = report
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    if keys == ("model",) and isinstance(value, dict):  # the model itself, not where or how fast it was asked
-        value = {k: v for k, v in value.items() if k not in WHERE}
-        if isinstance(value.get("settings"), dict):
-            value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
+def _model_itself(model: dict[str, Any]) -> dict[str, Any]:
+    """The model as the report describes it, less where and how fast it was asked."""
+    value = {k: v for k, v in model.items() if k not in WHERE}
+    if isinstance(value.get("settings"), dict):
+        value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
     return value
 
 
-def check(reports: list[tuple[Path, dict[str, Any]]]) -> tuple[int, list[int]]:
+def check(reports: list[tuple[Path, Report]]) -> tuple[int, list[int]]:
     """The split the reports come from (N) and the parts missing; MergeError for reports that do not belong together."""
     first_path, first = reports[0]
     for path, report in reports[1:]:
-        for keys, what in SAME:
-            if _at(report, keys) != _at(first, keys):
-                shown = ".".join(keys)
+        for shown, read, what in SAME:
+            if read(report) != read(first):
                 raise MergeError(
-                    f"{path} and {first_path} differ in their {what} ({shown}): {json.dumps(_at(report, keys))[:200]} against {json.dumps(_at(first, keys))[:200]}; merge only the shards of one run"
+                    f"{path} and {first_path} differ in their {what} ({shown}): {json.dumps(read(report))[:200]} against {json.dumps(read(first))[:200]}; merge only the shards of one run"
                 )
     parts: dict[int, Path] = {}
     splits = set()
     for path, report in reports:
-        shard = report.get("run", {}).get("shard")
+        shard = report["run"].get("shard")
         if not shard:
             raise MergeError(f"{path} is not a shard (its run had no --shard=K/N): merge the reports of runs with --shard")
         part, n = sharding.parse(shard)
@@ -107,7 +105,7 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> tuple[int, list[int]]:
     return n, [k for k in range(1, n + 1) if k not in parts]
 
 
-def _relocated(case: dict[str, Any], source: Path, target: Path) -> dict[str, Any]:
+def _relocated(case: CaseResult, source: Path, target: Path) -> CaseResult:
     """``case`` with its episode's screenshots named relative to ``target`` instead of ``source`` (report folders)."""
     episode = case.get("episode")
     if not isinstance(episode, dict):
@@ -122,7 +120,7 @@ def _relocated(case: dict[str, Any], source: Path, target: Path) -> dict[str, An
     return {**case, "episode": {**episode, "trajectory": steps, "final_screenshot": moved(episode.get("final_screenshot"))}}
 
 
-def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: bool = False) -> dict[str, Any]:
+def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: bool = False) -> Report:
     """The merged report of the shards' reports at ``paths`` (the suite file read under ``rootdir``), its episodes named
     relative to ``out_dir``, gated."""
     if not paths:
@@ -140,13 +138,15 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
             raise MergeError(f"the shards' suite file {key} must be readable under --rootdir {rootdir}: {exc}") from None
     task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
     results = [_relocated(case, path.parent.resolve(), out_dir.resolve()) for path, report in reports for case in report["cases"]]
-    missing = sorted({m for _, report in reports for m in report.get("missing", [])})
-    missing += [f"(part {k}/{n} of the run: its report was not given)" for k in absent]
-    runs = [report.get("run", {}) for _, report in reports]
+    missing = sorted({m for _, report in reports for m in report["missing"]})
+    runs = [report["run"] for _, report in reports]
     started = min(str(r.get("started") or "") for r in runs)
-    cache = [r.get("cache") or {} for r in runs]
+    caches = [c for r in runs if (c := r.get("cache"))]
+    cache: CacheRecord = {**caches[0]} if caches else {"mode": "off", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
+    cache["attempts_answered_from_cache"] = sum(c.get("attempts_answered_from_cache", 0) for c in caches)
+    cache["cases_answered_from_cache"] = sum(c.get("cases_answered_from_cache", 0) for c in caches)
     endpoints = [[{**e, "seconds": (e.get("latency_s") or 0) * e.get("replies", 0)} for e in r.get("endpoints") or []] for r in runs]
-    run = {
+    run: RunRecord = {
         **runs[0],
         "started": started,
         "seconds": max(float(r.get("seconds") or 0) for r in runs),
@@ -155,35 +155,30 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
         "shard": None,
         "merged_shards": [{"path": str(path), "shard": report["run"]["shard"], "started": report["run"].get("started")} for path, report in reports],
         "merged_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "cache": {
-            **cache[0],
-            "attempts_answered_from_cache": sum(c.get("attempts_answered_from_cache", 0) for c in cache),
-            "cases_answered_from_cache": sum(c.get("cases_answered_from_cache", 0) for c in cache),
-        },
+        "cache": cache,
     }
     if any(endpoints):
         run["endpoints"] = merged_stats(endpoints)
-    report = report_mod.build(
-        suite=first["suite"],
+    shape = (
+        builder.SuiteShape(first["suite"], list(suite.tables), [list(c) for c in suite.cross], suite.average, suite.macro_over)
+        if suite
+        else builder.SuiteShape(first["suite"], sorted({t for r in results for t in r.get("tags", {})}))
+    )
+    selected = [r["id"] for r in results] + missing  # every case the parts selected
+    return builder.suite_report(
+        shape,
+        task,
         model=first["model"],
         results=results,
-        n_selected=sum(int(r.get("n_selected", 0)) for _, r in reports),
-        missing=missing,
-        tags=list(suite.tables) if suite else sorted({t for r in results for t in r.get("tags", {})}),
-        cross=[list(c) for c in suite.cross] if suite else [],
-        average=suite.average if suite else "micro",
-        macro_over=suite.macro_over if suite else None,
-        gate={},
-        task=task,
+        selected=selected,
         run=run,
+        limits=first["gate"].get("thresholds") or gate_mod.thresholds({}, None),
+        allow_unknown_state=allow_unknown_state,
+        unaccounted=[f"(part {k}/{n} of the run: its report was not given)" for k in absent],
     )
-    limits = first["gate"]["thresholds"]
-    failures, notes = gate_mod.check(limits, report, allow_unknown_state)
-    report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits.get("accuracy") is not None or limits.get("by")) else None}
-    return report
 
 
-def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
+def write(report: Report, out_dir: Path, task_lines: list[str] | None = None) -> list[Path]:
     """The merged report as ``<suite>.json``, ``.md`` and ``.html`` in ``out_dir`` (screenshots linked where the shards'
     reports name them); the paths written."""
     name = report["suite"]["name"]
@@ -193,7 +188,7 @@ def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
         report["schema_problems"] = problems
     files = {
         out_dir / f"{name}.json": strictjson.encode(report_mod.json_text(report)),
-        out_dir / f"{name}.md": strictjson.encode(report_mod.markdown(report)),
+        out_dir / f"{name}.md": strictjson.encode(report_mod.markdown(report, task_lines or ())),
         out_dir / f"{name}.html": strictjson.encode(html.render(report, {}, out_dir.resolve(), out_dir.resolve())),
     }
     strictjson.write_together(files)
@@ -215,8 +210,9 @@ def run(args: Any) -> int:
     from .session import INCOMPLETE_EXIT_CODE
 
     report = merge(list(args.reports), args.rootdir, args.report_dir, args.allow_unknown_state)
-    paths = write(report, args.report_dir)
-    table = report_mod.text_table(report)
+    lines = report_mod.task_lines(report, task_named(report["suite"]["task"], report["suite"].get("settings")))
+    paths = write(report, args.report_dir, lines)
+    table = report_mod.text_table(report, lines)
     print(f"guitest merge: {report['suite']['name']}: {len(args.reports)} shard(s), {report['n_results']} results of {report['n_selected']} selected cases")
     print("\n".join(table))
     if not report["complete"]:

@@ -29,7 +29,7 @@ from .session import Session, exit_status
 from .suite import SUITE_FILENAMES, prompt_text
 from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
-from .verdict import ERROR, test_status
+from .verdict import ERROR, CaseResult, test_status
 
 if TYPE_CHECKING:
     from .live.flow import LiveSetup
@@ -200,20 +200,20 @@ class GuitestItem(pytest.Item):
         self.prompt = prompt
         self.task = task
         self.live = live  # a live task's environment and budget (None: one screenshot, one reply)
-        self.result: dict[str, Any] | None = None
+        self.result: CaseResult | None = None
         self.position: int | None = None  # in session.items, set when collection is final
 
-    def job(self) -> dict[str, Any]:
+    def job(self) -> CaseResult:
         return self.config.stash[STATE].session.run_case(self.sample, self.task, self.prompt, self.live)
 
     def runtest(self) -> None:
-        self.result = self.config.stash[STATE].session.result(self.position, self.job, self.nodeid)
+        self.result = result = self.config.stash[STATE].session.result(self.position, self.job, self.nodeid)
         if getattr(self.config.option, "xmlpath", None):  # JUnit XML (--junitxml) shows the evidence per case
-            self.user_properties.append(("guitest.verdict", self.result["verdict"]))
-            self.user_properties.append(("guitest.prediction", json.dumps(self.result.get("prediction"))))
+            self.user_properties.append(("guitest.verdict", result["verdict"]))
+            self.user_properties.append(("guitest.prediction", json.dumps(result.get("prediction"))))
             self.user_properties.extend((f"guitest.tag.{k}", v) for k, v in sorted(self.sample.tags.items()))
-        if self.result["verdict"] == ERROR:
-            raise CaseError(self.result.get("error") or "error")
+        if result["verdict"] == ERROR:
+            raise CaseError(result.get("error") or "error")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
         if isinstance(excinfo.value, CaseError):  # the message may quote an endpoint's or a machine's body
@@ -265,7 +265,7 @@ class GuitestHooks:
         # One pass over the items (there may be 100,000), each node id read once: every guitest item's
         # position and what runs its case, looked up by position for the lookahead (built here, since per
         # item it would cost more than the case); on the controller, the cases selected per suite.
-        jobs: list[tuple[int, Callable[[], dict[str, Any]]] | None] = [None] * len(session.items)
+        jobs: list[tuple[int, Callable[[], CaseResult]] | None] = [None] * len(session.items)
         controller = not self.session.is_worker
         cases: list[str] = []
         python: list[tuple[str, str]] = []

@@ -9,10 +9,7 @@ results and ends the run, on a worker it runs cases and sends what its endpoints
 
 from __future__ import annotations
 
-import errno
-import json
 import os
-import shutil
 import sqlite3
 import threading
 import time
@@ -21,12 +18,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from . import bundled
 from . import cache as cache_mod
-from . import strictjson
+from .reporting import builder, history, summary, writer
 from .reporting import compare as compare_mod
 from .reporting import gate as gate_mod
-from .reporting import history, html
 from .reporting import report as report_mod
-from .reporting import summary
+from .reporting.document import Report, RunRecord, SuiteRecord
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
 from .miniwob import rules as miniwob_rules
@@ -42,7 +38,8 @@ from .sample import Sample
 from .secrets import scrub_args
 from .suite import SUITE_FILENAMES, Suite, load_suite
 from .tasks import Task, load_task
-from .reporting.thumbnails import embed, picture
+from .verdict import CaseResult
+from .reporting.thumbnails import picture
 
 if TYPE_CHECKING:  # the live modules load when a live suite is read, never for a grounding run (start-up, every worker)
     from .live.flow import Environments, LiveSetup
@@ -65,7 +62,7 @@ MAX_KEYWORDS = 200
 #: a model made by a plugin (pytest's hook ``pytest_guitest_make_model``): (spec, settings, profile, reason) -> model or None
 ModelMaker = Callable[[str, Settings, Profile, str], "Model | None"]
 #: what runs one case and returns its result
-Job = Callable[[], dict[str, Any]]
+Job = Callable[[], CaseResult]
 
 
 class Session:
@@ -97,9 +94,10 @@ class Session:
         self._finished = False
         # controller side
         self.selected: dict[str, list[str]] = {}  # per suite (its file, or a Python test module): node ids selected
-        self.results: dict[str, list[dict[str, Any]]] = {}
+        self.results: dict[str, list[CaseResult]] = {}
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
-        self.reports: dict[str, dict[str, Any]] = {}
+        self.reports: dict[str, Report] = {}
+        self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
         self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
         self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed) could not be made
@@ -327,7 +325,7 @@ class Session:
         """The report's picture of a screenshot: its path, or a thumbnail when --report-images=embed and the pixels are decoded already."""
         return picture(path, image, self.config.report_images)
 
-    def run_case(self, sample: Sample, task: Task | None, prompt: str | None, live: LiveSetup | None) -> dict[str, Any]:
+    def run_case(self, sample: Sample, task: Task | None, prompt: str | None, live: LiveSetup | None) -> CaseResult:
         """Run one case with this session's model and options: an episode when ``live`` is given, else one screenshot."""
         assert self.model is not None
         if live is not None:
@@ -339,7 +337,7 @@ class Session:
         self._carry_cache_failure(result)
         return result
 
-    def _carry_cache_failure(self, result: dict[str, Any]) -> None:
+    def _carry_cache_failure(self, result: CaseResult) -> None:
         """The first case to end after the response cache failed to store replies carries the reason to the process
         that prints the run's progress (once per process), so the run says it at once."""
         cache = self._cache
@@ -351,7 +349,7 @@ class Session:
             self._cache_failure_said = True
         result["cache_failure"] = cache.failure
 
-    def result(self, position: int | None, job: Job, name: str = "") -> dict[str, Any]:
+    def result(self, position: int | None, job: Job, name: str = "") -> CaseResult:
         """The result of the case at ``position`` among the session's items (started now unless it runs already),
         after starting the next few ahead; a case at no position (``name`` names it) runs without lookahead."""
         if self._prefetcher is None:
@@ -368,7 +366,7 @@ class Session:
             return [jobs[i] for i in self.pending(window) if 0 <= i < len(jobs) and jobs[i] is not None]  # type: ignore[misc]
         return [j for j in jobs[position + 1 : position + 1 + window] if j is not None]
 
-    def record(self, nodeid: str, result: dict[str, Any]) -> str | None:
+    def record(self, nodeid: str, result: CaseResult) -> str | None:
         """A case's result as the controller received it (a suite file's case, or a Python test's). Returns what to
         say at once: that the response cache cannot store replies, the first time a result says so, else None."""
         key = suite_key(nodeid) or nodeid.partition("::")[0]
@@ -450,7 +448,7 @@ class Session:
             pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
             try:
                 self.paths[key] = self.write(report, pictures)
-            except ReportNotSaved as exc:
+            except writer.ReportNotSaved as exc:
                 self.unsaved[key] = str(exc)
             incomplete |= not report["complete"]
             gate_failed |= bool(report["gate"]["failures"])
@@ -462,9 +460,9 @@ class Session:
             return UNSAVED_EXIT_CODE
         return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
 
-    def build_report(self, key: str) -> dict[str, Any]:
+    def build_report(self, key: str) -> Report:
         """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
-        merged into the previous report of the same suite, model and success rule."""
+        merged into the previous report of the same suite, model and success rule (:mod:`guitest.reporting.builder`)."""
         assert self.model is not None
         config = self.config
         results = self.results.get(key, [])
@@ -474,97 +472,69 @@ class Session:
             selected = sorted(set(selected) | {r["id"] for r in results})
         suite = None if python_suite else load_suite(bundled.resolve_key(config.rootdir, key))
         task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
+        self.tasks[key] = task
         model = self.model.describe()
-        merged_from = None
         rule = miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, config.success_rule)
+        previous = None
         if config.last_failed:
-            previous = _previous_report(self.report_paths(suite.name if suite else Path(key).parent.name)[0][0])
-            same_rule = previous is not None and previous.get("run", {}).get("success_rule") == rule.get("success_rule")  # never a report of two rules
-            if previous and previous.get("model") == model and previous.get("suite", {}).get("path") == key and same_rule:
-                results, selected = report_mod.merge_previous(previous, results, selected)
-                merged_from = previous.get("run", {}).get("started")
-        got = {r["id"] for r in results}
-        missing = sorted(i for i in selected if i not in got)
-        limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
-        report = report_mod.build(
-            suite={
-                "name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name),
-                "path": key,
-                "format": suite.format if suite else ("python" if python_suite else ""),
-                "task": suite.task if suite else "grounding",
-                "settings": task.settings,
-                **(self._live_record(suite, task) if suite else {}),
-            },
-            model=model,
-            results=results,
-            n_selected=len(selected),
-            missing=missing,
-            tags=list(suite.tables) if suite else sorted({t for r in results for t in r.get("tags", {})}),
-            cross=[list(c) for c in suite.cross] if suite else [],
-            average=suite.average if suite else "micro",
-            macro_over=suite.macro_over if suite else None,
-            gate={},
-            task=task,
-            run={
-                "data_root": str(self.data_root),
-                "data_root_source": self.data_root_source,
-                "data": describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source) if suite else None,
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
-                "seconds": round(time.time() - self.started, 3),
-                "workers": config.workers,
-                "pytest_args": scrub_args(config.pytest_args),
-                "merged_into_report_of": merged_from,
-                "shard": config.shard,
-                "cache": self.cache_record(results),
-                **self.endpoint_record(results),
-                **rule,
-            },
-        )
-        failures, notes = gate_mod.check(limits, report, config.allow_unknown_state)
-        report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
-        return report
-
-    def cache_record(self, results: list[dict[str, Any]]) -> dict[str, Any]:
-        """What the report says of the cache: the mode, the file, this run (and the one it resumes), and how many
-        attempts and cases were answered from it, recorded when and by which runs."""
-        assert self.model is not None
-        if not self.model.cacheable:
-            return {"mode": "not used (this model costs nothing)", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
-        cached = [r for r in results if r.get("cached")]
-        record: dict[str, Any] = {
-            "mode": self.config.cache,
-            "path": str(self.cache_folder / cache_mod.FILENAME) if self.config.cache != "off" else None,
-            "run": self.run.id if self.run else None,
-            "resumes": self.run.resumes if self.run else None,
-            "attempts_answered_from_cache": sum(r.get("cached_attempts", 1) for r in cached),
-            "cases_answered_from_cache": len(cached),
+            previous = builder.same_run_kind(builder.read_previous(self.report_paths(suite.name if suite else Path(key).parent.name)[0][0]), model, key, rule)
+        record: SuiteRecord = {
+            "name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name),
+            "path": key,
+            "format": suite.format if suite else ("python" if python_suite else ""),
+            "task": suite.task if suite else "grounding",
+            "settings": task.settings,
         }
-        if self.run is not None and self.run.running:
-            record["running_runs_passed_over"] = [other["id"] for other in self.run.running]
-        if self.cache_failure is not None:  # the run's, not this suite's: every process's replies the cache could not store
-            record["not_stored"] = {"replies": self.cache_not_stored, "error": self.cache_failure}
-        if cached:
-            times = sorted(r["cached_recorded"] for r in cached if r.get("cached_recorded"))
-            record["recorded"] = {"first": times[0], "last": times[-1]} if times else None
-            record["recorded_by_runs"] = sorted({run for r in cached for run in r.get("cached_runs", ()) if run})
-        return record
+        if suite:
+            record.update(self._live_record(suite, task))  # type: ignore[typeddict-item]  # live_record's keys are SuiteRecord's
+        shape = (
+            builder.SuiteShape(record, list(suite.tables), [list(c) for c in suite.cross], suite.average, suite.macro_over, suite.gate)
+            if suite
+            else builder.SuiteShape(record, sorted({t for r in results for t in r.get("tags", {})}))
+        )
+        run: RunRecord = {
+            "data_root": str(self.data_root),
+            "data_root_source": self.data_root_source,
+            "data": describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source) if suite else None,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+            "seconds": round(time.time() - self.started, 3),
+            "workers": config.workers,
+            "pytest_args": scrub_args(config.pytest_args),
+            "merged_into_report_of": None,
+            "shard": config.shard,
+            "cache": builder.cache_record(
+                results,
+                cacheable=self.model.cacheable,
+                mode=config.cache,
+                path=str(self.cache_folder / cache_mod.FILENAME) if config.cache != "off" else None,
+                run_id=self.run.id if self.run else None,
+                resumes=self.run.resumes if self.run else None,
+                passed_over=[other["id"] for other in self.run.running] if self.run is not None else None,
+                failure=self.cache_failure,
+                not_stored=self.cache_not_stored,
+            ),
+        }
+        run.update(self.endpoint_record(results))
+        run.update(rule)  # type: ignore[typeddict-item]  # {"success_rule": ...} or nothing
+        limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
+        return builder.suite_report(shape, task, model=model, results=results, selected=selected, run=run, limits=limits, allow_unknown_state=config.allow_unknown_state, previous=previous)
 
-    def endpoint_record(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+    def endpoint_record(self, results: list[CaseResult]) -> RunRecord:
         """Per endpoint, the replies, failures, mean reply seconds and rests every process saw
-        (:func:`~guitest.models.endpoints.merged_stats`), and the one that was unreachable (if any)."""
+        (:func:`~guitest.models.endpoints.merged_stats`), the one that was unreachable (if any), the model as served."""
         assert self.model is not None
-        out: dict[str, Any] = {}
+        out: RunRecord = {}
         endpoints = merged_stats(self.endpoint_stats)
         if endpoints:
             out["endpoints"] = endpoints
-        not_asked = [r["unreachable"] for r in results if r.get("unreachable")]
-        if not_asked:
-            out["unreachable"] = {**not_asked[0], "cases_not_asked": len(not_asked)}
+        unreachable = builder.unreachable_record(results)
+        if unreachable:
+            out["unreachable"] = unreachable
         if self.run is not None and self.model.identity():
             out["served_model"] = self.model.identity()
         return out
 
-    def compare_baseline(self, report: dict[str, Any]) -> None:
+    def compare_baseline(self, report: Report) -> None:
         """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
         path = self.config.baseline
         if not path:
@@ -597,61 +567,29 @@ class Session:
                 paths.append(Path(_per_suite(option, name, several)))
         return json_paths, md_paths, html_paths
 
-    def write(self, report: dict[str, Any], pictures: dict[str, str]) -> list[Path]:
-        """Write the report as JSON, Markdown and HTML where :meth:`report_paths` says, all or none (a report that
-        cannot be written leaves the files there before untouched and no temporary file: :class:`ReportNotSaved`),
-        and keep this run's copies (:func:`guitest.reporting.history.keep`); the paths written."""
+    def write(self, report: Report, pictures: dict[str, str]) -> list[Path]:
+        """Write the report where :meth:`report_paths` says and keep this run's copies (:func:`guitest.reporting.writer.write`);
+        the paths written. Raises :class:`~guitest.reporting.writer.ReportNotSaved` when it could not be written."""
         config = self.config
-        json_paths, md_paths, html_paths = self.report_paths(report["suite"]["name"])
-        problems = report_mod.validate(report)
-        if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
-            report["schema_problems"] = problems
-        files: dict[Path, bytes] = {}
-        data = strictjson.encode(report_mod.json_text(report))
-        for path in json_paths:
-            files[path] = data
-        data = strictjson.encode(report_mod.markdown(report))
-        for path in md_paths:
-            files[path] = data
-        if config.report_images == "embed":
-            pictures = embed(pictures)
-        files_dir = self.report_dir.resolve()  # the episodes' screenshots are named relative to the report folder
-
-        def page(folder: Path) -> str:
-            return html.render(report, pictures, folder, files_dir)
-
-        pages: dict[Path, bytes] = {}  # one page per folder: linked screenshots are relative to it
-        for path in html_paths:
-            folder = path.parent.resolve()
-            if folder not in pages:
-                pages[folder] = strictjson.encode(page(folder))
-            files[path] = pages[folder]
-        del pages, data
-        try:
-            strictjson.write_together(files)
-        except OSError as exc:
-            raise ReportNotSaved(not_saved_message(report["suite"]["name"], exc, files, self.report_dir, config.keep_runs > 0, self.run is not None, self.cache_failure is not None)) from None
-        good = history.passed(report)
-        try:
-            kept = history.keep(
-                [json_paths[0], md_paths[0], html_paths[0]],
-                self.report_dir,
-                report["suite"]["name"],
-                self.run_stamp,
-                good,
-                config.keep_runs,
-                page=page,
-                keep_episodes=config.keep_episodes,
-            )
-        except OSError as exc:  # the latest report is complete; its copies are not
-            self.uncopied[report["suite"]["path"]] = (
-                f"the report was written, but this run's copies of it (under {self.report_dir / history.RUNS}, or its .passed.* files) "
-                f"were not: {exc}. Free space there; the next run makes its own copies"
-            )
-            kept = []
-        folders = sorted({str(p.parent) for p in kept if p.parent != self.report_dir})
-        self.kept[report["suite"]["path"]] = folders + ([f"{self.report_dir / report['suite']['name']}.passed.*"] if good and kept else [])
-        return list(files)
+        key = report["suite"]["path"]
+        task = self.tasks.get(key)
+        written = writer.write(
+            report,
+            pictures,
+            self.report_paths(report["suite"]["name"]),
+            report_dir=self.report_dir,
+            task_lines=report_mod.task_lines(report, task),
+            images=config.report_images,
+            keep_runs=config.keep_runs,
+            keep_episodes=config.keep_episodes,
+            stamp=self.run_stamp,
+            resumable=self.run is not None,
+            cache_failed=self.cache_failure is not None,
+        )
+        self.kept[key] = written.kept
+        if written.uncopied:
+            self.uncopied[key] = written.uncopied
+        return written.paths
 
     def summary_lines(self, key: str) -> list[summary.Line]:
         """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
@@ -661,7 +599,7 @@ class Session:
         return summary.suite_summary(
             report,
             key,
-            report_mod.text_table(report),
+            report_mod.text_table(report, report_mod.task_lines(report, self.tasks.get(key))),
             baseline=self.baseline_text.get(key),
             baseline_path=self.config.baseline,
             paths=self.paths.get(key, []),
@@ -691,55 +629,12 @@ class Session:
             self._run_lock.release()
 
 
-class ReportNotSaved(Exception):
-    """A suite's report could not be written; the message says where, why, and what to do."""
-
-
 def exit_status(pytest_status: int, guitest_status: int) -> int:
     """The run's exit status from pytest's and :meth:`Session.finish`'s: pytest's own unless it is 0; but a report that
     could not be written (:data:`UNSAVED_EXIT_CODE`) wins over pytest's "tests failed" (1) too, since nothing of the run is saved."""
     if guitest_status == UNSAVED_EXIT_CODE and pytest_status in (0, 1):
         return guitest_status
     return guitest_status if pytest_status == 0 and guitest_status else pytest_status
-
-
-def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], report_dir: Path, copies: bool, resumable: bool, cache_failed: bool) -> str:
-    """Why suite ``name``'s report could not be written (``exc`` names the file) and what to do: for a full disk, the
-    folder, the space its files need and the space free there."""
-    where = Path(exc.filename) if exc.filename else report_dir
-    folder = where.parent if where in files else where  # a file it could not write, or a folder it could not make
-    needed = sum(len(data) for path, data in files.items() if path.parent == folder) or sum(map(len, files.values()))
-    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    if full:
-        free = _free_bytes(folder)
-        why = (
-            f"no space left in {folder}: the report's files there need {_size(needed)}"
-            + (" (and as much again for this run's copy under runs/, which --keep-runs keeps)" if copies and folder == report_dir else "")
-            + (f", {_size(free)} are free" if free is not None else "")
-        )
-    else:
-        why = f"{folder}: {exc.strerror or exc}" + (f" ({where.name})" if where != folder else "")
-    again = " then run the same command again"
-    if resumable:
-        again += ": it resumes this run and reads back the replies the response cache stored" + (" before it failed" if cache_failed else ", not asking for them again")
-    fix = "Free space there (or pass --report-dir=DIR on another disk)" if full else "Make that folder writable (or pass --report-dir=DIR)"
-    return f"{name}: the report was NOT saved ({why}). The previous report there is untouched and no partial file is left. {fix},{again}"
-
-
-def _free_bytes(folder: Path) -> int | None:
-    for path in (folder, *folder.parents):  # the folder itself may not have been made
-        try:
-            return shutil.disk_usage(path).free
-        except OSError:
-            continue
-    return None
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
 
 
 def suite_key(nodeid: str) -> str | None:
@@ -768,14 +663,6 @@ def _load_suite_quietly(path: Path) -> Suite | None:
         return load_suite(path)
     except SuiteError:
         return None
-
-
-def _previous_report(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _per_suite(template: str, name: str, several: bool) -> str:

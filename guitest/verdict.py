@@ -1,8 +1,9 @@
-"""The outcome vocabulary and a case's result, as plain builtins that travel between processes."""
+"""The outcome vocabulary and a case's result: a typed dict of builtins (:class:`CaseResult`), which travels between
+processes as it is (pytest-xdist sends builtins) and is a row of the report's ``cases`` as it is."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Required, TypedDict
 
 HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR = "hit", "miss", "unparsed", "refused", "truncated", "error"
 # A judge that could not decide (trajectory judging): counted as not a hit, reported apart.
@@ -24,7 +25,52 @@ STATUS = {
 }
 
 
-def test_status(result: dict[str, Any]) -> tuple[str, str, str] | None:
+class CaseResult(TypedDict, total=False):
+    """One case's result, declared once: the fields of a report's ``cases`` row (schemas/report.schema.json) and the
+    few that travel from the process that ran the case to the one that writes the report, never into the report
+    (:data:`TRANSIENT`). A typed dict rather than a dataclass: it crosses pytest-xdist's channel, and is written
+    to JSON, as it is (a 100,000-case report builds no object per case)."""
+
+    id: Required[str]
+    verdict: Required[str]
+    tags: Required[dict[str, str]]
+    prediction: Required[dict[str, Any] | None]
+    response: Required[str | None]
+    error: str
+    instruction: str
+    first_response: str | None
+    finish_reason: str | None
+    truth: Any
+    size: list[int]
+    sent_size: list[int]
+    image: str
+    notes: list[str]
+    attempts: list[dict[str, Any]]
+    cached: bool
+    cached_attempts: int
+    cached_recorded: str
+    # live tasks: the episode's outcome, its steps and time, and where its trajectory and screenshots are
+    success: bool
+    score: float | None
+    steps: int
+    seconds: float
+    trajectory: str | None
+    episode: dict[str, Any]
+    # transient (never in the report): the HTML's picture, the cache's first failure, the endpoint that could not
+    # be reached, and the runs whose cached replies answered the case
+    thumbnail: str
+    cache_failure: str
+    unreachable: dict[str, Any]
+    cached_runs: list[str]
+
+
+#: the fields of a :class:`CaseResult` that never reach the report
+TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs"})
+#: the fields of a :class:`CaseResult` a report's ``cases`` row keeps, in the order they are declared
+REPORT_FIELDS = tuple(k for k in CaseResult.__annotations__ if k not in TRANSIENT)
+
+
+def test_status(result: CaseResult) -> tuple[str, str, str] | None:
     """What pytest shows for a passed case with this result: ``(category, letter, word)`` from :data:`STATUS`, the
     word with the attempts' hits when the case was repeated (``PARTIAL 2/3``); None for a plain hit."""
     verdict = result["verdict"]
@@ -44,12 +90,15 @@ def case_result(
     response: str | None = None,
     error: str | None = None,
     **extra: Any,
-) -> dict[str, Any]:
-    """One case's result as a dict of builtins (the wire format and a report row)."""
+) -> CaseResult:
+    """One case's result (the wire format and a report row); ``extra``: its other fields of :class:`CaseResult`."""
     if verdict not in CASE_VERDICTS:
         raise ValueError(f"unknown verdict {verdict!r}")
-    out: dict[str, Any] = {"id": case_id, "verdict": verdict, "tags": dict(tags), "prediction": prediction, "response": response}
+    unknown = extra.keys() - CaseResult.__annotations__.keys()
+    if unknown:  # a field the report and its readers do not know: declare it in CaseResult first
+        raise ValueError(f"not a field of a case's result: {', '.join(sorted(unknown))}")
+    out: CaseResult = {"id": case_id, "verdict": verdict, "tags": dict(tags), "prediction": prediction, "response": response}
     if error is not None:
         out["error"] = error
-    out.update(extra)
+    out.update(extra)  # type: ignore[typeddict-item]  # checked against CaseResult's fields above
     return out

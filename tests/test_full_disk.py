@@ -21,7 +21,8 @@ from builders import n_rows, write_suite
 from guitest import cache as cache_mod
 from guitest import strictjson
 from guitest.reporting import history
-from guitest.session import UNSAVED_EXIT_CODE, not_saved_message
+from guitest.reporting.writer import not_saved_message
+from guitest.session import UNSAVED_EXIT_CODE
 
 MODES = pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 REPORTS = ("tiny.json", "tiny.md", "tiny.html")

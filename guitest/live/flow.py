@@ -30,7 +30,7 @@ from ..errors import GuitestError, ModelError
 from ..exchange import Case, Prompt, Reply, SentImage
 from ..models.base import Blind, Model
 from ..sample import Sample
-from ..verdict import ERROR, HIT, MISS, UNSURE, case_result
+from ..verdict import ERROR, HIT, MISS, UNSURE, CaseResult, case_result
 from . import runners
 from .agent import GroundingPolicy, ModelPolicy, ScriptedPolicy, not_an_agent
 from .baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
@@ -214,7 +214,7 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
     return ModelPolicy(model, sample, ask, attempt, runner, setup.history_images)
 
 
-def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environments, options: RunOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environments, options: RunOptions = DEFAULT_OPTIONS) -> CaseResult:
     """Run the case's episode(s) and return its result (see the module docstring); never raises for a failure of the
     environment or the model."""
     common: dict[str, Any] = {"notes": list(sample.notes), "instruction": sample.instruction}

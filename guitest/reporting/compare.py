@@ -34,6 +34,7 @@ from ..errors import GuitestError
 from .gate import DEFAULT_MIN_PAIRED
 from .tallies import group_key
 from .report import align_table
+from .document import Counts, Report, from_json
 
 HIT, ERROR = "hit", "error"
 BETTER, WORSE, SAME = "better", "worse", "no detectable change"
@@ -73,7 +74,7 @@ def mcnemar_p(b: int, c: int) -> float:
 # -- reading reports ------------------------------------------------------------------------------
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
+def load_report(path: str | Path) -> Report:
     """Read and check a report file; raise :class:`ReportError` naming the file and the problem."""
     path = Path(path)
     try:
@@ -90,7 +91,7 @@ def load_report(path: str | Path) -> dict[str, Any]:
     if problems:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         raise ReportError(f"{path}: not a guitest report: " + "; ".join(problems[:5]) + more)
-    return report
+    return from_json(report)  # what an older guitest did not write, filled in: every report a user has still opens
 
 
 def check_report(report: Any) -> list[str]:
@@ -166,13 +167,13 @@ def _paired(pairs: Iterable[tuple[str, str]], alpha: Fraction, min_drop: float) 
     }
 
 
-def _side(row: dict[str, Any] | None) -> dict[str, Any] | None:
+def _side(row: Counts | None) -> dict[str, Any] | None:
     if row is None:
         return None
     return {"n": row.get("n"), "hit": row.get("hit"), "error": row.get("error"), "accuracy": row.get("accuracy")}
 
 
-def _row(category: str, value: str, old_row: dict[str, Any] | None, new_row: dict[str, Any] | None, paired: dict[str, Any]) -> dict[str, Any]:
+def _row(category: str, value: str, old_row: Counts | None, new_row: Counts | None, paired: dict[str, Any]) -> dict[str, Any]:
     old_acc = old_row.get("accuracy") if old_row else None
     new_acc = new_row.get("accuracy") if new_row else None
     return {
@@ -186,23 +187,21 @@ def _row(category: str, value: str, old_row: dict[str, Any] | None, new_row: dic
     }
 
 
-def _describe(report: dict[str, Any]) -> dict[str, Any]:
-    suite = given if isinstance(given := report.get("suite"), dict) else {}
-    model = given if isinstance(given := report.get("model"), dict) else {}
+def _describe(report: Report) -> dict[str, Any]:
+    model = report["model"]
     profile = model.get("profile")
-    headline = given if isinstance(given := report.get("headline"), dict) else {}
     return {
-        "suite": suite.get("name"),
+        "suite": report["suite"]["name"],
         "model": model.get("spec"),
         "profile": profile.get("name") if isinstance(profile, dict) else profile,
-        "guitest": report.get("guitest"),
+        "guitest": report["guitest"],
         "n_results": len(report["cases"]),
-        "complete": report.get("complete"),
-        "headline": headline.get("accuracy"),
+        "complete": report["complete"],
+        "headline": report["headline"].get("accuracy"),
     }
 
 
-def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alpha: float = 0.05, min_paired: float = DEFAULT_MIN_PAIRED) -> dict[str, Any]:
+def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05, min_paired: float = DEFAULT_MIN_PAIRED) -> dict[str, Any]:
     """Compare two reports: overall and per breakdown value (present in either), accuracies, the paired test, a verdict.
 
     Returns plain builtins (JSON-ready): ``rows`` (overall first, then each breakdown's
@@ -264,7 +263,7 @@ def compare(old: dict[str, Any], new: dict[str, Any], min_drop: float = 0.0, alp
         "new": d_new,
         "alpha": alpha,
         "min_drop": min_drop,
-        "comparable": _comparable(old_cases, new_cases, _id_set(old.get("missing")), _id_set(new.get("missing")), len(scored), min_paired),
+        "comparable": _comparable(old_cases, new_cases, _id_set(old["missing"]), _id_set(new["missing"]), len(scored), min_paired),
         "test": "exact two-sided McNemar on shared cases scored in both runs (errors excluded); p-values not corrected for multiple comparisons",
         "shared": len(shared),
         "paired": len(scored),

@@ -9,7 +9,8 @@ says so (``allow_unknown_state``, ``--allow-unknown-state``).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
+from .document import Report
 
 DEFAULT_EXIT_CODE = 10
 #: the share of the cases both runs selected that a comparison needs scored in both (``--min-paired``, ``--baseline-min-paired``)
@@ -29,7 +30,7 @@ def thresholds(suite_gate: dict[str, Any], min_accuracy: float | None, metric: s
     return out
 
 
-def value(row: dict[str, Any], metric: str) -> float | None:
+def value(row: Mapping[str, Any], metric: str) -> float | None:
     """A table row's value of the gate metric: accuracy (avg@k), pass@k (pass@1 = accuracy without repeats), or
     the mean score of a live suite's episodes."""
     if metric == "pass@k" and "repeats" in row:
@@ -39,7 +40,7 @@ def value(row: dict[str, Any], metric: str) -> float | None:
     return row["accuracy"]
 
 
-def unknown_state(cases: Iterable[dict[str, Any]]) -> int:
+def unknown_state(cases: Iterable[Mapping[str, Any]]) -> int:
     """How many scored episodes of ``cases`` (report rows; each attempt of a repeated case) ran on a machine in
     an unknown state (``prediction["reset"] == "none"``)."""
     count = 0
@@ -51,7 +52,7 @@ def unknown_state(cases: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def unknown_state_line(aggregate: dict[str, Any]) -> str | None:
+def unknown_state_line(aggregate: Report) -> str | None:
     """The summary's sentence on episodes that ran on a machine in an unknown state, or None when there were none."""
     n = unknown_state(aggregate.get("cases", ()))
     if not n:
@@ -59,7 +60,7 @@ def unknown_state_line(aggregate: dict[str, Any]) -> str | None:
     return f"{n} scored episode(s) ran on a machine in an unknown state (reset: none: nothing reverted or reset it before the episode, so what earlier episodes left there may have decided them)"
 
 
-def check(limits: dict[str, Any], aggregate: dict[str, Any], allow_unknown_state: bool = False) -> tuple[list[str], list[str]]:
+def check(limits: dict[str, Any], aggregate: Report, allow_unknown_state: bool = False) -> tuple[list[str], list[str]]:
     """Return ``(failures, notes)``: one line per threshold not met, per threshold that could not be checked,
     and, when a threshold is in force, one failure for scored episodes on machines in an unknown state (a note
     instead with ``allow_unknown_state``)."""

@@ -20,9 +20,10 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..strictjson import encode, write_together
+from .document import Report
 
 RUNS = "runs"
 PASSED = "passed"
@@ -30,7 +31,7 @@ LAST_PASSED = "last-passed"
 EPISODES = "episodes"  # in runs/<suite>/: the stamp of the last passed run, whose folder is kept
 
 
-def passed(report: dict[str, Any]) -> bool:
+def passed(report: Report) -> bool:
     """Whether a run passed, as its exit status says: complete, no case in error, and no gate failure (a run without a
     gate passes whatever its score: see the module docstring)."""
     return bool(report["complete"]) and not report["overall"].get("error") and not report["gate"].get("failures")

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .thumbnails import is_embedded, link
+from ..verdict import CaseResult
+from .document import Counts, Report
 
 VERDICT_ORDER = ("hit", "miss", "unparsed", "refused", "truncated", "unsure", "error", "partial")
 COUNT_COLUMNS = ("n", "hit", "accuracy", "ci95", "unparsed", "refused", "truncated", "error")
@@ -59,8 +61,8 @@ def _num3(value: Any) -> str:
     return "–" if number is None else f"{number:.3f}"
 
 
-def _is_live(report: Mapping[str, Any]) -> bool:
-    return _g(report, "suite", "task") == "live"
+def _is_live(report: Report) -> bool:
+    return report["suite"]["task"] == "live"
 
 
 def _fmt(value: Any) -> str:
@@ -73,15 +75,6 @@ def _fmt(value: Any) -> str:
         return repr(value)
 
 
-def _g(mapping: Any, *keys: str) -> Any:
-    """Nested lookup that tolerates missing keys and non-dict values."""
-    for key in keys:
-        if not isinstance(mapping, Mapping):
-            return None
-        mapping = mapping.get(key)
-    return mapping
-
-
 def _verdict_class(verdict: Any) -> str:
     return f"v-{verdict}" if verdict in VERDICT_ORDER else "v-other"
 
@@ -89,13 +82,11 @@ def _verdict_class(verdict: Any) -> str:
 # -- sections -------------------------------------------------------------------------------------
 
 
-def _settings(report: Mapping[str, Any]) -> str:
-    suite = report.get("suite") or {}
-    model = report.get("model") or {}
+def _settings(report: Report) -> str:
+    suite, model, run = report["suite"], report["model"], report["run"]
     profile = model.get("profile")
-    run = report.get("run") or {}
     rows: list[tuple[str, str]] = [
-        ("suite", f"{_g(suite, 'name') or ''} ({_g(suite, 'path') or ''}), format {_g(suite, 'format') or '–'}, task {_g(suite, 'task') or '–'}"),
+        ("suite", f"{suite['name']} ({suite['path']}), format {suite['format'] or '–'}, task {suite['task'] or '–'}"),
         ("model", f"{model.get('spec', '')} (adapter {model.get('adapter', '–')}, answers in {model.get('space', '–')} coordinates)"),
     ]
     if isinstance(profile, Mapping):
@@ -118,12 +109,12 @@ def _settings(report: Mapping[str, Any]) -> str:
             from ..miniwob.rules import summary_line
 
             rows.append(("success rule", summary_line(dict(rule)).removeprefix("success rule: ")))
-        rows.append(("environment", f"{_g(suite, 'env') or '–'}" + (f" ({_fmt(suite['env_options'])})" if _g(suite, "env_options") else "")))
-        rows.append(("step budget", _fmt(_g(suite, "max_steps"))))
+        rows.append(("environment", f"{suite.get('env') or '–'}" + (f" ({_fmt(suite['env_options'])})" if suite.get("env_options") else "")))
+        rows.append(("step budget", _fmt(suite.get("max_steps"))))
         task_settings = suite.get("settings")
         if isinstance(task_settings, Mapping):
             rows += [(f"live: {k}", _fmt(v)) for k, v in task_settings.items() if not (k == "success_rule" and isinstance(rule, Mapping))]
-    rows.append(("guitest", _fmt(report.get("guitest", "–"))))
+    rows.append(("guitest", _fmt(report["guitest"] or "–")))
     if run.get("data"):  # where this suite's data came from (a suite with its own data reads nothing under the data root)
         rows.append(("data", _fmt(run["data"])))
     else:
@@ -133,8 +124,7 @@ def _settings(report: Mapping[str, Any]) -> str:
             rows.append((key, _fmt(run[key])))
     if run.get("pytest_args"):
         rows.append(("pytest arguments", " ".join(str(a) for a in run["pytest_args"])))
-    n_sel, n_res = report.get("n_selected"), report.get("n_results")
-    rows.append(("results", f"{n_res} of {n_sel} selected cases" + ("" if report.get("complete", True) else " (INCOMPLETE)")))
+    rows.append(("results", f"{report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)")))
     body = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{_e(v)}</td></tr>' for k, v in rows)
     extra = ""
     if isinstance(profile, Mapping) and (profile.get("prompt") or profile.get("system")):
@@ -147,9 +137,9 @@ def _settings(report: Mapping[str, Any]) -> str:
     return f'<section id="settings"><h2>Run settings</h2><table class="kv">{body}</table>{extra}</section>'
 
 
-def _live_others(report: Mapping[str, Any]) -> list[str]:
+def _live_others(report: Report) -> list[str]:
     """The live figures beside the headline: the other figure, EQA, steps of successes, what was left out."""
-    h = report.get("headline") or {}
+    h = report["headline"]
     m = report.get("task_metrics") or {}
     ci = h.get("ci95")
     others = []
@@ -163,17 +153,16 @@ def _live_others(report: Mapping[str, Any]) -> list[str]:
     steps = m.get("steps_of_successes") or {}
     if steps.get("n"):
         others.append(f"mean steps of successes {_num3(steps.get('mean'))}")
-    overall = report.get("overall") or {}
+    overall = report["overall"]
     others.append(f"{overall.get('unsure', 0)} unsure (left to the judge)")
-    others.append(f"{overall.get('error', 0)} errors")
+    others.append(f"{overall['error']} errors")
     if m.get("unknown_state"):
         others.append(f"{m['unknown_state']} episode(s) on a machine in an unknown state")
     return others
 
 
-def _headline(report: Mapping[str, Any]) -> str:
-    h = report.get("headline") or {}
-    gate = report.get("gate") or {}
+def _headline(report: Report) -> str:
+    h, gate = report["headline"], report["gate"]
     if _is_live(report):
         figure = h.get("figure", "success_rate")
         big = f"{_e(_num3(h.get('accuracy')))}" if figure == "mean_score" else f"{_e(_pct(h.get('accuracy')))}<small>%</small>"
@@ -184,19 +173,17 @@ def _headline(report: Mapping[str, Any]) -> str:
         others = [f"micro {_pct(h.get('micro'))}%"]
         if h.get("over"):
             others.append(f"macro over {h['over']} {_pct(h.get('macro'))}%")
-        macro = report.get("macro")
-        if isinstance(macro, Mapping):
-            others += [f"macro {k} {_pct(v)}%" for k, v in macro.items() if v is not None and k != h.get("over")]
+        others += [f"macro {k} {_pct(v)}%" for k, v in report["macro"].items() if v is not None and k != h.get("over")]
     items.append(f'<div class="others">{_e(" · ".join(others))}</div>')
     if gate.get("passed") is not None or gate.get("failures"):
         ok = bool(gate.get("passed"))
         text = "gate passed" if ok else "gate FAILED: " + "; ".join(str(f) for f in gate.get("failures") or [])
         items.append(f'<div class="gate {"ok" if ok else "bad"}">{_e(text)}</div>')
-    if not report.get("complete", True):
-        missing = report.get("missing") or []
+    if not report["complete"]:
+        missing = report["missing"]
         items.append(f'<div class="gate bad">{_e(f"{len(missing)} selected case(s) produced no result")}</div>')
-    notes = report.get("notes")
-    if isinstance(notes, Mapping) and notes:
+    notes = report["notes"]
+    if notes:
         items.append(f'<div class="others">notes: {_e(", ".join(f"{k} ×{v}" for k, v in notes.items()))}</div>')
     return '<section id="headline" class="headline">' + "".join(items) + "</section>"
 
@@ -211,7 +198,7 @@ def _count_cells(row: Mapping[str, Any], live: bool = False) -> str:
     return "".join(f'<td class="num" data-col="{c}">{_e("–" if v is None else v)}</td>' for c, v in zip(columns, cells, strict=True))
 
 
-def _tables(report: Mapping[str, Any]) -> str:
+def _tables(report: Report) -> str:
     live = _is_live(report)
     if live:
         head = (
@@ -224,18 +211,14 @@ def _tables(report: Mapping[str, Any]) -> str:
             '<th class="num">unparsed</th><th class="num">refused</th><th class="num">truncated</th><th class="num">error</th></tr>'
         )
     width = 9 if live else 10
-    rows = [f'<tr class="overall" data-category="overall" data-value=""><th scope="row">overall</th><td></td>{_count_cells(report.get("overall") or {}, live)}</tr>']
-    breakdown = report.get("breakdown") or {}
-    macro = given if isinstance(given := report.get("macro"), Mapping) else {}
-    for name, values in breakdown.items():
-        if not isinstance(values, Mapping):
-            continue
+    rows = [f'<tr class="overall" data-category="overall" data-value=""><th scope="row">overall</th><td></td>{_count_cells(report["overall"], live)}</tr>']
+    macro = report["macro"]
+    for name, values in report["breakdown"].items():
         m = None if live else macro.get(name)
         label = f"{name}" + (f" — macro {_pct(m)}%" if m is not None else "")
         rows.append(f'<tr class="group"><th colspan="{width}" scope="rowgroup">{_e(label)}</th></tr>')
         for value, row in values.items():
-            if isinstance(row, Mapping):
-                rows.append(f'<tr data-category="{_e(name)}" data-value="{_e(value)}"><td>{_e(name)}</td><td>{_e(value)}</td>{_count_cells(row, live)}</tr>')
+            rows.append(f'<tr data-category="{_e(name)}" data-value="{_e(value)}"><td>{_e(name)}</td><td>{_e(value)}</td>{_count_cells(row, live)}</tr>')
     if live:
         note = (
             "Success rate = successes / (n − unsure − error): episodes no check of guitest's decided (unsure, for the judge) and errored "
@@ -246,9 +229,9 @@ def _tables(report: Mapping[str, Any]) -> str:
     return f'<section id="tables"><h2>Results</h2><table class="results" id="results-table"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table><p class="note">{_e(note)}</p></section>'
 
 
-def _chart(name: str, values: Mapping[str, Any]) -> str:
+def _chart(name: str, values: Mapping[str, Counts]) -> str:
     """A horizontal bar chart of accuracy per value, with the 95% interval as a whisker."""
-    rows = [(v, r) for v, r in values.items() if isinstance(r, Mapping)]
+    rows = list(values.items())
     label_w, bar_w, right_w, row_h, top = 150, 330, 64, 22, 22
     width = label_w + bar_w + right_w
     height = top + row_h * len(rows) + 6
@@ -302,12 +285,11 @@ def _budget_chart(by_budget: Mapping[str, Any]) -> str:
     return f'<figure class="chartbox" id="budget-chart"><figcaption>success rate had the budget been</figcaption>{"".join(out)}</figure>'
 
 
-def _charts(report: Mapping[str, Any]) -> str:
-    breakdown = report.get("breakdown") or {}
-    charts = [_chart(name, values) for name, values in breakdown.items() if isinstance(values, Mapping) and values]
+def _charts(report: Report) -> str:
+    charts = [_chart(name, values) for name, values in report["breakdown"].items() if values]
     live = _is_live(report)
     if live:
-        by_budget = _g(report, "task_metrics", "success_by_budget")
+        by_budget = (report.get("task_metrics") or {}).get("success_by_budget")
         if isinstance(by_budget, Mapping):
             charts.insert(0, _budget_chart(by_budget))
     charts = [c for c in charts if c]
@@ -337,7 +319,7 @@ def _point(value: Any) -> tuple[float, float] | None:
     return None
 
 
-def _overlay(case: Mapping[str, Any]) -> str:
+def _overlay(case: CaseResult) -> str:
     """An SVG in the original image's pixel space, stretched over the thumbnail: the truth box and the predicted point."""
     size = _point(case.get("size"))
     if size is None or size[0] <= 0 or size[1] <= 0:
@@ -348,7 +330,7 @@ def _overlay(case: Mapping[str, Any]) -> str:
     if truth is not None:
         x1, y1, x2, y2 = truth
         parts.append(f'<rect class="truth" x="{x1:g}" y="{y1:g}" width="{max(x2 - x1, 0):g}" height="{max(y2 - y1, 0):g}"/>')
-    pixel = _point(_g(case, "prediction", "pixel"))
+    pixel = _point((case.get("prediction") or {}).get("pixel"))
     if pixel is not None:
         px, py = pixel
         r = max(w, h) * 0.014
@@ -444,7 +426,7 @@ def _action_overlay(actions: list[Mapping[str, Any]], size: tuple[float, float] 
     return _svg(w, h, parts) if parts else ""
 
 
-def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, page_dir: Any = None) -> str:
+def _card(case: CaseResult, thumb: str | None, files_dir: Any = None, page_dir: Any = None) -> str:
     """One case's card; ``thumb`` is the ``src`` of its picture (a data URI or a link to the file), or None; a live
     case shows its episode instead (:func:`_strip`)."""
     cid = str(case.get("id", ""))
@@ -480,10 +462,11 @@ def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, pag
         meta.append("truth [" + ", ".join(f"{v:g}" for v in truth) + "]")
     elif case.get("truth") is not None:
         meta.append("truth " + _fmt(case.get("truth")))
-    pixel = _point(_g(case, "prediction", "pixel"))
+    prediction = case.get("prediction") or {}
+    pixel = _point(prediction.get("pixel"))
     if pixel is not None:
         meta.append(f"predicted ({pixel[0]:g}, {pixel[1]:g})")
-    via = _g(case, "prediction", "via")
+    via = prediction.get("via")
     if via:
         meta.append(f"via {via}")
     size = _point(case.get("size"))
@@ -505,8 +488,8 @@ def _card(case: Mapping[str, Any], thumb: str | None, files_dir: Any = None, pag
     return "".join(out)
 
 
-def _tag_names(report: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> list[str]:
-    names: list[str] = [n for n in (report.get("breakdown") or {}) if "/" not in n]
+def _tag_names(report: Report, cases: list[CaseResult]) -> list[str]:
+    names: list[str] = [n for n in report["breakdown"] if "/" not in n]
     for case in cases:
         tags = case.get("tags")
         if isinstance(tags, Mapping):
@@ -522,8 +505,8 @@ def _options(counts: Mapping[str, int], order: Iterable[str]) -> str:
     return "".join(opts)
 
 
-def _gallery(report: Mapping[str, Any], sources: Mapping[str, str], files_dir: Any = None, page_dir: Any = None) -> str:
-    cases = [c for c in report.get("cases") or [] if isinstance(c, Mapping)]
+def _gallery(report: Report, sources: Mapping[str, str], files_dir: Any = None, page_dir: Any = None) -> str:
+    cases = report["cases"]
     verdicts: dict[str, int] = {}
     for c in cases:
         verdicts[str(c.get("verdict", ""))] = verdicts.get(str(c.get("verdict", "")), 0) + 1
@@ -550,13 +533,13 @@ def _gallery(report: Mapping[str, Any], sources: Mapping[str, str], files_dir: A
     return f'<section id="gallery"><h2>Cases</h2><div class="filters" role="search">{"".join(controls)}</div><p class="note">{_e(legend)}</p><div class="cards" id="cards">{cards}</div></section>'
 
 
-def _warnings(report: Mapping[str, Any]) -> str:
+def _warnings(report: Report) -> str:
     """Banners for what changes how the numbers may be read: replies from the response cache, an unreachable endpoint."""
     from .summary import cache_sentence
 
-    run = report.get("run") or {}
+    run = report["run"]
     notes = []
-    if isinstance(report, dict) and isinstance(run.get("cache"), Mapping):
+    if isinstance(run.get("cache"), Mapping):
         cached = cache_sentence(report)
         if cached:
             notes.append(cached)
@@ -566,8 +549,8 @@ def _warnings(report: Mapping[str, Any]) -> str:
     return "".join(f'<p class="warn">{_e(n)}</p>' for n in notes)
 
 
-def _missing(report: Mapping[str, Any]) -> str:
-    missing = report.get("missing") or []
+def _missing(report: Report) -> str:
+    missing = report["missing"]
     if not missing:
         return ""
     items = "".join(f"<li><code>{_e(m)}</code></li>" for m in missing)
@@ -710,7 +693,7 @@ def _csp(linked: bool) -> str:
     return f"default-src 'none'; img-src {images}; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
 
 
-def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
+def render(report: Report, pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
     """One HTML page for a report: settings, headline, tables, charts and a filterable case gallery.
 
     ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.reporting.thumbnails`):
@@ -724,13 +707,13 @@ def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, pa
     """
     sources = _sources(pictures or {}, page_dir)
     files_dir = files_dir if files_dir is not None else page_dir
-    episodes = files_dir is not None and any(isinstance(c, Mapping) and c.get("episode") for c in report.get("cases") or [])
+    episodes = files_dir is not None and any(c.get("episode") for c in report["cases"])
     linked = episodes or any(not is_embedded(v) for v in sources.values())
-    suite = _g(report, "suite", "name") or "?"
-    spec = _g(report, "model", "spec") or "?"
+    suite = report["suite"]["name"] or "?"
+    spec = report["model"].get("spec") or "?"
     title = f"guitest report: {suite} · {spec}"
-    started = _g(report, "run", "started")
-    sub = f"model {spec} · {report.get('n_results', '?')} of {report.get('n_selected', '?')} cases" + (f" · {started}" if started else "")
+    started = report["run"].get("started")
+    sub = f"model {spec} · {report['n_results']} of {report['n_selected']} cases" + (f" · {started}" if started else "")
     body = "".join(
         [
             f'<header><h1>{_e(title)}</h1><p class="sub">{_e(sub)}</p></header>',
@@ -741,7 +724,7 @@ def render(report: dict[str, Any], pictures: Mapping[str, str] | None = None, pa
             _settings(report),
             _missing(report),
             _gallery(report, sources, files_dir, page_dir),
-            f"<footer>{_e('Written by guitest ' + str(report.get('guitest', '')) + '. ' + ('This page loads nothing from the network; it shows the screenshots from their files.' if linked else 'This page is self-contained: it loads nothing from the network.'))}</footer>",
+            f"<footer>{_e('Written by guitest ' + report['guitest'] + '. ' + ('This page loads nothing from the network; it shows the screenshots from their files.' if linked else 'This page is self-contained: it loads nothing from the network.'))}</footer>",
         ]
     )
     return (

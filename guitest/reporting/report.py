@@ -3,69 +3,53 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from .. import __version__, schema
 from ..miniwob.rules import summary_line
 from ..strictjson import dumps, write_text
+from ..verdict import REPORT_FIELDS, CaseResult
+from .document import Counts, GateRecord, Headline, Report, RunRecord, SuiteRecord, Tallies
 from .summary import cache_sentence, cache_suffix, gate_failures
 from .tallies import LEFT_OUT, aggregate, headline
-from ..tasks import Task, task_named
-
-REPORT_FIELDS = (
-    "id",
-    "verdict",
-    "tags",
-    "instruction",
-    "prediction",
-    "response",
-    "first_response",
-    "error",
-    "finish_reason",
-    "truth",
-    "size",
-    "sent_size",
-    "image",
-    "notes",
-    "attempts",
-    "cached",
-    "cached_attempts",
-    "cached_recorded",
-    # live tasks: the episode's outcome, its steps and time, and where its trajectory and screenshots are
-    "success",
-    "score",
-    "steps",
-    "seconds",
-    "trajectory",
-    "episode",
-)
 
 _KEPT = frozenset(REPORT_FIELDS)
 
 
+class Scoring(Protocol):
+    """What the report asks of a suite's task (a :class:`guitest.tasks.Task` is one): the verdicts its accuracy
+    leaves out, its own metrics over the cases, its headline, and how its metrics read as text. The task's side
+    of the report, handed in, so the report side imports no task."""
+
+    left_out: frozenset[str]
+
+    def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None: ...
+
+    def headline(self, agg: Tallies, task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> Headline: ...
+
+    def summary_lines(self, metrics: dict[str, Any]) -> list[str]: ...
+
+
 def build(
     *,
-    suite: dict[str, Any],
+    suite: SuiteRecord,
     model: dict[str, Any],
-    results: list[dict[str, Any]],
+    results: list[CaseResult],
     n_selected: int,
     missing: list[str],
     tags: list[str],
     cross: list[list[str]],
     average: str = "micro",
     macro_over: str | None = None,
-    gate: dict[str, Any],
-    run: dict[str, Any],
-    task: Task | None = None,
-) -> dict[str, Any]:
+    gate: GateRecord,
+    run: RunRecord,
+    task: Scoring | None = None,
+) -> Report:
     """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order."""
     cases = [_report_fields(r) for r in sorted(results, key=lambda r: r["id"])]
     agg = aggregate(cases, tags, cross, task.left_out if task is not None else LEFT_OUT)
     metrics = task.summarize(cases) if task is not None else None
-    agg["headline"] = task.headline(agg, metrics, average, macro_over) if task is not None else headline(agg, average, macro_over)
-    if metrics is not None:
-        agg["task_metrics"] = metrics
-    return {
+    report: Report = {
         "guitest": __version__,
         "suite": suite,
         "model": model,
@@ -73,37 +57,44 @@ def build(
         "n_results": len(cases),
         "complete": not missing,
         "missing": sorted(missing),
-        **agg,
+        "overall": agg["overall"],
+        "breakdown": agg["breakdown"],
+        "macro": agg["macro"],
+        "notes": agg["notes"],
+        "headline": task.headline(agg, metrics, average, macro_over) if task is not None else headline(agg, average, macro_over),
         "gate": gate,
         "cases": cases,
         "run": run,
     }
+    if metrics is not None:
+        report["task_metrics"] = metrics
+    return report
 
 
-def _report_fields(result: dict[str, Any]) -> dict[str, Any]:
+def _report_fields(result: CaseResult) -> CaseResult:
     """The fields of a result the report keeps (thumbnails and cache counts stay out); the result itself when it has no others."""
     extra = result.keys() - _KEPT
     if not extra:
         return result
-    case = dict(result)
+    case = result.copy()
     for key in extra:
-        del case[key]
+        del case[key]  # type: ignore[misc]  # a transient field of CaseResult, or one a Python test's result added
     return case
 
 
-def merge_previous(previous: dict[str, Any], results: list[dict[str, Any]], selected: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def merge_previous(previous: Report, results: list[CaseResult], selected: list[str]) -> tuple[list[CaseResult], list[str]]:
     """Fold a re-run (``--lf``) into the previous report: new results replace old ones by case id.
 
     Returns the merged results and selected case ids, so the report covers the whole
     suite again once the errored cases have been re-run.
     """
-    by_id = {case["id"]: case for case in previous.get("cases", [])}
+    by_id = {case["id"]: case for case in previous["cases"]}
     by_id.update((r["id"], r) for r in results)
-    ids = set(selected) | set(by_id) | set(previous.get("missing", []))
+    ids = set(selected) | set(by_id) | set(previous["missing"])
     return list(by_id.values()), sorted(ids)
 
 
-def validate(report: dict[str, Any]) -> list[str]:
+def validate(report: Report) -> list[str]:
     """Schema problems of a report (empty when it is valid). A valid report is checked by the predicate generated
     from the schema (0.3 s for 100,000 cases, where jsonschema takes 10 s); only an invalid one goes through
     jsonschema, for the messages."""
@@ -112,13 +103,13 @@ def validate(report: dict[str, Any]) -> list[str]:
     return [f"{f or '(top level)'}: {m}" for f, m in schema.iter_problems("report", report)]
 
 
-def json_text(report: dict[str, Any]) -> str:
+def json_text(report: Report) -> str:
     """The report as strict JSON (:func:`guitest.strictjson.dumps`), one line."""
     # no indent: the C encoder only serves indent=None (8x faster on 100,000 cases); the .md and .html are for reading
     return dumps(report) + "\n"
 
 
-def write_json(report: dict[str, Any], path: Path) -> None:
+def write_json(report: Report, path: Path) -> None:
     """Write the report atomically as strict JSON (:func:`json_text`)."""
     write_text(path, json_text(report))
 
@@ -128,9 +119,9 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def table_rows(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+def table_rows(report: Report) -> list[tuple[str, str, Counts]]:
     """``(breakdown, value, counts)`` rows: overall first, then each breakdown's values in order."""
-    rows = [("overall", "", report["overall"])]
+    rows: list[tuple[str, str, Counts]] = [("overall", "", report["overall"])]
     for name, values in report["breakdown"].items():
         rows.extend((name, value, row) for value, row in values.items())
     return rows
@@ -141,19 +132,19 @@ HEADER = ("category", "value", "n", "hit", "acc%", "95% CI", "unparsed", "refuse
 LIVE_HEADER = ("category", "value", "n", "success", "SR%", "95% CI", "mean score", "unsure", "error")
 
 
-def is_live(report: dict[str, Any]) -> bool:
+def is_live(report: Report) -> bool:
     """Whether the report is of a live suite (episodes, scored by their environment)."""
-    return (report.get("suite") or {}).get("task") == "live"
+    return report["suite"]["task"] == "live"
 
 
-def _header(report: dict[str, Any]) -> tuple[str, ...]:
+def _header(report: Report) -> tuple[str, ...]:
     """The table's columns: a live suite's own; else an ``unsure`` column only where a judge said unsure."""
     if is_live(report):
         return LIVE_HEADER
     return HEADER[:-1] + ("unsure", "error") if _has_unsure(report) else HEADER
 
 
-def _has_unsure(report: dict[str, Any]) -> bool:
+def _has_unsure(report: Report) -> bool:
     return bool(report["overall"].get("unsure"))
 
 
@@ -162,7 +153,7 @@ def score3(value: Any) -> str:
     return "-" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.3f}"
 
 
-def _cells(name: str, value: str, row: dict[str, Any], unsure: bool = False, live: bool = False) -> tuple[str, ...]:
+def _cells(name: str, value: str, row: Counts, unsure: bool = False, live: bool = False) -> tuple[str, ...]:
     lo, hi = row["ci95"]
     ci = "-" if row["accuracy"] is None else f"{100 * lo:.1f}-{100 * hi:.1f}"
     if live:
@@ -171,13 +162,13 @@ def _cells(name: str, value: str, row: dict[str, Any], unsure: bool = False, liv
     return (name, value, str(row["n"]), str(row["hit"]), pct(row["accuracy"]), ci, str(row["unparsed"]), str(row["refused"]), str(row["truncated"]), *extra, str(row["error"]))
 
 
-def table_cells(report: dict[str, Any]) -> list[tuple[str, ...]]:
+def table_cells(report: Report) -> list[tuple[str, ...]]:
     """The overall and per-category table as rows of text cells, the header first (the report's own columns)."""
     unsure, live = _has_unsure(report), is_live(report)
     return [_header(report)] + [_cells(*r, unsure=unsure, live=live) for r in table_rows(report)]
 
 
-def reading_note(report: dict[str, Any]) -> str:
+def reading_note(report: Report) -> str:
     """How to read the table's rates."""
     if is_live(report):
         return (
@@ -198,11 +189,12 @@ def align_table(cells: Sequence[tuple[str, ...]], left: tuple[int, ...] = (0, 1)
     return lines
 
 
-def text_table(report: dict[str, Any]) -> list[str]:
-    """The overall and per-category table as aligned plain-text lines."""
+def text_table(report: Report, task_lines: Sequence[str] = ()) -> list[str]:
+    """The overall and per-category table as aligned plain-text lines; ``task_lines``: the task's own metrics as it
+    prints them (:meth:`Scoring.summary_lines`)."""
     lines = align_table(table_cells(report))
     lines += repeat_lines(report)
-    lines += task_lines(report)
+    lines += task_lines
     lines.append(headline_line(report))
     macro = {k: v for k, v in report["macro"].items() if v is not None}
     if macro and not is_live(report):
@@ -212,7 +204,7 @@ def text_table(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def repeat_lines(report: dict[str, Any]) -> list[str]:
+def repeat_lines(report: Report) -> list[str]:
     """With --repeats: per category, avg@k, pass@k, the spread of accuracy across runs and the flaky share."""
     if "repeats" not in report["overall"]:
         return []
@@ -224,22 +216,19 @@ def repeat_lines(report: dict[str, Any]) -> list[str]:
         if rep is None:
             continue
         std = rep["std_across_runs"]
-        cells.append((name, value, str(rep["cases"]), pct(row["accuracy"]), pct(rep.get(f"pass@{rep['k']}")), "-" if std is None else f"{100 * std:.1f}", pct(rep["flaky"])))
+        pass_k = rep.get(f"pass@{rep['k']}")  # pass@1..k: keys named by k
+        cells.append((name, value, str(rep["cases"]), pct(row["accuracy"]), pct(pass_k if isinstance(pass_k, (int, float)) else None), "-" if std is None else f"{100 * std:.1f}", pct(rep["flaky"])))
     intro = f"repeats: {k} attempts per case; accuracy above is avg@{k}, its interval over cases; pass@k {report['overall']['repeats']['pass_estimator']}"
     return [intro] + align_table(cells)
 
 
-def task_lines(report: dict[str, Any]) -> list[str]:
+def task_lines(report: Report, task: Scoring | None) -> list[str]:
     """The task's own metrics (P/R/F1, weighted scores, agreement, ...) as its module prints them."""
     metrics = report.get("task_metrics")
-    if not metrics:
-        return []
-    suite = report.get("suite", {})
-    task = task_named(suite.get("task", ""), suite.get("settings"))
-    return task.summary_lines(metrics) if task is not None else []
+    return task.summary_lines(metrics) if metrics and task is not None else []
 
 
-def headline_line(report: dict[str, Any]) -> str:
+def headline_line(report: Report) -> str:
     """One line: the suite's declared headline average first, the other beside it, each named."""
     h = report["headline"]
     if h.get("figure") == "mean_score":
@@ -257,8 +246,8 @@ def md_cell(text: str) -> str:
     return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
 
 
-def markdown(report: dict[str, Any]) -> str:
-    """A Markdown summary: settings, the table, the gate, the data notes."""
+def markdown(report: Report, task_lines: Sequence[str] = ()) -> str:
+    """A Markdown summary: settings, the table, the gate, the data notes; ``task_lines`` as for :func:`text_table`."""
     model = report["model"]
     out = [
         f"# guitest report: {report['suite']['name']}",
@@ -279,9 +268,8 @@ def markdown(report: dict[str, Any]) -> str:
     cells = [[md_cell(c) for c in row] for row in table_cells(report)]
     out += ["", "| " + " | ".join(cells[0]) + " |", "|" + "|".join("---" for _ in cells[0]) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in cells[1:]]
-    extra = task_lines(report)
-    if extra:
-        out += ["", "```"] + extra + ["```"]
+    if task_lines:
+        out += ["", "```", *task_lines, "```"]
     out.append("")
     out.append(headline_line(report))
     out.append("")

@@ -9,18 +9,33 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from .. import __version__
 from ..cache import FILENAME
 from ..miniwob import rules as miniwob_rules
 from .gate import unknown_state_line
 from ..printable import printable
+from .document import Report
 
 if TYPE_CHECKING:
     from ..cache import Run
     from ..models.base import Model
-    from ..runconfig import RunConfig
+
+
+class HeaderOptions(Protocol):
+    """The run's options the header says (a :class:`guitest.runconfig.RunConfig` is one)."""
+
+    @property
+    def cache(self) -> str: ...
+    @property
+    def env_url(self) -> tuple[str, ...]: ...
+    @property
+    def env_provider(self) -> str | None: ...
+    @property
+    def collect_only(self) -> bool: ...
+    @property
+    def success_rule(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +51,7 @@ class Line:
 # -- the header ---------------------------------------------------------------------------------
 
 
-def header_lines(model: "Model | None", config: "RunConfig", run: "Run | None", cache_folder: Path) -> list[str]:
+def header_lines(model: "Model | None", config: HeaderOptions, run: "Run | None", cache_folder: Path) -> list[str]:
     """The run header: guitest's version; with a model, its settings as the model uses them, its profile, the
     response cache and the desktop machines; the success rule when ``--success-rule`` is given."""
     lines = [f"guitest {__version__}"]
@@ -121,12 +136,12 @@ def running_lines(run: "Run | None", mode: str, cache_folder: Path) -> list[str]
 # -- sentences the terminal and the reports share ------------------------------------------------
 
 
-def cache_sentence(report: dict[str, Any]) -> str | None:
+def cache_sentence(report: Report) -> str | None:
     """One sentence saying that (and how much of) the result came from the response cache, where and when those
     replies were recorded; None when no reply came from it."""
-    cache = report["run"].get("cache") or {}
-    attempts = cache.get("attempts_answered_from_cache", 0)
-    if not attempts:
+    cache = report["run"].get("cache")
+    attempts = cache.get("attempts_answered_from_cache", 0) if cache else 0
+    if not cache or not attempts:
         return None
     recorded = cache.get("recorded") or {}
     when = f", recorded {recorded['first']}" + (f" to {recorded['last']}" if recorded.get("last") != recorded.get("first") else "") if recorded else ""
@@ -138,20 +153,20 @@ def cache_sentence(report: dict[str, Any]) -> str | None:
     )
 
 
-def cache_note(report: dict[str, Any]) -> str:
+def cache_note(report: Report) -> str:
     """The short form for the gate's line: how many cases the cache answered, and from when."""
-    cache = report["run"].get("cache") or {}
-    recorded = cache.get("recorded") or {}
+    cache = report["run"].get("cache")
+    recorded = (cache.get("recorded") if cache else None) or {}
     since = f" recorded from {recorded['first']}" if recorded else ""
-    return f"{cache.get('cases_answered_from_cache', 0)} of {report['n_results']} cases answered from the response cache{since}"
+    return f"{cache.get('cases_answered_from_cache', 0) if cache else 0} of {report['n_results']} cases answered from the response cache{since}"
 
 
-def gate_failures(report: dict[str, Any]) -> str:
+def gate_failures(report: Report) -> str:
     """The gate's failures in one sentence, with how many cases the cache answered when it answered any."""
     return "; ".join(report["gate"].get("failures", [])) + cache_suffix(report)
 
 
-def cache_suffix(report: dict[str, Any]) -> str:
+def cache_suffix(report: Report) -> str:
     """`` (N of M cases answered from the response cache ...)`` when the cache answered any case, else nothing."""
     return f" ({cache_note(report)})" if cache_sentence(report) else ""
 
@@ -167,7 +182,7 @@ def describe_limits(limits: dict[str, Any]) -> str:
 # -- the end of the run -------------------------------------------------------------------------
 
 
-def endpoint_down(reports: Iterable[dict[str, Any]]) -> list[Line]:
+def endpoint_down(reports: Iterable[Report]) -> list[Line]:
     """Said once, before pytest's own sections: the endpoint that was unreachable, how many cases were therefore not
     asked, and how many were not run at all (the run stopped early, ``-x``); nothing when every endpoint answered. It is
     the one message of that cause: the suites' summaries then say nothing of their missing cases or their gate."""
@@ -208,7 +223,7 @@ def nothing_selected(keyword: str, marker: str, n: int, tags: Iterable[tuple[str
     ]
 
 
-def endpoint_cause(report: dict[str, Any]) -> dict[str, Any] | None:
+def endpoint_cause(report: Report) -> dict[str, Any] | None:
     """The endpoint that failed this suite's run (``url``, ``state``, ``reason``, ``cases_not_asked``), or None: the one
     that was unreachable when cases were not asked because of it, or, when the run stopped early (``-x``) before any
     case was turned away, the last of its endpoints when every one of them was taken out."""
@@ -247,7 +262,7 @@ def endpoints_line(endpoints: list[dict[str, Any]]) -> str:
 
 
 def suite_summary(
-    report: dict[str, Any],
+    report: Report,
     key: str,
     table: list[str],
     *,

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from ..verdict import ERROR, HIT, VERDICTS
+from ..verdict import ERROR, HIT, MISS, REFUSED, TRUNCATED, UNPARSED, UNSURE, VERDICTS, CaseResult
+from .document import Counts, Headline, Tallies
 
 Z95 = 1.959963984540054
 #: the verdicts left out of accuracy by default: errors (a task may leave out more: live tasks, unsure episodes)
@@ -29,7 +30,7 @@ def wilson(hits: float, n: int, z: float = Z95) -> list[float]:
     return [round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)]
 
 
-def counts(results: Iterable[dict[str, Any]], left_out: frozenset[str] = LEFT_OUT) -> dict[str, Any]:
+def counts(results: Iterable[Mapping[str, Any]], left_out: frozenset[str] = LEFT_OUT) -> Counts:
     """Verdict counts, accuracy over the scored cases (verdicts in ``left_out`` excluded: errors, and for live
     tasks episodes no check decided) and its 95% interval; ``mean_score`` too when the results carry scores.
 
@@ -47,17 +48,12 @@ def counts(results: Iterable[dict[str, Any]], left_out: frozenset[str] = LEFT_OU
             if run["verdict"] not in left_out:
                 scores.append(run.get("score"))
         per_case.append([run["verdict"] for run in runs])
-    n = sum(table.values())
-    scored = n - sum(table[v] for v in left_out)
-    out: dict[str, Any] = {"n": n, **table}
     if not any(len(v) > 1 for v in per_case):
-        out["accuracy"] = round(table[HIT] / scored, 6) if scored else None
-        out["ci95"] = wilson(table[HIT], scored)
+        out = _counts_of(Counter(table), left_out)
     else:
         stats = repeat_stats(per_case, left_out)
-        out["accuracy"] = stats.pop("avg")
-        out["ci95"] = stats.pop("ci95")
-        out["repeats"] = stats
+        out = _row(table, stats.pop("avg"), stats.pop("ci95"))
+        out["repeats"] = stats  # type: ignore[typeddict-item]  # repeat_stats's record less avg and ci95: a Repeats
     if any(_is_score(v) for v in scores):
         out["mean_score"] = mean_score(scores)
     return out
@@ -121,7 +117,7 @@ def repeat_stats(per_case: Sequence[Sequence[str]], left_out: frozenset[str] = L
     }
 
 
-def group_key(result: dict[str, Any], tags: Sequence[str]) -> str | None:
+def group_key(result: Mapping[str, Any], tags: Sequence[str]) -> str | None:
     """The value of one tag, or of a combination joined by '/', for a result; None when a tag is absent.
 
     In a combination, '%' and '/' inside a value are escaped (``%25``, ``%2F``) so that
@@ -131,7 +127,7 @@ def group_key(result: dict[str, Any], tags: Sequence[str]) -> str | None:
     return _combo_name(values[0] if len(values) == 1 else tuple(values))
 
 
-def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequence[Sequence[str]] = (), left_out: frozenset[str] = LEFT_OUT) -> dict[str, Any]:
+def aggregate(results: list[CaseResult], tags: Sequence[str], cross: Sequence[Sequence[str]] = (), left_out: frozenset[str] = LEFT_OUT) -> Tallies:
     """Overall counts, a breakdown per tag and per tag combination, and macro averages (verdicts in ``left_out``
     excluded from accuracy; a ``mean_score`` per row when the results carry scores)."""
     ordered = sorted(results, key=lambda r: r["id"])
@@ -140,7 +136,7 @@ def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequenc
     tag_maps = [r["tags"] for r in ordered]
     verdicts = [r["verdict"] for r in ordered]
     values: dict[str, list[Any]] = {}  # tag -> its value per result (in order), computed once for all combinations
-    breakdown: dict[str, dict[str, Any]] = {}
+    breakdown: dict[str, dict[str, Counts]] = {}
     macro: dict[str, float | None] = {}
     for combo in [(t,) for t in tags] + [tuple(c) for c in cross]:
         name = "/".join(combo)
@@ -148,7 +144,7 @@ def aggregate(results: list[dict[str, Any]], tags: Sequence[str], cross: Sequenc
         keys = columns[0] if len(combo) == 1 else list(zip(*columns, strict=True))
         names = {k: _combo_name(k) for k in set(keys)}  # a few distinct keys: name each once
         if repeated or scored:
-            groups: dict[str, list[dict[str, Any]]] = {}
+            groups: dict[str, list[CaseResult]] = {}
             for key, result in zip(keys, ordered, strict=True):
                 if (label := names[key]) is not None:
                     groups.setdefault(label, []).append(result)
@@ -175,15 +171,30 @@ def _combo_name(key: Any) -> str | None:
     return "/".join(v.replace("%", "%25").replace("/", "%2F") for v in key)
 
 
-def _counts_of(tally: Counter[str], left_out: frozenset[str] = LEFT_OUT) -> dict[str, Any]:
+def _counts_of(tally: Counter[str], left_out: frozenset[str] = LEFT_OUT) -> Counts:
     """:func:`counts` of results without repeats or scores, from their verdict tally."""
     table = {v: tally.get(v, 0) for v in VERDICTS}
-    n = sum(table.values())
-    scored = n - sum(table[v] for v in left_out)
-    return {"n": n, **table, "accuracy": round(table[HIT] / scored, 6) if scored else None, "ci95": wilson(table[HIT], scored)}
+    scored = sum(table.values()) - sum(table[v] for v in left_out)
+    return _row(table, round(table[HIT] / scored, 6) if scored else None, wilson(table[HIT], scored))
 
 
-def headline(agg: dict[str, Any], average: str, macro_over: str | None) -> dict[str, Any]:
+def _row(table: Mapping[str, int], accuracy: float | None, ci95: list[float]) -> Counts:
+    """A table row from its verdict tally (every verdict of :data:`~guitest.verdict.VERDICTS` a key), in the report's key order."""
+    return {
+        "n": sum(table.values()),
+        "hit": table[HIT],
+        "miss": table[MISS],
+        "unparsed": table[UNPARSED],
+        "refused": table[REFUSED],
+        "truncated": table[TRUNCATED],
+        "unsure": table[UNSURE],
+        "error": table[ERROR],
+        "accuracy": accuracy,
+        "ci95": ci95,
+    }
+
+
+def headline(agg: Tallies, average: str, macro_over: str | None) -> Headline:
     """The number the benchmark's paper reports, beside the other average, each named."""
     micro = agg["overall"]["accuracy"]
     macro = agg["macro"].get(macro_over) if macro_over else None

@@ -21,6 +21,8 @@ group ``guitest.tasks``; see docs/adapters.md.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from ..verdict import CaseResult
+from ..reporting.document import Headline, Tallies
 
 from .. import schema
 from ..reporting import tallies
@@ -117,7 +119,7 @@ class Task:
         the task has no right answer to give (the baseline then answers the truth box's centre)."""
         return None
 
-    def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None:
         """Task metrics over the report's cases (sorted by id), or None when the task has none beyond accuracy."""
         return None
 
@@ -125,7 +127,7 @@ class Task:
         """Plain-text lines showing :meth:`summarize`'s metrics in the terminal and the Markdown summary."""
         return []
 
-    def headline(self, agg: dict[str, Any], task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> dict[str, Any]:
+    def headline(self, agg: Tallies, task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> Headline:
         """The report's headline: the figure the benchmark reports (by default the suite's declared average of
         accuracy, micro or macro over ``macro_over``), with the other beside it."""
         return tallies.headline(agg, average, macro_over)

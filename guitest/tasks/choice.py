@@ -23,7 +23,8 @@ The case's ``truth`` holds the published answer letter and the option count.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Iterable
+from ..verdict import CaseResult
+from typing import Any, Iterable, Mapping
 
 from ..answers.choices import read_choice
 from ..reporting.tallies import group_key
@@ -103,7 +104,7 @@ class Choice(Task):
         """The right letter of the options as ``case.variant`` shows them."""
         return f"Answer: {asked(case)[1]}"
 
-    def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None:
         """The option-weighted score and the rotation accuracy, as the settings ask, over the cases not in error."""
         scored = [c for c in cases if c["verdict"] != ERROR and isinstance(c.get("truth"), dict)]
         out: dict[str, Any] = {}
@@ -141,11 +142,11 @@ def _join(values: dict[str, float | None]) -> str:
     return ", ".join(f"{k} {pct(v)}%" for k, v in values.items()) or "-"
 
 
-def _cell(case: dict[str, Any], tags: Iterable[str] = CELL) -> str:
+def _cell(case: Mapping[str, Any], tags: Iterable[str] = CELL) -> str:
     return group_key({"tags": {t: case["tags"].get(t, "all") for t in tags}}, tuple(tags)) or "all"
 
 
-def _hit_share(case: dict[str, Any]) -> Fraction:
+def _hit_share(case: Mapping[str, Any]) -> Fraction:
     """A case's share of hits: 1 or 0, or with --repeats the share of its scored attempts that hit (avg@k)."""
     attempts = [a["verdict"] for a in case.get("attempts") or [] if a["verdict"] != ERROR]
     if attempts:
@@ -157,7 +158,7 @@ def _round(value: Fraction | None) -> float | None:
     return None if value is None else round(float(value), 6)
 
 
-def option_weighted(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def option_weighted(cases: list[CaseResult]) -> dict[str, Any]:
     """MMBench-GUI's option-weighted score: per platform x difficulty cell sum(hit * w) / sum(w) with w = (n-1)/n;
     per difficulty and overall the sample-weighted mean of the cells' scores. Exact fractions, any order of cases."""
     sizes: dict[str, int] = {}
@@ -186,7 +187,7 @@ def option_weighted(cases: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _rotations(case: dict[str, Any]) -> list[tuple[int, str]]:
+def _rotations(case: Mapping[str, Any]) -> list[tuple[int, str]]:
     """``(rotation, verdict)`` of every rotation a case asked, over its attempts (an errored attempt left out)."""
     out: list[tuple[int, str]] = []
     for attempt in case.get("attempts") or [case]:
@@ -202,7 +203,7 @@ def _share(verdicts: list[str]) -> dict[str, Any]:
     return {"rotations": len(verdicts), "right": right, "rotation_accuracy": round(right / len(verdicts), 6) if verdicts else None}
 
 
-def rotation_accuracy(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def rotation_accuracy(cases: list[CaseResult]) -> dict[str, Any]:
     """Over scored circular cases: the share of single rotations answered right, overall, per platform x difficulty
     and per rotation (0 = the options as published, which a run without circular evaluation asks alone).
 

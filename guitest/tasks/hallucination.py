@@ -14,7 +14,8 @@ Points are read and mapped exactly as in grounding (:func:`guitest.tasks.groundi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
+from ..verdict import CaseResult
 
 from ..geometry import Box, center, clip, contains, is_proper
 from ..exchange import Case, Prompt
@@ -80,14 +81,14 @@ class Hallucination(Task):
             return ORACLE_REFUSAL
         return grounding.point_text(center(tuple(case.truth["target"])), case, profile)
 
-    def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None:
         return summarize_hallucination(cases)
 
     def summary_lines(self, metrics: dict[str, Any]) -> list[str]:
         return hallucination_lines(metrics)
 
 
-def _cell(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def _cell(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Counts of one kind's cases (errors excluded): hits, pointed-at-distractor, refused, unparsed, and the rate of hits."""
     n = len(cases)
     hits = sum(c["verdict"] == HIT for c in cases)
@@ -105,11 +106,11 @@ def _cell(cases: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _kinds(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def _kinds(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {kind: _cell([c for c in cases if (c.get("truth") or {}).get("kind") == kind]) for kind in KINDS}
 
 
-def summarize_hallucination(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize_hallucination(cases: list[CaseResult]) -> dict[str, Any]:
     """Localization Accuracy (confusion hits), distractor hits, Rejection Rate (fabrication hits), overall and per language."""
     scored = [c for c in sorted(cases, key=lambda c: c["id"]) if c.get("verdict") != ERROR and isinstance(c.get("truth"), dict)]
     languages = sorted({str(lang) for c in scored if (lang := (c.get("tags") or {}).get("language")) is not None})

@@ -28,6 +28,7 @@ overall and per app.
 from __future__ import annotations
 
 import json
+from ..verdict import CaseResult
 import re
 from collections import Counter
 from dataclasses import replace
@@ -201,7 +202,7 @@ class Judge(Task):
 
     # -- the run ----------------------------------------------------------------------------------
 
-    def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None:
         """The judged success rate (overall, per app) and, over labelled cases the judge decided, its
         agreement with the labels (overall, per app). Integer counts: any order of cases gives the same."""
         agent: dict[str, Counter[str]] = {}

@@ -13,7 +13,9 @@ and counted apart; so are, in the count, episodes on a machine in an unknown sta
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
+from ..verdict import CaseResult
+from ..reporting.document import Headline, Tallies
 
 from ..reporting.episodes import summarize as summarize_episodes
 from ..reporting.tallies import LEFT_OUT
@@ -36,12 +38,12 @@ class Live(Task):
     def truth(self, sample: Any, size: tuple[int, int]) -> tuple[Any, list[str], str | None]:
         return None, [], None
 
-    def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None:
         episodes = list(_episodes(cases))
         budget = max((e["budget"] for e in episodes), default=1)
         return summarize_episodes(episodes, budget, headline=self.settings["headline"])
 
-    def headline(self, agg: dict[str, Any], task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> dict[str, Any]:
+    def headline(self, agg: Tallies, task_metrics: dict[str, Any] | None, average: str, macro_over: str | None) -> Headline:
         """The figure the benchmark's leaderboard uses (``settings.headline``), the other beside it."""
         figure = self.settings["headline"]
         h = (task_metrics or {}).get("headline") or {}
@@ -86,10 +88,10 @@ class Live(Task):
         return lines
 
 
-def _episodes(cases: list[dict[str, Any]]):
+def _episodes(cases: list[CaseResult]):
     """Every episode of the report's cases as the metrics read them (attempts of a repeated case apart)."""
     for case in cases:
-        runs = case.get("attempts") or [case]
+        runs: Sequence[Mapping[str, Any]] = case["attempts"] if case.get("attempts") else (case,)
         for n, run in enumerate(runs):
             prediction = run.get("prediction") or {}
             yield {

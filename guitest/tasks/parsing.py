@@ -17,8 +17,9 @@ Settings (``schemas/tasks/parsing.schema.json``): ``iou_threshold`` (0.5), ``cas
 from __future__ import annotations
 
 import json
+from ..verdict import CaseResult
 import math
-from typing import Any
+from typing import Any, Mapping
 
 from .. import matching
 from ..answers.elements import find_list
@@ -110,7 +111,7 @@ class Parsing(Task):
             out.append({"type": element["type"], "description": element["description"], "box": box})
         return "```json\n" + json.dumps(out, ensure_ascii=False) + "\n```"
 
-    def summarize(self, cases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None:
         return summarize_parsing(cases, self.settings)
 
     def summary_lines(self, metrics: dict[str, Any]) -> list[str]:
@@ -184,7 +185,7 @@ def read_elements(items: list[Any], space: str, sent_size: tuple[int, int], orig
     return out, space, notes
 
 
-def _counts(case: dict[str, Any]) -> tuple[int, int, int, float, float | None, dict[str, list[int]]] | None:
+def _counts(case: Mapping[str, Any]) -> tuple[int, int, int, float, float | None, dict[str, list[int]]] | None:
     """``(tp, fp, fn, sim_sum, difflib_sum, by_type)`` of one reported case; None for an error (excluded).
 
     A case without a scored prediction (unparsed, truncated) found nothing: all its truths are misses.
@@ -213,7 +214,7 @@ def _group(rows: list[tuple[int, int, int, float, float | None, dict[str, list[i
     return out
 
 
-def summarize_parsing(cases: list[dict[str, Any]], settings: dict[str, Any]) -> dict[str, Any]:
+def summarize_parsing(cases: list[CaseResult], settings: dict[str, Any]) -> dict[str, Any]:
     """Micro P/R/F1 and similarity overall and per language, recall per element type; independent of case order."""
     rows: list[tuple[str | None, tuple[int, int, int, float, float | None, dict[str, list[int]]]]] = []
     for case in sorted(cases, key=lambda c: c["id"]):

@@ -1,0 +1,187 @@
+"""The typed shape of a suite's report (``schemas/report.schema.json``), declared once, and the reading of a report
+file written by any earlier guitest into that shape.
+
+The report is a tree of typed dicts, not of dataclasses: it is JSON as it stands (written in one place,
+:func:`guitest.reporting.report.json_text`), its ``cases`` are the :class:`~guitest.verdict.CaseResult` rows the
+workers sent, and a reader's misspelt field is a type error (mypy), not a silent ``None``. What a part of the
+report holds that its producer alone defines stays an open mapping: the model's description (each adapter adds
+its own), the task's settings and metrics, a live case's episode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Required, TypedDict
+
+from ..verdict import CaseResult
+
+
+class Repeats(TypedDict, total=False):
+    """With --repeats: avg@k's companions (``pass@1`` .. ``pass@k`` are keys too)."""
+
+    k: Required[int]
+    cases: Required[int]
+    pass_estimator: Required[str]
+    run_accuracies: Required[list[float | None]]
+    std_across_runs: Required[float | None]
+    flaky: Required[float | None]
+
+
+class Counts(TypedDict, total=False):
+    """One row of the table: the verdicts counted, the accuracy (success rate) and its 95% Wilson interval."""
+
+    n: Required[int]
+    hit: Required[int]
+    miss: Required[int]
+    unparsed: Required[int]
+    refused: Required[int]
+    truncated: Required[int]
+    error: Required[int]
+    unsure: int
+    accuracy: Required[float | None]
+    ci95: Required[list[float]]
+    mean_score: float | None
+    repeats: Repeats
+
+
+class Tallies(TypedDict):
+    """The verdicts counted overall, per tag (and tag combination) value, their macro averages, and the data notes."""
+
+    overall: Counts
+    breakdown: dict[str, dict[str, Counts]]
+    macro: dict[str, float | None]
+    notes: dict[str, int]
+
+
+class Headline(TypedDict, total=False):
+    """The suite's one figure: its declared average (micro or macro over a tag), or a live suite's own figure."""
+
+    average: Required[str]
+    over: str | None
+    accuracy: Required[float | None]
+    micro: Required[float | None]
+    macro: Required[float | None]
+    what: Required[str]
+    figure: str
+    success_rate: float | None
+    mean_score: float | None
+    ci95: list[float]
+
+
+class SuiteRecord(TypedDict, total=False):
+    """What ran: the suite file and its task's settings; a live suite's backend, options, budget and runner."""
+
+    name: Required[str]
+    path: Required[str]
+    format: Required[str]
+    task: Required[str]
+    settings: dict[str, Any]
+    env: str | None
+    env_options: dict[str, Any]
+    max_steps: int
+    runner: dict[str, Any]
+    settings_error: str
+    waits: dict[str, Any]
+
+
+class GateRecord(TypedDict, total=False):
+    """The release gate: its thresholds, what failed, and whether it passed (None when no threshold was set)."""
+
+    thresholds: dict[str, Any]
+    failures: list[str]
+    notes: list[str]
+    passed: bool | None
+
+
+class CacheRecord(TypedDict, total=False):
+    """What the response cache did for this run."""
+
+    mode: Required[str]
+    path: str | None
+    run: str | None
+    resumes: dict[str, Any] | None
+    attempts_answered_from_cache: Required[int]
+    cases_answered_from_cache: Required[int]
+    running_runs_passed_over: list[str]
+    not_stored: dict[str, Any]
+    recorded: dict[str, str] | None
+    recorded_by_runs: list[str]
+
+
+class RunRecord(TypedDict, total=False):
+    """How and where the run ran: data, time, processes, command line, shard, cache and endpoints."""
+
+    data_root: str
+    data_root_source: str
+    data: str | None
+    started: str
+    seconds: float
+    workers: int
+    pytest_args: list[str]
+    merged_into_report_of: str | None
+    merged_shards: list[dict[str, Any]]
+    shard: str | None
+    merged_at: str
+    cache: CacheRecord
+    endpoints: list[dict[str, Any]]
+    unreachable: dict[str, Any]
+    served_model: dict[str, Any]
+    success_rule: dict[str, Any]
+
+
+class BaselineRecord(TypedDict):
+    """With --baseline: the report compared with, and what regressed or improved significantly."""
+
+    path: str
+    regressions: list[str]
+    improvements: list[str]
+    comparable: dict[str, Any]
+
+
+class Report(TypedDict, total=False):
+    """One suite's report."""
+
+    guitest: Required[str]
+    suite: Required[SuiteRecord]
+    model: Required[dict[str, Any]]
+    n_selected: Required[int]
+    n_results: Required[int]
+    complete: Required[bool]
+    missing: Required[list[str]]
+    headline: Required[Headline]
+    overall: Required[Counts]
+    breakdown: Required[dict[str, dict[str, Counts]]]
+    macro: Required[dict[str, float | None]]
+    notes: Required[dict[str, int]]
+    task_metrics: dict[str, Any] | None
+    gate: Required[GateRecord]
+    cases: Required[list[CaseResult]]
+    run: Required[RunRecord]
+    baseline: BaselineRecord
+    schema_problems: list[str]
+
+
+#: what a report written before a field existed is read with (``guitest compare`` opens every report a user has)
+_DEFAULTS: dict[str, Any] = {
+    "guitest": "",
+    "model": {},
+    "missing": [],
+    "macro": {},
+    "notes": {},
+    "gate": {},
+    "cases": [],
+    "run": {},
+}
+
+
+def from_json(data: dict[str, Any]) -> Report:
+    """A report read from its JSON (checked usable by the caller: ``overall`` and ``breakdown`` present), with what
+    older guitest versions did not write filled in, so every reader sees the one shape."""
+    out: dict[str, Any] = {**{k: (type(v)() if isinstance(v, (dict, list)) else v) for k, v in _DEFAULTS.items()}, **data}
+    suite: dict[str, Any] = out["suite"] if isinstance(out.get("suite"), dict) else {}
+    out["suite"] = {"name": "", "path": "", "format": "", "task": "", **suite}
+    cases = out["cases"]
+    out.setdefault("n_results", len(cases) if isinstance(cases, list) else 0)
+    out.setdefault("n_selected", out["n_results"])
+    out.setdefault("complete", not out["missing"])
+    out.setdefault("headline", {"average": "micro", "accuracy": out["overall"].get("accuracy"), "micro": out["overall"].get("accuracy"), "macro": None, "what": ""})
+    return out  # type: ignore[return-value]  # the fields above are filled; the others are optional in Report
