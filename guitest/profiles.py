@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import ModelError
+from .geometry import from_original_pixels
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ class Profile:
         """A reply in this profile's own syntax answering the point ``(x, y)`` (already in the profile's space)."""
         fmt = f"{{:.{self.decimals}f}}"
         return self.render.replace("{x}", fmt.format(x)).replace("{y}", fmt.format(y))
+
+    def point_text(self, pixel: tuple[float, float], sent_size: tuple[int, int], original_size: tuple[int, int]) -> str:
+        """A reply naming ``pixel`` (original pixels) in this profile's own syntax and space (``auto``: normalized),
+        for a screenshot of ``original_size`` sent at ``sent_size``."""
+        space = "normalized" if self.space == "auto" else self.space
+        return self.answer_text(*from_original_pixels(pixel, space, sent_size, original_size))
 
 
 GENERIC_PROMPT = (

@@ -12,7 +12,6 @@ import random
 
 from ..errors import ModelError
 from ..geometry import Point
-from ..tasks import grounding
 from ..profiles import Profile
 from .base import Blind, Case, Prompt, Reply, SentImage, Settings, takes_no_argument
 
@@ -22,7 +21,7 @@ class _Baseline(Blind):
 
     def say(self, pixel: Point, case: Case) -> Reply:
         """A reply naming ``pixel`` (in pixels of the original image) in the profile's convention."""
-        return Reply(text=grounding.point_text(pixel, case, self.profile))
+        return Reply(text=self.profile.point_text(pixel, case.sent_size, case.original_size))
 
 
 class Oracle(_Baseline):

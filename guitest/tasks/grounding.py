@@ -10,7 +10,7 @@ import sys
 
 from typing import Any
 
-from ..geometry import Box, center, clip, contains, from_original_pixels, guess_space, is_proper, to_original_pixels
+from ..geometry import Box, center, clip, contains, guess_space, is_proper, to_original_pixels
 from ..exchange import Case, Prompt
 from ..answers.region import is_refusal, parse_answer
 from ..profiles import Profile
@@ -53,10 +53,8 @@ def fill_prompt(profile: Profile, case: Case, user: str) -> Prompt:
 
 
 def point_text(pixel: tuple[float, float], case: Case, profile: Profile) -> str:
-    """A reply naming ``pixel`` (original pixels) in the profile's own syntax and space."""
-    space = "normalized" if profile.space == "auto" else profile.space
-    x, y = from_original_pixels(pixel, space, case.sent_size, case.original_size)
-    return profile.answer_text(x, y)
+    """A reply naming ``pixel`` (original pixels) in the profile's own syntax and space (:meth:`Profile.point_text`)."""
+    return profile.point_text(pixel, case.sent_size, case.original_size)
 
 
 def judge(
