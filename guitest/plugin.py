@@ -309,7 +309,7 @@ class GuitestHooks:
                 del report.guitest
             return
         if report.skipped:
-            self.session.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
+            self.session.suites.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if report.when == "call" and result:
             news = self.session.record(report.nodeid, result)
             if news is not None:  # said at once, not at the end: the run goes on (README, "The response cache")
@@ -324,8 +324,8 @@ class GuitestHooks:
         if self.session.is_worker and self.session.model is not None:
             self.config.workeroutput["guitest_endpoints"] = self.session.model.endpoint_stats()  # type: ignore[attr-defined]
             self.config.workeroutput["guitest_cache"] = self.session.worker_cache()  # type: ignore[attr-defined]
-        if self.session.is_worker and self.session.deselected:
-            self.config.workeroutput["guitest_deselected"] = [self.session.deselected, sorted(self.session.deselected_tags)]  # type: ignore[attr-defined]
+        if self.session.is_worker and self.session.suites.deselected:
+            self.config.workeroutput["guitest_deselected"] = [self.session.suites.deselected, sorted(self.session.suites.deselected_tags)]  # type: ignore[attr-defined]
         session.exitstatus = exit_status(session.exitstatus, code)
 
     @pytest.hookimpl(trylast=True)
@@ -344,14 +344,14 @@ class GuitestHooks:
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         cases = [item for item in items if isinstance(item, GuitestItem)]
         if cases:  # -k, -m (or --lf) left these out; said when nothing is left (pytest_terminal_summary)
-            self.session.note_deselected(len(cases), {(str(k), str(v)) for item in cases for k, v in item.sample.tags.items()})
+            self.session.suites.note_deselected(len(cases), {(str(k), str(v)) for item in cases for k, v in item.sample.tags.items()})
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
-        for key in sorted({*self.session.reports, *self.session.unreported}):
-            write_lines(terminalreporter, self.session.summary_lines(key))
+        for key in sorted({*self.session.suites.reports, *self.session.suites.unreported}):
+            write_lines(terminalreporter, self.session.suites.summary_lines(key))
         opt = self.config.option
-        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.deselected and (opt.keyword or opt.markexpr):
-            write_lines(terminalreporter, nothing_selected(opt.keyword, opt.markexpr, self.session.deselected, self.session.deselected_tags))
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.suites.deselected and (opt.keyword or opt.markexpr):
+            write_lines(terminalreporter, nothing_selected(opt.keyword, opt.markexpr, self.session.suites.deselected, self.session.suites.deselected_tags))
 
 
 class SummaryFirst:
@@ -369,7 +369,7 @@ class SummaryFirst:
         unsaid = self.session.unsaid_cache_failure()
         if unsaid is not None:
             write_lines(tr, [Line(f"guitest: {unsaid}", ("red", "bold"))])
-        write_lines(tr, endpoint_down(self.session.reports.values()))
+        write_lines(tr, endpoint_down(self.session.suites.reports.values()))
         failed = tr.stats.get("failed", [])
         hidden = [r for r in failed if getattr(r, "guitest", None) and r.guitest.get("unreachable")]
         if hidden:
@@ -406,7 +406,7 @@ class XdistHooks:
             self.session.worker_cache_received(output["guitest_cache"])
         if output.get("guitest_deselected"):
             n, tags = output["guitest_deselected"]
-            self.session.note_deselected(n, {(str(k), str(v)) for k, v in tags}, same_cases=True)
+            self.session.suites.note_deselected(n, {(str(k), str(v)) for k, v in tags}, same_cases=True)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under ``--dist load`` (what ``-n`` uses by default): xdist's scheduling with every worker's queue kept

@@ -9,7 +9,6 @@ results and ends the run, on a worker it runs cases and sends what its endpoints
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
@@ -18,14 +17,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from . import bundled
 from . import cache as cache_mod
-from .reporting import builder, history, summary, writer
-from .reporting import compare as compare_mod
-from .reporting import gate as gate_mod
-from .reporting import report as report_mod
-from .reporting.document import Report, RunRecord, SuiteRecord
+from .reporting import builder, history, summary
+from .reporting.document import CacheRecord, RunRecord
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
-from .miniwob import rules as miniwob_rules
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
@@ -35,8 +30,8 @@ from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
 from .sample import Sample
-from .secrets import scrub_args
-from .suite import SUITE_FILENAMES, Suite, load_suite
+from .suite import Suite, load_suite
+from .suite_reports import SuiteReports, suite_key
 from .tasks import Task, load_task
 from .verdict import CaseResult
 from .reporting.thumbnails import picture
@@ -55,9 +50,6 @@ UNSAVED_EXIT_CODE = 12
 # leave slots empty at 100 ms replies; more threads cost more in interpreter-lock hand-offs).
 SPARE_THREADS = 8
 LOOKAHEAD = 4
-
-#: tag values kept for the hint of a selection that left no case (more are not shown anyway)
-MAX_KEYWORDS = 200
 
 #: a model made by a plugin (pytest's hook ``pytest_guitest_make_model``): (spec, settings, profile, reason) -> model or None
 ModelMaker = Callable[[str, Settings, Profile, str], "Model | None"]
@@ -92,25 +84,13 @@ class Session:
         self.slots = threading.BoundedSemaphore(self.concurrency)  # model calls in flight in this process
         self.jobs: list[tuple[int, Job] | None] = []  # by position among the session's items: what runs that case
         self._finished = False
-        # controller side
-        self.selected: dict[str, list[str]] = {}  # per suite (its file, or a Python test module): node ids selected
-        self.results: dict[str, list[CaseResult]] = {}
-        self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
-        self.reports: dict[str, Report] = {}
-        self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
-        self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
-        self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
-        self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed) could not be made
+        # controller side: the suites' cases, results and reports
+        self.suites = SuiteReports(config, self.model, started=self.started, run_stamp=self.run_stamp, data_root=self.data_root, data_root_source=self.data_root_source)
         self.cache_failure: str | None = None  # the first reason the response cache could not store replies, in any process
         self.cache_not_stored = 0  # replies the response cache could not store, all processes
         self._cache_failure_said = False  # said during the run (once); else said in the summary
-        self.paths: dict[str, list[Path]] = {}
-        self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
         self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
         self.runner_lines: dict[str, None] = {}  # the runners the collected live suites drive the model with, for the header
-        self.baseline_text: dict[str, str] = {}
-        self.deselected = 0  # guitest cases -k, -m (or --lf) left out
-        self.deselected_tags: set[tuple[str, str]] = set()  # their (tag, value)s (each value a keyword), for the hint when none is left
         self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
 
     # -- start ---------------------------------------------------------------------------------
@@ -168,67 +148,14 @@ class Session:
         data_dir = locate(str(suite.folder), suite.data, str(self.data_root), self.data_root_source, str(path))
         samples = read_suite_samples(suite, data_dir)
         task = load_task(suite.task, suite.settings, str(suite.path))
-        live = self.live_setup(suite, task) if suite.task == "live" else None
+        live = None
+        if suite.task == "live":
+            from .live import setup
+
+            live, lines = setup.setup(self.config, self.model, suite, task, self.report_dir, self.run_stamp)
+            self.runner_lines.update(dict.fromkeys(lines))
         self.data_read[nodeid] = describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source)
         return suite, samples, task, live
-
-    def live_setup(self, suite: Suite, task: Task) -> LiveSetup:
-        """How a live suite's cases run here: its backend and options (``--env-url`` machines and ``--env-provider`` added), its budget, and
-        the folder its episodes are written to (in this run's folder beside the report)."""
-        from .desktopenv import provider as provider_mod
-        from .live.flow import LiveSetup, settings_lines
-
-        config = self.config
-        options = provider_mod.with_command_line(suite.env_options, config.env_provider, config.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
-        if config.env_url:
-            options["urls"] = list(config.env_url)
-        if config.lease_dir and suite.env == "desktop":
-            options["lease_dir"] = config.lease_dir
-        if suite.env != "desktop":  # the web backends' browser and page servers (docs/live.md, Remote browsers)
-            browser = {"browser_endpoints": list(config.browser_endpoint), "episodes_per_endpoint": config.browser_episodes, "serve_bind": config.serve_bind, "serve_host": config.serve_host}
-            options.update({k: v for k, v in browser.items() if v})
-        keep = config.keep_runs > 0
-        folder = history.run_folder(self.report_dir, suite.name, self.run_stamp) if keep else self.report_dir / "episodes" / suite.name
-        rule = miniwob_rules.choose(suite.env or "", task.settings, config.success_rule, str(suite.path))
-        self._say_runner(self.history_images(task))
-        if self.model is not None:  # the backend's settings in force (a desktop suite's waits), in the header
-            self.runner_lines.update(dict.fromkeys("guitest " + line for line in settings_lines(suite, self.model, config.runner)))
-        return LiveSetup(
-            env=suite.env or "",
-            env_options=options,
-            base_dir=str(suite.folder),
-            max_steps=suite.max_steps,
-            episodes_dir=str(folder / "episodes" if keep else folder),
-            report_dir=str(self.report_dir),
-            history_images=self.history_images(task),
-            success_rule=rule.name if rule else None,
-            runner=config.runner,
-        )
-
-    def _say_runner(self, history_images: int | None) -> None:
-        """Remember the header line naming the runner a live suite drives the model with."""
-        if self.model is None:
-            return
-        from .live import runners as live_runners
-
-        runner, why = live_runners.for_model(self.model, self.config.runner)
-        self.runner_lines["guitest " + summary.runner_line({**runner.describe(history_images), "chosen": why})] = None
-
-    def _live_record(self, suite: Suite, task: Task) -> dict[str, Any]:
-        """What the report records of a live suite's backend and runner (:func:`guitest.live.flow.live_record`); {} for
-        another suite, without loading the live modules."""
-        if suite.task != "live":
-            return {}
-        from .live.flow import live_record
-
-        return live_record(suite, self.config.max_steps, self.model, self.config.runner, self.history_images(task))
-
-    def history_images(self, task: Task) -> int | None:
-        """The earlier screenshots a live step sends: ``--history-images``, else the suite's setting, else None (the runner's own)."""
-        chosen = self.config.history_images
-        if chosen is None:
-            chosen = task.settings.get("history_images")
-        return None if chosen is None else int(chosen)
 
     def skip_reason(self, sample: Sample, live: LiveSetup | None) -> str | None:
         """Why this run's model cannot run a live case (the oracle without a scripted solution), or None."""
@@ -246,8 +173,8 @@ class Session:
         if self.is_worker:
             return
         for path, node in python:
-            self.selected.setdefault(path, []).append(node)
-        self._note_selected(cases)
+            self.suites.note_python(path, node)
+        self.suites.note_selected(cases)
         n = sum(j is not None for j in jobs)
         if n and self.model is None and not self.config.collect_only:
             raise ConfigError(no_model_message(n))
@@ -255,18 +182,13 @@ class Session:
 
     def worker_collected(self, ids: Sequence[str]) -> None:
         """xdist: a worker's collection (the controller collects nothing itself): the cases selected, checked as in :meth:`collected`."""
-        if self.selected:
+        selected = self.suites.selected
+        if selected:
             return
-        self._note_selected(i for i in ids if suite_key(i) is not None)
-        if self.selected and self.model is None:
-            raise ConfigError(no_model_message(sum(map(len, self.selected.values()))))
+        self.suites.note_selected(i for i in ids if suite_key(i) is not None)
+        if selected and self.model is None:
+            raise ConfigError(no_model_message(sum(map(len, selected.values()))))
         self._check_machines()
-
-    def _note_selected(self, nodeids: Iterable[str]) -> None:
-        for nodeid in nodeids:
-            key = suite_key(nodeid)
-            if key is not None:
-                self.selected.setdefault(key, []).append(nodeid)
 
     def _check_machines(self) -> None:
         """Live desktop suites run on machines given by --env-url (or on a desktop guitest starts, desktop_local):
@@ -274,7 +196,7 @@ class Session:
         config = self.config
         if config.collect_only or config.env_url or config.env_provider or self.model is None:
             return
-        for key in self.selected:
+        for key in self.suites.selected:
             suite = _load_suite_quietly(bundled.resolve_key(config.rootdir, key))
             if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop") and not suite.env_options.get("provider"):
                 from .envs.machine import NO_MACHINE
@@ -369,9 +291,8 @@ class Session:
     def record(self, nodeid: str, result: CaseResult) -> str | None:
         """A case's result as the controller received it (a suite file's case, or a Python test's). Returns what to
         say at once: that the response cache cannot store replies, the first time a result says so, else None."""
-        key = suite_key(nodeid) or nodeid.partition("::")[0]
         failure = result.pop("cache_failure", None)
-        self.results.setdefault(key, []).append(result)
+        self.suites.record(nodeid, result)
         if failure is None or self.cache_failure is not None:
             return None
         self.cache_failure = failure
@@ -398,18 +319,6 @@ class Session:
         self._cache_failure_said = True
         return cache_mod.failure_message(self.cache_failure)
 
-    def note_deselected(self, n: int, tags: Iterable[tuple[str, str]], same_cases: bool = False) -> None:
-        """``n`` guitest cases left out of the run, with their ``(tag, value)`` pairs; ``same_cases``: another xdist worker's
-        count of the cases every worker collects (the largest count is kept, not their sum)."""
-        self.deselected = max(self.deselected, n) if same_cases else self.deselected + n
-        if len(self.deselected_tags) < MAX_KEYWORDS:
-            self.deselected_tags.update(tags)
-
-    def record_skip(self, nodeid: str) -> None:
-        """A suite file's case was skipped (a baseline cannot run it): reported as skipped, never as missing."""
-        if suite_key(nodeid):
-            self.skipped.add(nodeid)
-
     # -- the end -------------------------------------------------------------------------------
 
     def finish_work(self, interrupted: bool = False) -> None:
@@ -430,94 +339,36 @@ class Session:
         self.finish_work(interrupted)
         if self.is_worker or self.model is None or self.config.collect_only:
             return 0
-        incomplete = gate_failed = False
         if not self.endpoint_stats:  # serial: this process asked the endpoints itself
             self.endpoint_stats.append(self.model.endpoint_stats())
         own = self.worker_cache()  # serial: this process's own cache (under xdist the workers sent theirs)
         if own is not None:
             self.worker_cache_received(own)
-        for key in sorted(set(self.selected) | set(self.results)):
-            try:
-                report = self.build_report(key)
-            except SuiteError as exc:  # this process cannot read a suite file the workers ran: no report, never a wrong one
-                self.unreported[key] = unreadable_suite_message(key, exc)
-                incomplete = True
-                continue
-            self.compare_baseline(report)
-            self.reports[key] = report
-            pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
-            try:
-                self.paths[key] = self.write(report, pictures)
-            except writer.ReportNotSaved as exc:
-                self.unsaved[key] = str(exc)
-            incomplete |= not report["complete"]
-            gate_failed |= bool(report["gate"]["failures"])
+        self.suites.resumable, self.suites.cache_failed = self.run is not None, self.cache_failure is not None
+        incomplete, gate_failed = self.suites.finish(self.cache_record, self.endpoint_record)
         if self.run is not None:  # a run whose report was not saved is resumed by the next one, as an incomplete run is
-            done = not incomplete and not interrupted and bool(self.reports) and not self.unsaved
+            done = not incomplete and not interrupted and bool(self.suites.reports) and not self.suites.unsaved
             cache_mod.close_run(self.cache_folder, self.run.id, complete=done)
             self.release_run()
-        if self.unsaved:
+        if self.suites.unsaved:
             return UNSAVED_EXIT_CODE
         return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
 
-    def build_report(self, key: str) -> Report:
-        """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
-        merged into the previous report of the same suite, model and success rule (:mod:`guitest.reporting.builder`)."""
+    def cache_record(self, results: list[CaseResult]) -> CacheRecord:
+        """What a suite's report says of the response cache (:func:`guitest.reporting.builder.cache_record`)."""
         assert self.model is not None
         config = self.config
-        results = self.results.get(key, [])
-        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, []) if nodeid not in self.skipped]
-        python_suite = key.endswith(".py")
-        if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
-            selected = sorted(set(selected) | {r["id"] for r in results})
-        suite = None if python_suite else load_suite(bundled.resolve_key(config.rootdir, key))
-        task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
-        self.tasks[key] = task
-        model = self.model.describe()
-        rule = miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, config.success_rule)
-        previous = None
-        if config.last_failed:
-            previous = builder.same_run_kind(builder.read_previous(self.report_paths(suite.name if suite else Path(key).parent.name)[0][0]), model, key, rule)
-        record: SuiteRecord = {
-            "name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name),
-            "path": key,
-            "format": suite.format if suite else ("python" if python_suite else ""),
-            "task": suite.task if suite else "grounding",
-            "settings": task.settings,
-        }
-        if suite:
-            record.update(self._live_record(suite, task))  # type: ignore[typeddict-item]  # live_record's keys are SuiteRecord's
-        shape = (
-            builder.SuiteShape(record, list(suite.tables), [list(c) for c in suite.cross], suite.average, suite.macro_over, suite.gate)
-            if suite
-            else builder.SuiteShape(record, sorted({t for r in results for t in r.get("tags", {})}))
+        return builder.cache_record(
+            results,
+            cacheable=self.model.cacheable,
+            mode=config.cache,
+            path=str(self.cache_folder / cache_mod.FILENAME) if config.cache != "off" else None,
+            run_id=self.run.id if self.run else None,
+            resumes=self.run.resumes if self.run else None,
+            passed_over=[other["id"] for other in self.run.running] if self.run is not None else None,
+            failure=self.cache_failure,
+            not_stored=self.cache_not_stored,
         )
-        run: RunRecord = {
-            "data_root": str(self.data_root),
-            "data_root_source": self.data_root_source,
-            "data": describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source) if suite else None,
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
-            "seconds": round(time.time() - self.started, 3),
-            "workers": config.workers,
-            "pytest_args": scrub_args(config.pytest_args),
-            "merged_into_report_of": None,
-            "shard": config.shard,
-            "cache": builder.cache_record(
-                results,
-                cacheable=self.model.cacheable,
-                mode=config.cache,
-                path=str(self.cache_folder / cache_mod.FILENAME) if config.cache != "off" else None,
-                run_id=self.run.id if self.run else None,
-                resumes=self.run.resumes if self.run else None,
-                passed_over=[other["id"] for other in self.run.running] if self.run is not None else None,
-                failure=self.cache_failure,
-                not_stored=self.cache_not_stored,
-            ),
-        }
-        run.update(self.endpoint_record(results))
-        run.update(rule)  # type: ignore[typeddict-item]  # {"success_rule": ...} or nothing
-        limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
-        return builder.suite_report(shape, task, model=model, results=results, selected=selected, run=run, limits=limits, allow_unknown_state=config.allow_unknown_state, previous=previous)
 
     def endpoint_record(self, results: list[CaseResult]) -> RunRecord:
         """Per endpoint, the replies, failures, mean reply seconds and rests every process saw
@@ -533,80 +384,6 @@ class Session:
         if self.run is not None and self.model.identity():
             out["served_model"] = self.model.identity()
         return out
-
-    def compare_baseline(self, report: Report) -> None:
-        """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
-        path = self.config.baseline
-        if not path:
-            return
-        try:
-            old = compare_mod.load_report(path)
-        except compare_mod.ReportError as exc:
-            report["gate"]["failures"].append(f"--baseline: {exc}")
-            return
-        result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop, min_paired=self.config.baseline_min_paired)
-        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"], "comparable": result["comparable"]}
-        self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
-        for row in result["regressions"]:
-            report["gate"]["failures"].append(f"regression against {path}: {row}")
-        unfit = compare_mod.not_comparable(result)
-        if unfit is not None:
-            report["gate"]["failures"].append(f"not comparable with {path}: {unfit}")
-        if result["regressions"] or unfit is not None:
-            report["gate"]["passed"] = False
-
-    def report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:
-        """Where the JSON, Markdown and HTML reports of suite ``name`` go: the report folder, then the exact paths asked for."""
-        config = self.config
-        json_paths = [self.report_dir / f"{name}.json"]
-        md_paths = [self.report_dir / f"{name}.md"]
-        html_paths = [self.report_dir / f"{name}.html"]
-        several = len(set(self.selected) | set(self.results)) > 1
-        for option, paths in ((config.report_json, json_paths), (config.report_md, md_paths), (config.report_html, html_paths)):
-            if option:
-                paths.append(Path(_per_suite(option, name, several)))
-        return json_paths, md_paths, html_paths
-
-    def write(self, report: Report, pictures: dict[str, str]) -> list[Path]:
-        """Write the report where :meth:`report_paths` says and keep this run's copies (:func:`guitest.reporting.writer.write`);
-        the paths written. Raises :class:`~guitest.reporting.writer.ReportNotSaved` when it could not be written."""
-        config = self.config
-        key = report["suite"]["path"]
-        task = self.tasks.get(key)
-        written = writer.write(
-            report,
-            pictures,
-            self.report_paths(report["suite"]["name"]),
-            report_dir=self.report_dir,
-            task_lines=report_mod.task_lines(report, task),
-            images=config.report_images,
-            keep_runs=config.keep_runs,
-            keep_episodes=config.keep_episodes,
-            stamp=self.run_stamp,
-            resumable=self.run is not None,
-            cache_failed=self.cache_failure is not None,
-        )
-        self.kept[key] = written.kept
-        if written.uncopied:
-            self.uncopied[key] = written.uncopied
-        return written.paths
-
-    def summary_lines(self, key: str) -> list[summary.Line]:
-        """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
-        if key in self.unreported:
-            return summary.unreported(key, self.unreported[key])
-        report = self.reports[key]
-        return summary.suite_summary(
-            report,
-            key,
-            report_mod.text_table(report, report_mod.task_lines(report, self.tasks.get(key))),
-            baseline=self.baseline_text.get(key),
-            baseline_path=self.config.baseline,
-            paths=self.paths.get(key, []),
-            kept=self.kept.get(key),
-            unsaved=self.unsaved.get(key),
-            uncopied=self.uncopied.get(report["suite"]["path"]),
-        )
 
     def close(self, model: bool = True) -> None:
         """Close what this process opened: the case threads, the environments, the cache (each closes again safely);
@@ -637,22 +414,6 @@ def exit_status(pytest_status: int, guitest_status: int) -> int:
     return guitest_status if pytest_status == 0 and guitest_status else pytest_status
 
 
-def suite_key(nodeid: str) -> str | None:
-    """The suite file part of a guitest node id, or None for other tests."""
-    path, sep, _ = nodeid.partition("::")
-    return path if sep and os.path.basename(path) in SUITE_FILENAMES else None
-
-
-def unreadable_suite_message(key: str, exc: Exception) -> str:
-    """Why suite ``key`` has no report: the process that writes reports could not read its suite file."""
-    return (
-        f"{key}: no report was written: the process writing the reports cannot read this suite file ({exc}). Under "
-        "pytest-xdist that process imports only the conftest.py files of the rootdir and of the paths given to pytest: "
-        "register a custom task or format in the rootdir's conftest.py or in an installed package (docs/adapters.md), "
-        "then run again"
-    )
-
-
 def no_model_message(n: int) -> str:
     """The usage error of a run that selects ``n`` guitest cases without ``--model``."""
     return f"{n} guitest case(s) selected but no model given: pass --model=SPEC ({SPECS})"
@@ -663,12 +424,3 @@ def _load_suite_quietly(path: Path) -> Suite | None:
         return load_suite(path)
     except SuiteError:
         return None
-
-
-def _per_suite(template: str, name: str, several: bool) -> str:
-    if "{suite}" in template:
-        return template.replace("{suite}", name)
-    if several:
-        root, ext = os.path.splitext(template)
-        return f"{root}-{name}{ext}"
-    return template

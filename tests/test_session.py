@@ -71,9 +71,9 @@ def test_a_run_writes_every_report_and_ends_with_pytests_own_status(tmp_path: Pa
     assert report["n_selected"] == report["n_results"] == n_rows() and report["complete"]
     assert report["overall"]["accuracy"] == 1.0 and report_mod.validate(report) == []
     assert report["run"]["cache"] == {"mode": "not used (this model costs nothing)", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
-    assert [p.name for p in session.paths[KEY]] == ["tiny.json", "tiny.md", "tiny.html"]
+    assert [p.name for p in session.suites.paths[KEY]] == ["tiny.json", "tiny.md", "tiny.html"]
     assert (tmp_path / "reports" / "tiny.passed.json").is_file()
-    lines = session.summary_lines(KEY)
+    lines = session.suites.summary_lines(KEY)
     assert lines[0] == Line("guitest: tiny (suites/tiny/suite.yaml)", sep="=")
     assert any(line.text.startswith("overall ") for line in lines)
     assert lines[-3].text.startswith("reports: ") and lines[-2].text.startswith("kept: ")
@@ -84,9 +84,9 @@ def test_the_gate_and_a_missing_result_set_the_exit_status(tmp_path: Path) -> No
     session = make(tmp_path, "center", min_accuracy=0.5, gate_exit_code=42)
     run(session, tmp_path)
     assert session.finish() == 42
-    failed = session.reports[KEY]["gate"]
+    failed = session.suites.reports[KEY]["gate"]
     assert failed["passed"] is False and failed["failures"] == ["overall accuracy 0.0000 < 0.5000"]
-    assert Line("GATE FAILED: overall accuracy 0.0000 < 0.5000", ("red", "bold")) in session.summary_lines(KEY)
+    assert Line("GATE FAILED: overall accuracy 0.0000 < 0.5000", ("red", "bold")) in session.suites.summary_lines(KEY)
     assert "FAILED: overall accuracy 0.0000 < 0.5000" in (tmp_path / "reports" / "tiny.md").read_text()
     # a case selected but never reported (a crashed worker): incomplete, whatever the gate says
     session = make(tmp_path, "center", min_accuracy=0.5)
@@ -94,7 +94,7 @@ def test_the_gate_and_a_missing_result_set_the_exit_status(tmp_path: Path) -> No
     assert session.finish() == INCOMPLETE_EXIT_CODE
     report = written(tmp_path)
     assert not report["complete"] and len(report["missing"]) == 1
-    assert any(line.text.startswith("INCOMPLETE: 1 selected case(s) produced no result") for line in session.summary_lines(KEY))
+    assert any(line.text.startswith("INCOMPLETE: 1 selected case(s) produced no result") for line in session.suites.summary_lines(KEY))
 
 
 def test_a_regression_against_the_baseline_fails_the_gate(tmp_path: Path) -> None:
@@ -104,10 +104,10 @@ def test_a_regression_against_the_baseline_fails_the_gate(tmp_path: Path) -> Non
     session = make(tmp_path, "center", baseline=str(tmp_path / "old.json"))
     run(session, tmp_path)
     assert session.finish() == 10
-    report = session.reports[KEY]
+    report = session.suites.reports[KEY]
     assert report["baseline"]["regressions"] and report["gate"]["passed"] is False
     assert report["gate"]["failures"][0].startswith(f"regression against {tmp_path / 'old.json'}: ")
-    lines = session.summary_lines(KEY)
+    lines = session.suites.summary_lines(KEY)
     assert Line(f"compared with --baseline {tmp_path / 'old.json'}", sep="-") in lines
 
 
@@ -148,7 +148,7 @@ def test_the_cache_ledger_resumes_nothing_by_default_and_reuses_with_cache_on(tm
     results = run(second, tmp_path)
     assert second.finish() == 0 and PaidOracle.calls == n_rows()  # every reply from the cache
     assert all(r["cached"] is True and r["cached_runs"] == [first.run.id] for r in results)
-    record = second.reports[KEY]["run"]["cache"]
+    record = second.suites.reports[KEY]["run"]["cache"]
     assert record["cases_answered_from_cache"] == n_rows() and record["recorded_by_runs"] == [first.run.id]
     second.close()
     fresh = make(tmp_path, **paid)  # --cache=resume: a complete earlier run is never read back
@@ -164,7 +164,7 @@ def test_a_worker_runs_in_the_controllers_run_and_writes_no_report(tmp_path: Pat
     worker = make(tmp_path, session={"worker": given, "pending": lambda limit: [5, 3, 99]})
     assert worker.is_worker and worker.run_stamp == controller.run_stamp
     collect(worker, tmp_path)
-    assert worker.selected == {}  # the controller keeps the selection
+    assert worker.suites.selected == {}  # the controller keeps the selection
     # the lookahead follows xdist's queue on a worker (positions it does not hold are left out)
     assert [p for p, _ in worker._upcoming(0, 8)] == [5, 3]
     assert worker.finish() == 0 and not (tmp_path / "reports").exists()

@@ -1,0 +1,271 @@
+"""The controller's side of a run (a serial run's too): the cases selected per suite, their results as they arrive,
+and at the end each suite's report built (:mod:`guitest.reporting.builder`), compared with ``--baseline``, gated,
+written with its history (:mod:`guitest.reporting.writer`) and summed up for the terminal. The suite file and its task
+are read here, once, and handed to the report side already loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from . import bundled
+from .datapath import describe_data
+from .errors import SuiteError
+from .miniwob import rules as miniwob_rules
+from .reporting import builder, summary, writer
+from .reporting import compare as compare_mod
+from .reporting import gate as gate_mod
+from .reporting import report as report_mod
+from .reporting.document import CacheRecord, Report, RunRecord, SuiteRecord
+from .secrets import scrub_args
+from .suite import SUITE_FILENAMES, Suite, load_suite
+from .tasks import Task, load_task
+from .verdict import CaseResult
+
+if TYPE_CHECKING:
+    from .models.base import Model
+    from .runconfig import RunConfig
+
+#: tag values kept for the hint of a selection that left no case (more are not shown anyway)
+MAX_KEYWORDS = 200
+
+
+class SuiteReports:
+    """Every suite's cases and results in this run, and their reports once it ends. ``model``: the run's model;
+    ``started``: when the run started (epoch seconds), ``run_stamp`` its folder's name under ``runs/``."""
+
+    def __init__(self, config: RunConfig, model: Model | None, *, started: float, run_stamp: str, data_root: Path, data_root_source: str) -> None:
+        self.config = config
+        self.model = model
+        self.started = started
+        self.run_stamp = run_stamp
+        self.data_root, self.data_root_source = data_root, data_root_source
+        self.report_dir = config.report_folder
+        self.selected: dict[str, list[str]] = {}  # per suite (its file, or a Python test module): node ids selected
+        self.results: dict[str, list[CaseResult]] = {}
+        self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
+        self.reports: dict[str, Report] = {}
+        self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
+        self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
+        self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
+        self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed) could not be made
+        self.paths: dict[str, list[Path]] = {}
+        self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
+        self.baseline_text: dict[str, str] = {}
+        self.deselected = 0  # guitest cases -k, -m (or --lf) left out
+        self.deselected_tags: set[tuple[str, str]] = set()  # their (tag, value)s (each value a keyword), for the hint when none is left
+        self.resumable = False  # a report not saved can be resumed from the response cache (the message says so)
+        self.cache_failed = False  # ... but the cache failed to store some replies
+
+    # -- during the run --------------------------------------------------------------------------
+
+    def note_selected(self, nodeids: Iterable[str]) -> None:
+        for nodeid in nodeids:
+            key = suite_key(nodeid)
+            if key is not None:
+                self.selected.setdefault(key, []).append(nodeid)
+
+    def note_python(self, path: str, nodeid: str) -> None:
+        """A Python test over a guitest sample was selected (its module is its suite)."""
+        self.selected.setdefault(path, []).append(nodeid)
+
+    def record(self, nodeid: str, result: CaseResult) -> None:
+        """A case's result as the controller received it (a suite file's case, or a Python test's)."""
+        self.results.setdefault(suite_key(nodeid) or nodeid.partition("::")[0], []).append(result)
+
+    def note_deselected(self, n: int, tags: Iterable[tuple[str, str]], same_cases: bool = False) -> None:
+        """``n`` guitest cases left out of the run, with their ``(tag, value)`` pairs; ``same_cases``: another xdist worker's
+        count of the cases every worker collects (the largest count is kept, not their sum)."""
+        self.deselected = max(self.deselected, n) if same_cases else self.deselected + n
+        if len(self.deselected_tags) < MAX_KEYWORDS:
+            self.deselected_tags.update(tags)
+
+    def record_skip(self, nodeid: str) -> None:
+        """A suite file's case was skipped (a baseline cannot run it): reported as skipped, never as missing."""
+        if suite_key(nodeid):
+            self.skipped.add(nodeid)
+
+    # -- the end ---------------------------------------------------------------------------------
+
+    def finish(self, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> tuple[bool, bool]:
+        """Build, compare and write every suite's report (:meth:`build`'s ``cache`` and ``run_extra``); whether the run is
+        incomplete (a suite without a report, or with fewer results than cases selected) and whether a gate failed."""
+        incomplete = gate_failed = False
+        for key in sorted(set(self.selected) | set(self.results)):
+            try:
+                report = self.build(key, cache, run_extra)
+            except SuiteError as exc:  # this process cannot read a suite file the workers ran: no report, never a wrong one
+                self.unreported[key] = unreadable_suite_message(key, exc)
+                incomplete = True
+                continue
+            self.compare_baseline(report)
+            self.reports[key] = report
+            pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
+            try:
+                self.paths[key] = self.write(report, pictures)
+            except writer.ReportNotSaved as exc:
+                self.unsaved[key] = str(exc)
+            incomplete |= not report["complete"]
+            gate_failed |= bool(report["gate"]["failures"])
+        return incomplete, gate_failed
+
+    def build(self, key: str, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> Report:
+        """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
+        merged into the previous report of the same suite, model and success rule (:mod:`guitest.reporting.builder`);
+        ``cache`` and ``run_extra``: what the run's record says of the response cache and of the endpoints, from the suite's results."""
+        assert self.model is not None
+        config = self.config
+        results = self.results.get(key, [])
+        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, []) if nodeid not in self.skipped]
+        python_suite = key.endswith(".py")
+        if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
+            selected = sorted(set(selected) | {r["id"] for r in results})
+        suite = None if python_suite else load_suite(bundled.resolve_key(config.rootdir, key))
+        task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
+        self.tasks[key] = task
+        model = self.model.describe()
+        rule = miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, config.success_rule)
+        previous = None
+        if config.last_failed:
+            previous = builder.same_run_kind(builder.read_previous(self.report_paths(suite.name if suite else Path(key).parent.name)[0][0]), model, key, rule)
+        record: SuiteRecord = {
+            "name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name),
+            "path": key,
+            "format": suite.format if suite else ("python" if python_suite else ""),
+            "task": suite.task if suite else "grounding",
+            "settings": task.settings,
+        }
+        if suite:
+            record.update(_live_record(config, self.model, suite, task))  # type: ignore[typeddict-item]  # live_record's keys are SuiteRecord's
+        shape = (
+            builder.SuiteShape(record, list(suite.tables), [list(c) for c in suite.cross], suite.average, suite.macro_over, suite.gate)
+            if suite
+            else builder.SuiteShape(record, sorted({t for r in results for t in r.get("tags", {})}))
+        )
+        run: RunRecord = {
+            "data_root": str(self.data_root),
+            "data_root_source": self.data_root_source,
+            "data": describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source) if suite else None,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+            "seconds": round(time.time() - self.started, 3),
+            "workers": config.workers,
+            "pytest_args": scrub_args(config.pytest_args),
+            "merged_into_report_of": None,
+            "shard": config.shard,
+            "cache": cache(results),
+        }
+        run.update(run_extra(results))
+        run.update(rule)  # type: ignore[typeddict-item]  # {"success_rule": ...} or nothing
+        limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
+        return builder.suite_report(shape, task, model=model, results=results, selected=selected, run=run, limits=limits, allow_unknown_state=config.allow_unknown_state, previous=previous)
+
+    def compare_baseline(self, report: Report) -> None:
+        """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
+        path = self.config.baseline
+        if not path:
+            return
+        try:
+            old = compare_mod.load_report(path)
+        except compare_mod.ReportError as exc:
+            report["gate"]["failures"].append(f"--baseline: {exc}")
+            return
+        result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop, min_paired=self.config.baseline_min_paired)
+        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"], "comparable": result["comparable"]}
+        self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
+        for row in result["regressions"]:
+            report["gate"]["failures"].append(f"regression against {path}: {row}")
+        unfit = compare_mod.not_comparable(result)
+        if unfit is not None:
+            report["gate"]["failures"].append(f"not comparable with {path}: {unfit}")
+        if result["regressions"] or unfit is not None:
+            report["gate"]["passed"] = False
+
+    def report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:
+        """Where the JSON, Markdown and HTML reports of suite ``name`` go: the report folder, then the exact paths asked for."""
+        config = self.config
+        json_paths = [self.report_dir / f"{name}.json"]
+        md_paths = [self.report_dir / f"{name}.md"]
+        html_paths = [self.report_dir / f"{name}.html"]
+        several = len(set(self.selected) | set(self.results)) > 1
+        for option, paths in ((config.report_json, json_paths), (config.report_md, md_paths), (config.report_html, html_paths)):
+            if option:
+                paths.append(Path(_per_suite(option, name, several)))
+        return json_paths, md_paths, html_paths
+
+    def write(self, report: Report, pictures: dict[str, str]) -> list[Path]:
+        """Write the report where :meth:`report_paths` says and keep this run's copies (:func:`guitest.reporting.writer.write`);
+        the paths written. Raises :class:`~guitest.reporting.writer.ReportNotSaved` when it could not be written."""
+        config = self.config
+        key = report["suite"]["path"]
+        task = self.tasks.get(key)
+        written = writer.write(
+            report,
+            pictures,
+            self.report_paths(report["suite"]["name"]),
+            report_dir=self.report_dir,
+            task_lines=report_mod.task_lines(report, task),
+            images=config.report_images,
+            keep_runs=config.keep_runs,
+            keep_episodes=config.keep_episodes,
+            stamp=self.run_stamp,
+            resumable=self.resumable,
+            cache_failed=self.cache_failed,
+        )
+        self.kept[key] = written.kept
+        if written.uncopied:
+            self.uncopied[key] = written.uncopied
+        return written.paths
+
+    def summary_lines(self, key: str) -> list[summary.Line]:
+        """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
+        if key in self.unreported:
+            return summary.unreported(key, self.unreported[key])
+        report = self.reports[key]
+        return summary.suite_summary(
+            report,
+            key,
+            report_mod.text_table(report, report_mod.task_lines(report, self.tasks.get(key))),
+            baseline=self.baseline_text.get(key),
+            baseline_path=self.config.baseline,
+            paths=self.paths.get(key, []),
+            kept=self.kept.get(key),
+            unsaved=self.unsaved.get(key),
+            uncopied=self.uncopied.get(report["suite"]["path"]),
+        )
+
+
+def _live_record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> dict[str, Any]:
+    """What the report records of a live suite's backend and runner; {} for another suite, without loading the live modules."""
+    if suite.task != "live":
+        return {}
+    from .live import setup
+
+    return setup.record(config, model, suite, task)
+
+
+def suite_key(nodeid: str) -> str | None:
+    """The suite file part of a guitest node id, or None for other tests."""
+    path, sep, _ = nodeid.partition("::")
+    return path if sep and os.path.basename(path) in SUITE_FILENAMES else None
+
+
+def unreadable_suite_message(key: str, exc: Exception) -> str:
+    """Why suite ``key`` has no report: the process that writes reports could not read its suite file."""
+    return (
+        f"{key}: no report was written: the process writing the reports cannot read this suite file ({exc}). Under "
+        "pytest-xdist that process imports only the conftest.py files of the rootdir and of the paths given to pytest: "
+        "register a custom task or format in the rootdir's conftest.py or in an installed package (docs/adapters.md), "
+        "then run again"
+    )
+
+
+def _per_suite(template: str, name: str, several: bool) -> str:
+    if "{suite}" in template:
+        return template.replace("{suite}", name)
+    if several:
+        root, ext = os.path.splitext(template)
+        return f"{root}-{name}{ext}"
+    return template
