@@ -19,7 +19,7 @@ The registries below list the built-ins, one line each. The kinds' packages offe
 looks (``guitest.tasks.register``, ``guitest.formats.register``, ``guitest.models.register``,
 ``guitest.answers.register``, ``guitest.envs.register``, ``guitest.live.runners.register``). The entry-point
 groups: ``guitest.tasks``, ``guitest.formats``, ``guitest.answers``, ``guitest.envs``, ``guitest.models``,
-``guitest.runners``, ``guitest.generators``. This module imports none of them, so any
+``guitest.runners``, ``guitest.generators``, ``guitest.oracles``. This module imports none of them, so any
 module (suite.py checking a suite file's names, say) may name a kind without importing its
 implementations, and the import graph stays free of circles (tests/test_import_graph.py).
 """
@@ -226,6 +226,20 @@ ENVS: Registry[Any] = Registry(
     },
     error=GuitestError,
     how="guitest.envs.register(name, factory)",
+)
+
+#: the oracle baseline's scripted solutions each environment backend brings, by the backend's name
+#: (:mod:`guitest.live.oracles`: ``reason``, ``next_action``, ``spoken``)
+ORACLES: Registry[Any] = Registry(
+    "environment oracle",
+    "guitest.oracles",
+    {
+        "miniwob": "guitest.miniwob.oracle:ORACLE",
+        "webapp": "guitest.envs.web_solution:ORACLE",
+        "desktop": "guitest.desktopenv.task:ORACLE",
+    },
+    error=GuitestError,
+    how="guitest.live.oracles.register(env, oracle)",
 )
 
 #: model adapters, ``factory(spec, arg, settings, profile, profile_reason) -> Model`` (``--model=NAME:ARG``)

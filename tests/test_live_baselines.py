@@ -82,11 +82,13 @@ def test_oracle_reasons() -> None:
     assert oracle_reason(TaskSpec("miniwob", "click-button")) is None
     assert "no scripted solution for MiniWoB++ task 'book-flight'" in oracle_reason(TaskSpec("miniwob", "book-flight"))  # type: ignore[operator]
     assert "gives no solution steps" in oracle_reason(TaskSpec("webapp", "x", config={"success": "1"}))  # type: ignore[operator]
-    assert "backend 'desktop'" in oracle_reason(TaskSpec("desktop", "x"))  # type: ignore[operator]
+    assert "desktop task 'x' gives no scripted solution" in oracle_reason(TaskSpec("desktop", "x"))  # type: ignore[operator]
+    assert oracle_reason(TaskSpec("desktop", "x"), {"oracle": [{"kind": "click", "point": [1, 2], "space": "screen"}]}) is None
+    assert "backend 'android'" in oracle_reason(TaskSpec("android", "x"))  # type: ignore[operator]  # a backend without an oracle
     with pytest.raises(ModelError, match="book-flight"):
         OraclePolicy(PageStub(None)).act(step_input(TaskSpec("miniwob", "book-flight")))
     with pytest.raises(ModelError, match="run_js"):
-        OraclePolicy(object())
+        OraclePolicy(object()).act(step_input(TaskSpec("miniwob", "click-button")))
     assert len(SOLVED) == 33 and {"bisect-angle", "circle-center", "find-midpoint", "use-colorwheel", "use-colorwheel-2"} <= set(SOLVED) and script("book-flight") is None
 
 
@@ -109,3 +111,29 @@ def test_action_line() -> None:
     assert action_line('<tool_call>\n{"name": "computer_use"}\n</tool_call>') == '{"name": "computer_use"}'
     assert action_line("Thought: click.\nAction: click(start_box='(1,2)')") == "Action: click(start_box='(1,2)')"
     assert action_line("```python\npyautogui.click(x=1, y=2)\n```") == "pyautogui.click(x=1, y=2)"
+
+
+def test_an_environment_brings_its_own_oracle() -> None:
+    """A backend of a project's own registers its scripted solutions beside itself (guitest.live.oracles): the oracle
+    baseline runs them through the runner with no guitest module naming the backend."""
+    from guitest.live import oracles
+
+    class TapOracle:
+        spoken = True
+
+        def reason(self, task: TaskSpec, data: Any) -> str | None:
+            return None if task.name == "tap" else f"{task.name}: only tap is scripted"
+
+        def next_action(self, env: Any, step: StepInput, data: Any) -> Action:
+            return Action("click", point=(100.0, 200.0), space="screen") if step.step == 0 else Action("done")
+
+    oracles.register("tapenv", TapOracle())
+    spec = TaskSpec("tapenv", "tap")
+    policy = OraclePolicy(object(), runners.get("qwen3vl"))
+    first = policy.act(step_input(spec, 0))
+    assert only(first).kind == "click" and only(first).point == pytest.approx((100.0, 200.0), abs=1.0)
+    assert "<tool_call>" in (first.reply or "")  # said as Qwen3-VL would say it, read back
+    assert only(policy.act(step_input(spec, 1))).kind == "done"
+    assert oracle_reason(TaskSpec("tapenv", "swipe")) == "swipe: only tap is scripted"
+    with pytest.raises(ModelError, match="only tap"):
+        policy.act(step_input(TaskSpec("tapenv", "swipe")))

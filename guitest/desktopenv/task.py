@@ -13,9 +13,9 @@ The reader (:mod:`guitest.desktopenv.reader`) stores the task in ``Sample.data``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
-from ..live.actions import Action
+from ..live.actions import DONE, Action
 from ..live.protocol import TaskSpec
 
 
@@ -51,3 +51,20 @@ def oracle_actions(data: dict[str, Any]) -> list[Action] | None:
     if not entries:
         return None
     return [action_from(e) for e in entries]
+
+
+class DesktopOracle:
+    """The desktop tasks' oracle (:mod:`guitest.live.oracles`): the task row's ``oracle`` actions (screen pixels), one
+    per step, then ``done``, acted as they are (a desktop task's solution may use actions no runner says)."""
+
+    spoken = False
+
+    def reason(self, task: TaskSpec, data: Mapping[str, Any]) -> str | None:
+        return None if data.get("oracle") else f"desktop task {task.name!r} gives no scripted solution (oracle) for the oracle baseline"
+
+    def next_action(self, env: Any, step: Any, data: Mapping[str, Any]) -> Action:
+        actions = oracle_actions(dict(data)) or []
+        return actions[step.step] if step.step < len(actions) else Action(DONE)
+
+
+ORACLE = DesktopOracle()

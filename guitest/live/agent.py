@@ -6,7 +6,6 @@
   reads the reply into an ordered list of actions, applies its stop rules and maps the points to screen pixels.
   Each call holds a ``--concurrency`` slot and goes through the response cache, keyed by everything the step
   sends (every message, every image), so re-running a deterministic episode is free.
-- :class:`ScriptedPolicy`: a fixed list of actions in screen pixels (the desktop tasks' oracle), then done.
 - :class:`GroundingPolicy`: a grounding model as a one-shot agent: it clicks where the model grounds the
   instruction on the first screen, then says done (the OCR baseline as a real, weak agent).
 """
@@ -72,17 +71,6 @@ class ModelPolicy:
         screen = tuple(self.runner.to_screen(a, self.space, sent.size, obs.size) for a in actions)
         said = action_line(self.runner.render(actions)) if actions else ""
         return Decision(reply=reply.text, actions=screen, text=said, notes=notes + read.notes + rules, finish_reason=reply.finish_reason, cached=cached)
-
-
-class ScriptedPolicy:
-    """A fixed solution: ``actions`` (screen pixels) one per step, then ``done``."""
-
-    def __init__(self, actions: list[Action]) -> None:
-        self.actions = actions
-
-    def act(self, step: StepInput) -> Decision:
-        action = self.actions[step.step] if step.step < len(self.actions) else Action(DONE)
-        return Decision(reply=None, actions=(action,), notes=("scripted",))
 
 
 class GroundingPolicy:

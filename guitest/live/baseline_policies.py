@@ -5,56 +5,32 @@ rendered as a reply in that runner's syntax and coordinate space, then read back
 pixels, exactly as a model's reply would be. So the oracle checks the whole path; under any runner it must succeed
 wherever it has a scripted solution.
 
-- :class:`OraclePolicy`: a scripted solver reading the page's DOM through the environment's
-  ``run_js`` (the ``miniwob`` and ``webapp`` backends have it): MiniWoB++ tasks in
-  :data:`guitest.miniwob.oracle.SOLVED`, and web tasks whose task file gives ``solution`` steps
-  (``{"click": "css selector"}``, ``{"double_click": ...}``, ``{"right_click": ...}``, ``{"type": "text"}``,
-  ``{"key": "ctrl+a"}``, ``{"drag": ["from selector", "to selector"]}``), then ``done``.
-  :func:`oracle_reason` says why a task has no solution, so the plugin skips it with that reason.
+- :class:`OraclePolicy`: the scripted solutions the task's environment brings (:mod:`guitest.live.oracles` lists the
+  built-in ones; an oracle may ask to have its actions acted as they are, not said). :func:`oracle_reason` says why a
+  task has none, so the plugin skips it.
 - :class:`RandomPolicy`: seeded clicks (70%), typing (10%), keys (10%) and scrolls (10%) anywhere on
   the screen, the same for the same (seed, task, episode seed, step); it never says done. A low,
   stable floor.
-
-The OCR agent (click the recognised text the instruction names) is not here yet.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import ModelError
-from .actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, RIGHT_CLICK, SCROLL, TYPE, Action
-from .keys import combo
+from . import oracles
+from .actions import CLICK, KEY, SCROLL, TYPE, Action
 from .loop import Decision, StepInput
-from ..miniwob.oracle import SOLVED, script
 from .protocol import TaskSpec
 from .runners import GUITEST_RUNNER, Runner
 from .runners.runner import action_line
 
-SOLUTION_KINDS = ("click", "double_click", "right_click", "type", "key", "drag")
-RESOLVE_JS = """selector => {
-  const el = document.querySelector(selector);
-  if (!el) return null;
-  el.scrollIntoView({block: 'nearest', inline: 'nearest'});
-  const r = el.getBoundingClientRect();
-  return [r.left + r.width / 2, r.top + r.height / 2];
-}"""
 
-
-def oracle_reason(task: TaskSpec) -> str | None:
-    """None when the oracle has a scripted solution for ``task``; else why not (the reason to skip its cases)."""
-    if task.env == "miniwob":
-        if task.name in SOLVED:
-            return None
-        return f"no scripted solution for MiniWoB++ task {task.name!r} (the oracle solves {len(SOLVED)} tasks: see guitest/miniwob/oracle.py)"
-    if task.env == "webapp":
-        solution = task.config.get("solution")
-        if isinstance(solution, list) and solution:
-            return None
-        return f"web task {task.name!r} gives no solution steps (config.solution) for the oracle"
-    return f"the oracle has no scripted solutions for environment backend {task.env!r}"
+def oracle_reason(task: TaskSpec, data: Mapping[str, Any] | None = None) -> str | None:
+    """None when the oracle has a scripted solution for ``task`` (``data``: the case's task row); else why not (the reason to skip its cases)."""
+    return oracles.reason(task, data)
 
 
 class _Speaker:
@@ -74,66 +50,24 @@ class _Speaker:
 
 
 class OraclePolicy:
-    """The scripted solver (see the module docstring) for one environment; ``act`` raises ModelError for a task it cannot solve."""
+    """The scripted solver of the task's environment (see the module docstring); ``act`` raises ModelError for a task it
+    cannot solve. ``data``: the case's task row (an oracle may read its solution there)."""
 
-    def __init__(self, env: Any, runner: Runner = GUITEST_RUNNER, decimals: int | None = None) -> None:
-        if not callable(getattr(env, "run_js", None)):
-            raise ModelError(f"the oracle reads the page through the environment's run_js, which {type(env).__name__} lacks")
+    def __init__(self, env: Any, runner: Runner = GUITEST_RUNNER, decimals: int | None = None, data: Mapping[str, Any] | None = None) -> None:
         self.env = env
+        self.data = data or {}
         self.speaker = _Speaker(runner, decimals)
 
     def act(self, step: StepInput) -> Decision:
-        """The next scripted action, said in the policy's convention."""
-        reason = oracle_reason(step.task)
-        if reason is not None:
-            raise ModelError(reason)
-        if step.task.env == "miniwob":
-            raw = self.env.run_js(script(step.task.name), step.step)
-            action = self._from_js(raw, step)
-        else:
-            action = self._solution_step(step)
+        """The next scripted action: said in the policy's convention, or acted as it is when the environment's oracle says so."""
+        oracle = oracles.for_env(step.task.env)
+        reason = oracles.reason(step.task, self.data)
+        if oracle is None or reason is not None:
+            raise ModelError(reason or "no scripted solution")
+        action = oracle.next_action(self.env, step, self.data)
+        if not oracle.spoken:
+            return Decision(reply=None, actions=(action,), notes=("scripted",))
         return self.speaker.say(action, step)
-
-    def _from_js(self, raw: Any, step: StepInput) -> Action:
-        scale = step.observation.scale
-        if not isinstance(raw, dict) or raw.get("kind") not in ("click", "type", "key", "done", "fail"):
-            return Action(FAIL, text=f"the scripted solution gave {raw!r}")
-        kind = raw["kind"]
-        if kind == "click":
-            return Action(CLICK, point=(float(raw["x"]) * scale, float(raw["y"]) * scale), space="screen")
-        if kind == "type":
-            return Action(TYPE, text=str(raw["text"]))
-        if kind == "key":
-            return Action(KEY, keys=tuple(str(k) for k in raw["keys"]))
-        return Action(DONE if kind == "done" else FAIL, text=str(raw.get("text", "")))
-
-    def _solution_step(self, step: StepInput) -> Action:
-        solution = step.task.config["solution"]
-        if step.step >= len(solution):
-            return Action(DONE)
-        entry = solution[step.step]
-        kind = next((k for k in SOLUTION_KINDS if k in entry), None) if isinstance(entry, dict) else None
-        if kind is None:
-            return Action(FAIL, text=f"solution step {step.step + 1} is not one of {', '.join(SOLUTION_KINDS)}: {entry!r}")
-        value = entry[kind]
-        if kind == "type":
-            return Action(TYPE, text=str(value))
-        if kind == "key":
-            return Action(KEY, keys=combo(str(value)))
-        if kind == "drag":
-            start, end = self._at(value[0], step), self._at(value[1], step)
-            return Action(DRAG, point=start, end=end, space="screen") if start and end else Action(FAIL, text=f"no element {value!r}")
-        point = self._at(str(value), step)
-        if point is None:
-            return Action(FAIL, text=f"no element matches {value!r}")
-        return Action({"click": CLICK, "double_click": DOUBLE_CLICK, "right_click": RIGHT_CLICK}[kind], point=point, space="screen")
-
-    def _at(self, selector: str, step: StepInput) -> tuple[float, float] | None:
-        centre = self.env.run_js(RESOLVE_JS, selector)
-        if not centre:
-            return None
-        scale = step.observation.scale
-        return (float(centre[0]) * scale, float(centre[1]) * scale)
 
 
 WORDS = ("hello", "submit", "ok", "yes", "no", "abc", "2", "test")

@@ -32,7 +32,7 @@ from ..models.base import Blind, Model
 from ..sample import Sample
 from ..verdict import ERROR, HIT, MISS, UNSURE, CaseResult, case_result
 from . import runners
-from .agent import GroundingPolicy, ModelPolicy, ScriptedPolicy, not_an_agent
+from .agent import GroundingPolicy, ModelPolicy, not_an_agent
 from .baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
 from .loop import ERROR as ENDED_IN_ERROR, Episode, run_episode
 from .protocol import EnvFailure, TaskSpec
@@ -48,8 +48,8 @@ class LiveSetup:
     folder (``base_dir``: relative paths in the options), its step budget, where episodes are written
     (``episodes_dir``, under ``report_dir``), the model's runner (``runner``: ``--runner``; None: its profile's) and how
     many earlier screenshots a step sends (``history_images``: ``--history-images`` or the suite's setting; None: the
-    runner's own), and the success rule (``success_rule``: a MiniWoB++ suite's, :mod:`guitest.miniwob.rules`; None
-    for other backends)."""
+    runner's own), and the success rule the backend judges by (``success_rule``: the rule a suite's backend lets a
+    run choose; None for a backend with one check)."""
 
     env: str
     env_options: Mapping[str, Any] = field(default_factory=dict)
@@ -66,7 +66,7 @@ class LiveSetup:
         with ``runner`` (the runner driving the agent) what its reference sets for the environment: its name
         (``runner_name``), the seconds it waits after each action (``runner_settle``: its ``sleep_after_execution``) and
         from the last action to the evaluation (``runner_evaluate_after``: its ``evaluate_after``), each absent when it
-        sets none, which a backend takes where its options say so (the desktop's ``settle: runner``)."""
+        sets none, which a backend takes where its options say so (a backend option such as ``settle: runner``)."""
         out = dict(self.env_options)
         if self.success_rule:
             out["success_rule"] = self.success_rule
@@ -107,7 +107,7 @@ class Environments:
             return pool
 
     def close(self) -> None:
-        """Close every pool, then what the built-in backends share (the browser, local servers, local desktops); no
+        """Close every pool, then what the backends share in this process; no
         pool is made after it."""
         from .. import envs
 
@@ -124,7 +124,7 @@ def live_record(suite: Any, max_steps: int | None, model: Model | None = None, r
     credentials), the step budget in force (``--max-steps``, else the suite's, else 15; a task row may set its own,
     recorded per case), with a model the runner that drives it (``--runner`` or the profile's; its source, and the
     earlier screenshots a step sends: ``history_images``, else the runner's own), and what the backend says of its
-    settings in force (:func:`guitest.envs.settings`: a desktop's ``waits``); empty for a suite that is not live."""
+    settings in force (:func:`guitest.envs.settings`, such as its ``waits``); empty for a suite that is not live."""
     from .. import envs
 
     if getattr(suite, "task", None) != "live":
@@ -155,7 +155,7 @@ def _redacted(value: Any) -> Any:
 
 def settings_lines(suite: Any, model: Model | None, runner: str | None) -> list[str]:
     """The run header's lines on a live suite's backend settings in force (:func:`guitest.envs.settings_text`), each
-    naming the suite: ``waits (osworld): 60 s after the set-up ...``."""
+    naming the suite: ``waits (SUITE): 60 s after the set-up ...``."""
     from .. import envs
 
     chosen = runners.for_model(model, runner)[0] if model is not None else None
@@ -177,10 +177,7 @@ def skip_reason(model: Model, sample: Sample) -> str | None:
 
     if not isinstance(model, Oracle) or sample.data.get("invalid"):
         return None
-    task = TaskSpec.from_dict(sample.data["task"])
-    if task.env == "desktop":
-        return None if sample.data.get("oracle") else f"desktop task {task.name!r} gives no scripted solution (oracle) for the oracle baseline"
-    return oracle_reason(task)
+    return oracle_reason(TaskSpec.from_dict(sample.data["task"]), sample.data)
 
 
 def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Callable[..., Any], attempt: int, setup: "LiveSetup") -> Any:
@@ -189,16 +186,10 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
     ``setup.history_images`` earlier screenshots or the runner's own); ModelError for a model that cannot act."""
     from ..models.baselines import Oracle, Random
     from ..models.ocr import OCRModel
-    from ..desktopenv.task import oracle_actions
 
     runner, _ = runners.for_model(model, setup.runner)
     if isinstance(model, Oracle):
-        if task.env == "desktop":
-            actions = oracle_actions(sample.data)
-            if not actions:
-                raise ModelError(skip_reason(model, sample) or "no scripted solution")
-            return ScriptedPolicy(actions)
-        return OraclePolicy(env, runner)
+        return OraclePolicy(env, runner, data=sample.data)
     if isinstance(model, Random):
         return RandomPolicy(model.settings.seed or 0, runner)
     if isinstance(model, OCRModel):
@@ -234,7 +225,7 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
             return Attempt.failed(f"{type(exc).__name__}: {exc}")
 
     attempts = repeat(attempt, repeats, options.strategy)
-    if not common["instruction"]:  # a task that makes its instruction per seed (MiniWoB++'s utterance)
+    if not common["instruction"]:  # a task that makes its instruction per seed (a page's utterance)
         common["instruction"] = next((a.shown["episode"]["instruction"] for a in attempts if a.shown.get("episode")), "")
     return case_outcome(sample.id, sample.tags, attempts, repeats, common)
 
@@ -264,7 +255,7 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
         return Attempt.failed(str(exc))
     finally:
         # an episode that did not end in an evaluation (an error, of either side) may hold what it leased (a
-        # desktop machine, a page mid-action): the environment is closed rather than reused
+        # machine, a page mid-action): the environment is closed rather than reused
         pool.release(env, broken=episode is None or episode.end == ENDED_IN_ERROR, affinity=task.name)
     return _outcome(sample, episode, folder, setup, steps, stored, reset, notes)
 

@@ -16,6 +16,13 @@ suite's seeds, and 1 on use-colorwheel and use-colorwheel-2 (the colour typed in
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
+from ..errors import ModelError
+from ..live.actions import CLICK, DONE, FAIL, KEY, TYPE, Action
+from ..live.loop import StepInput
+from ..live.protocol import TaskSpec
+
 PRELUDE = r"""
 const U = core.getUtterance();
 const one = s => document.querySelector(s);
@@ -173,3 +180,34 @@ def script(task: str) -> str | None:
     if body is None:
         return None
     return f"(step) => {{ {PRELUDE}\n{body}\n}}"
+
+
+class MiniwobOracle:
+    """MiniWoB++'s oracle (:mod:`guitest.live.oracles`): the task's solution run in the page, its next action said
+    through the model's runner."""
+
+    spoken = True
+
+    def reason(self, task: TaskSpec, data: Mapping[str, Any]) -> str | None:
+        if task.name in SOLVED:
+            return None
+        return f"no scripted solution for MiniWoB++ task {task.name!r} (the oracle solves {len(SOLVED)} tasks: see guitest/miniwob/oracle.py)"
+
+    def next_action(self, env: Any, step: StepInput, data: Mapping[str, Any]) -> Action:
+        if not callable(getattr(env, "run_js", None)):
+            raise ModelError(f"the oracle reads the page through the environment's run_js, which {type(env).__name__} lacks")
+        raw = env.run_js(script(step.task.name), step.step)
+        scale = step.observation.scale
+        if not isinstance(raw, dict) or raw.get("kind") not in ("click", "type", "key", "done", "fail"):
+            return Action(FAIL, text=f"the scripted solution gave {raw!r}")
+        kind = raw["kind"]
+        if kind == "click":
+            return Action(CLICK, point=(float(raw["x"]) * scale, float(raw["y"]) * scale), space="screen")
+        if kind == "type":
+            return Action(TYPE, text=str(raw["text"]))
+        if kind == "key":
+            return Action(KEY, keys=tuple(str(k) for k in raw["keys"]))
+        return Action(DONE if kind == "done" else FAIL, text=str(raw.get("text", "")))
+
+
+ORACLE = MiniwobOracle()
