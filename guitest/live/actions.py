@@ -5,6 +5,13 @@ Runners (one per model convention under :mod:`guitest.live.runners`) read a repl
 maps them, through the same geometry as grounding, to pixels of the screenshot the model was
 shown, which is what :meth:`guitest.live.protocol.Environment.step` takes.
 
+The vocabulary is open: an environment backend with actions of its own (a phone's ``swipe``, ``long_press``, ``back``)
+declares each once with :func:`declare` (its name and arguments) and lists what it takes in its ``takes`` attribute
+(:func:`takes`; a backend without one takes the built-in kinds, :data:`KINDS`). guitest's own runner then reads and
+writes the declared kinds like its own (``Action: swipe(0.1, 0.5, 0.9, 0.5)``); a runner that follows a reference reads
+what its reference reads and no more, so a reply naming another action is noted, not run; and the episode loop refuses
+an action of a kind its environment does not take (a note on the step), never handing the backend a kind it lacks.
+
 Bounds (:func:`problem`, :func:`bounded`): an action an environment takes has every number finite and in its range
 (:data:`MAX_COORDINATE`, :data:`MAX_SCROLL`, :data:`MAX_SECONDS`), and a step runs at most :data:`MAX_ACTIONS`
 actions. The loop holds every decision to them (:func:`guitest.live.loop.run_episode`), so no convention's reader,
@@ -14,8 +21,10 @@ adapter or policy can hand an environment a ``time.sleep(nan)`` or a ``pyautogui
 from __future__ import annotations
 
 import math
+import re
+import threading
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..geometry import Point, from_original_pixels, to_original_pixels
 
@@ -42,6 +51,61 @@ MODIFIABLE = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOVE
 FINAL = (DONE, FAIL)
 #: actions that need a point (``drag`` also needs ``end``; ``scroll`` may have one)
 POINTED = (CLICK, DOUBLE_CLICK, RIGHT_CLICK, TRIPLE_CLICK, MIDDLE_CLICK, MOVE, DRAG)
+
+#: what an argument of a declared kind is: the field of :class:`Action` it fills (a point is two numbers)
+ARGUMENTS = ("point", "end", "text", "keys", "seconds")
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of action an environment declares (:func:`declare`): its ``name``, its ``arguments`` in the order
+    guitest's own format writes them (each one of :data:`ARGUMENTS`), whether it ends the episode (``final``), and a
+    line saying what it does (``doc``, shown in guitest's own step prompt)."""
+
+    name: str
+    arguments: tuple[str, ...] = ()
+    final: bool = False
+    doc: str = ""
+
+
+_declared: dict[str, Kind] = {}
+_declaring = threading.Lock()
+
+
+def declare(name: str, arguments: Sequence[str] = (), *, final: bool = False, doc: str = "") -> Kind:
+    """Declare an action kind of an environment's own, once per process (declaring it again the same way is harmless;
+    another way, or a built-in's name, is a ValueError naming the difference)."""
+    kind = Kind(name, tuple(arguments), final, doc)
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"an action kind's name is lower-case letters, digits and _, starting with a letter: {name!r}")
+    if name in KINDS:
+        raise ValueError(f"{name!r} is a built-in action kind: an environment takes it as it is")
+    bad = [a for a in kind.arguments if a not in ARGUMENTS] + [a for a in set(kind.arguments) if kind.arguments.count(a) > 1]
+    if bad:
+        raise ValueError(f"action kind {name!r}: arguments are some of {', '.join(ARGUMENTS)}, each once; not {', '.join(bad)}")
+    with _declaring:
+        known = _declared.setdefault(name, kind)
+    if known != kind:
+        raise ValueError(f"action kind {name!r} is declared already as {known}, not as {kind}")
+    return kind
+
+
+def declared() -> tuple[Kind, ...]:
+    """The kinds environments declared in this process, in the order they were declared."""
+    return tuple(_declared.values())
+
+
+def known(kind: str) -> bool:
+    """Whether ``kind`` is a built-in action kind or one an environment declared."""
+    return kind in KINDS or kind in _declared
+
+
+def takes(env: Any) -> frozenset[str]:
+    """The action kinds environment ``env`` takes: its ``takes`` attribute, else the built-in kinds."""
+    given = getattr(env, "takes", None)
+    return frozenset(given) if given is not None else frozenset(KINDS)
+
 
 #: the largest coordinate of a point, either sign, in screenshot pixels: ten times the widest screen a backend shows
 #: (what lies off the screenshot within it is the backend's to handle: the desktop moves it onto the screen's edge, the
@@ -86,12 +150,13 @@ class Action:
     paste: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown action kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        if self.kind not in KINDS and self.kind not in _declared:
+            raise ValueError(f"unknown action kind {self.kind!r}; expected one of {', '.join(KINDS + tuple(_declared))} (an environment declares its own with guitest.live.actions.declare)")
 
     @property
     def final(self) -> bool:
-        return self.kind in FINAL
+        declared = _declared.get(self.kind)
+        return self.kind in FINAL or (declared is not None and declared.final)
 
     def describe(self) -> dict[str, object]:
         """The action as plain builtins (the report and the trajectory), empty fields left out."""
@@ -130,14 +195,17 @@ def problem(action: Action) -> str | None:
     return None
 
 
-def bounded(actions: Sequence[Action]) -> tuple[tuple[Action, ...], tuple[str, ...]]:
+def bounded(actions: Sequence[Action], taken: frozenset[str] | None = None) -> tuple[tuple[Action, ...], tuple[str, ...]]:
     """The actions of one step that may run, in order, and notes on the others: the first :data:`MAX_ACTIONS` are
-    considered (``over_cap:N`` notes how many more were not run), and of those each with a :func:`problem` is refused
-    (``action K refused: <problem>``, K counting from 1 among the decision's actions)."""
+    considered (``over_cap:N`` notes how many more were not run), and of those each with a :func:`problem`, or of a kind
+    not in ``taken`` (the environment's, :func:`takes`), is refused (``action K refused: <why>``, K counting from 1
+    among the decision's actions)."""
     kept: list[Action] = []
     notes: list[str] = []
     for number, action in enumerate(actions[:MAX_ACTIONS], 1):
         why = problem(action)
+        if why is None and taken is not None and action.kind not in taken:
+            why = f"the environment takes no {action.kind!r} action (it takes {', '.join(sorted(taken))})"
         if why is None:
             kept.append(action)
         else:

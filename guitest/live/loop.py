@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ..errors import EndpointDown, ModelError
-from .actions import Action, bounded
+from .actions import Action, bounded, takes
 from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 
 DONE, FAIL, BUDGET, ENV_DONE, ERROR = "done", "fail", "budget", "env_done", "error"
@@ -299,6 +299,7 @@ def run_episode(
     instruction = obs.instruction or task.instruction
     end = BUDGET
     results: tuple[Observation, ...] = ()
+    taken = takes(env)  # the kinds of action this environment takes: any other is refused, never sent
     for index in range(max_steps):
         ref, png = _keep(save_screenshot, f"step-{index + 1:02d}", obs.screenshot)
         step_input = StepInput(task, seed, instruction, obs, tuple(history), index, max_steps, results)
@@ -310,7 +311,7 @@ def run_episode(
             return finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source, down)
         for action in decision.actions:
             _check_mapped(action)
-        actions, refused = bounded(decision.actions)
+        actions, refused = bounded(decision.actions, taken)
         notes = decision.notes + refused + (("unreadable_action",) if not decision.actions and "unreadable_action" not in decision.notes else ())
         history.append(decision)
         ran, env_seconds, failure, stop = _execute(env, actions, timer)

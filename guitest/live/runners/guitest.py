@@ -14,6 +14,10 @@ The actions (the prompt lists the same)::
     Action: done()                       the task is complete
     Action: fail("why")                  the task cannot be done
 
+An environment's own kinds (:func:`guitest.live.actions.declare`) are read and written the same way, their arguments
+in their declared order (``swipe(0.1, 0.5, 0.9, 0.5)`` for a kind declared with a point and an end), and the step
+prompt lists them after the built-in ones with their ``doc`` lines.
+
 Keyword forms work too (``click(x=0.42, y=0.31)``, ``type(text="hi")``). The LAST ``Action:`` marker counts
 (reasoning in ``<think>`` removed first); every call of these names after it is read, in order (without a
 marker, in the whole reply). Points carry ``space="normalized"``. Each step sends the instruction, the earlier
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ...exchange import Prompt, SentImage, conversation
-from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
+from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action, Kind, declared
 from ..keys import combo
 from .runner import USER, Past, Read, Runner, recent
 from .calls import MAX_REPLY, Call, direction, find_calls, fmt, number, quote, region
@@ -64,6 +68,26 @@ def history_block(history: Sequence[str], limit: int = MAX_HISTORY) -> str:
     return "\n".join(lines)
 
 
+def actions_text() -> str:
+    """The step prompt's list of actions: the built-in ones, then the kinds environments declared, each with its line."""
+    lines = [ACTIONS_TEXT]
+    for kind in declared():
+        signature = f"{kind.name}({', '.join(_SIGNATURE[a] for a in kind.arguments)})"
+        lines.append(f"{signature:<27} {kind.doc}".rstrip())
+    return "\n".join(lines)
+
+
+_SIGNATURE = {"point": "x, y", "end": "x2, y2", "text": '"text"', "keys": '"keys"', "seconds": "seconds"}
+
+
+def _names() -> re.Pattern[str]:
+    """The call names this runner reads: the built-in kinds' and the declared ones'."""
+    extra = tuple(k.name for k in declared())
+    if not extra:
+        return NAMES
+    return re.compile(NAMES.pattern + "|" + "|".join(map(re.escape, extra)))
+
+
 def step_text(instruction: str, history: Sequence[str], screen_size: tuple[int, int]) -> str:
     """guitest's step prompt: the task, the earlier actions, the action list, normalized coordinates."""
     w, h = screen_size
@@ -73,7 +97,7 @@ def step_text(instruction: str, history: Sequence[str], screen_size: tuple[int, 
         f"The screenshot shows the screen now ({w}x{h} pixels). Give every point as fractions of the "
         "screenshot's width and height: x and y between 0 and 1, (0, 0) the top-left corner.\n\n"
         f"Your earlier actions:\n{history_block(history)}\n\n"
-        f"Actions:\n{ACTIONS_TEXT}\n\n"
+        f"Actions:\n{actions_text()}\n\n"
         "Think briefly, then end your reply with exactly one line of the form:\nAction: <one action from the list>"
     )
 
@@ -115,7 +139,8 @@ RUNNER = GuitestRunner(
 def read(text: str) -> Read:
     """The actions of a reply in guitest's format, in order (see the module docstring); never raises."""
     part, _ = region(text, MAX_REPLY)
-    actions = tuple(a for c in find_calls(part, NAMES) if (a := _action(c)) is not None)
+    own = {k.name: k for k in declared()}
+    actions = tuple(a for c in find_calls(part, _names()) if (a := (_declared(c, own[c.name]) if c.name in own else _action(c))) is not None)
     return Read(actions, () if actions else ("no_action",))
 
 
@@ -155,6 +180,33 @@ def _action(call: Call) -> Action | None:
     return None
 
 
+def _declared(call: Call, kind: Kind) -> Action | None:
+    """A call of a declared kind, its positional arguments in the kind's order (a point is two numbers); None when one
+    is missing or of the wrong type."""
+    values = list(call.args)
+    fields: dict[str, object] = {}
+    for argument in kind.arguments:
+        if argument in ("point", "end"):
+            pair = [number(v) for v in values[:2]]
+            if len(pair) < 2 or None in pair:
+                return None
+            fields[argument] = (pair[0], pair[1])
+            values = values[2:]
+            continue
+        value = values.pop(0) if values else call.kwargs.get(argument)
+        if argument == "seconds":
+            seconds = number(value)
+            if seconds is None or seconds < 0:
+                return None
+            fields["seconds"] = seconds
+        elif not isinstance(value, str):
+            return None
+        else:
+            fields[argument] = combo(value) if argument == "keys" else value
+    pointed = "point" in fields or "end" in fields
+    return Action(kind.name, space=SPACE if pointed else None, **fields)  # type: ignore[arg-type]
+
+
 def _scroll(call: Call) -> Action | None:
     args = list(call.args)
     point = None
@@ -190,6 +242,16 @@ def call(action: Action, decimals: int = 4) -> str:
         body = f"key({quote('+'.join(action.keys))})"
     elif kind == WAIT:
         body = f"wait({fmt(action.seconds or 1, 2)})"
-    else:
+    elif (own := {k.name: k for k in declared()}.get(kind)) is None:
         body = f"{kind}({quote(action.text)})" if action.text else f"{kind}()"
+    else:  # an environment's own kind: its arguments in their declared order
+        parts = []
+        for argument in own.arguments:
+            if argument in ("point", "end"):
+                parts.append(p(getattr(action, argument)))
+            elif argument == "seconds":
+                parts.append(fmt(action.seconds, 2))
+            else:
+                parts.append(quote("+".join(action.keys) if argument == "keys" else action.text))
+        body = f"{kind}({', '.join(parts)})"
     return body
