@@ -64,7 +64,7 @@ def test_guitest_runner_reads_writes_and_prompts_a_declared_kind() -> None:
     assert runner.read("Action: back()").actions == (Action("back"),)
     assert runner.read("Action: swipe(0.1, 0.5)").notes == ("no_action",)  # a missing end: not read
     prompt = step_text("Swipe the card away", [], (100, 50))
-    assert "swipe(x, y, x2, y2)          swipe from the first point to the second" in prompt and "back()" in prompt
+    assert "swipe(x, y, x2, y2)         swipe from the first point to the second" in prompt and "back()" in prompt
 
 
 @pytest.mark.parametrize(
