@@ -13,8 +13,18 @@ from guitest.live.loop import Decision, StepInput, run_episode
 from guitest.live.protocol import Evaluation, Observation, TaskSpec
 from guitest.live.runners.guitest import step_text
 
-SWIPE = actions.declare("swipe", ("point", "end"), doc="swipe from the first point to the second")
-BACK = actions.declare("back", doc="the system's Back button")
+SWIPE = actions.Kind("swipe", ("point", "end"), doc="swipe from the first point to the second")
+BACK = actions.Kind("back", doc="the system's Back button")
+
+
+@pytest.fixture(autouse=True)
+def touch_kinds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """swipe and back declared for this test only (declarations are per process: other tests see none)."""
+    monkeypatch.setattr(actions, "_declared", {})
+    assert actions.declare("swipe", ("point", "end"), doc=SWIPE.doc) == SWIPE
+    assert actions.declare("back", doc=BACK.doc) == BACK
+
+
 TASK = TaskSpec(env="touch", name="swipe-left", instruction="Swipe the card away")
 
 
