@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_arguments(f)
     f.set_defaults(func=fetch.run)
-    from .localdesktop import commands as desktop_cli
+    from . import desktop_commands as desktop_cli
 
     dk = sub.add_parser(
         "desktop",

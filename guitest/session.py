@@ -150,7 +150,7 @@ class Session:
         task = load_task(suite.task, suite.settings, str(suite.path))
         live = None
         if suite.task == "live":
-            from .live import setup
+            from . import live_setup as setup
 
             live, lines = setup.setup(self.config, self.model, suite, task, self.report_dir, self.run_stamp)
             self.runner_lines.update(dict.fromkeys(lines))

@@ -241,7 +241,7 @@ def _live_record(config: RunConfig, model: Model | None, suite: Suite, task: Tas
     """What the report records of a live suite's backend and runner; {} for another suite, without loading the live modules."""
     if suite.task != "live":
         return {}
-    from .live import setup
+    from . import live_setup as setup
 
     return setup.record(config, model, suite, task)
 

@@ -17,7 +17,7 @@ from guitest.desktopenv.getters import supported_getters
 from guitest.desktopenv.metrics import supported_metrics
 from guitest.desktopenv.task import oracle_actions, task_spec
 from guitest.suite import Suite
-from guitest.desktopenv.waa import count_by_app, count_evaluators, tasks_in_list
+from guitest.formats.waa import count_by_app, count_evaluators, tasks_in_list
 
 WAA = SHARED_DATA / "windows_agent_arena"
 README = SHARED_DATA / "README.md"

@@ -23,7 +23,7 @@ import yaml
 from PIL import Image
 
 from builders import REPO
-from guitest.localdesktop import commands as cli
+from guitest import desktop_commands as cli
 from guitest.localdesktop.xvfb import LocalDesktop, marked_pids, missing_programs, server_python_problem, start_desktop
 from guitest.envs.machine import DesktopEnv
 from guitest.desktopenv.reader import read

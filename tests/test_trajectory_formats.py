@@ -21,7 +21,7 @@ from guitest.errors import SuiteError
 from guitest.formats import read_suite_samples
 from guitest.suite import load_suite
 from guitest.trajectory import Trajectory, open_screenshot
-from guitest.desktopenv.waa import load_tasks, read_task_list
+from guitest.formats.waa import load_tasks, read_task_list
 
 # -- builders ------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import pytest
 
 from builders import SHARED_DATA
 from guitest.errors import SuiteError
-from guitest.desktopenv.waa import count_by_app, count_evaluators, infeasible_rule, load_tasks, read_task, tasks_in_list
+from guitest.formats.waa import count_by_app, count_evaluators, infeasible_rule, load_tasks, read_task, tasks_in_list
 
 WAA = SHARED_DATA / "windows_agent_arena"
 README = SHARED_DATA / "README.md"

@@ -2,7 +2,7 @@
 
 Order, as in ``DesktopEnv.evaluate``:
 
-1. The FAIL rule (:func:`guitest.desktopenv.waa.infeasible_rule`): an ``infeasible`` task scores 1 exactly when the
+1. The FAIL rule (:func:`guitest.formats.waa.infeasible_rule`): an ``infeasible`` task scores 1 exactly when the
    agent's last action is FAIL (else 0); a feasible task whose last action is FAIL scores 0. Decided
    without any getter or metric.
 2. A task with a metric or getter guitest does not implement is not scored: its
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..live.protocol import EnvFailure, Evaluation
-from .waa import infeasible_rule
+from ..formats.waa import infeasible_rule
 from .getters import GETTERS, GetterContext
 from .metrics import INFEASIBLE, METRICS
 

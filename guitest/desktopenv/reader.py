@@ -4,7 +4,7 @@
 task ids, the tasks at ``examples/<app>/<id>.json`` beside the list, as both benchmarks lay them out).
 Each task becomes one live case (:mod:`guitest.desktopenv.task` describes its ``data``), keyed by its
 app folder and file name (``{app}-{task_id}``; WAA's inner ``id`` differs from the file name for a
-few files, see :mod:`guitest.desktopenv.waa`). Fields for ids and tags: ``app``, ``task_id``, ``id``, ``snapshot``,
+few files, see :mod:`guitest.formats.waa`). Fields for ids and tags: ``app``, ``task_id``, ``id``, ``snapshot``,
 ``evaluator`` (the metric names joined by ``+``), ``conj``, ``feasibility`` (``feasible`` /
 ``infeasible``), ``evaluated_by`` (``environment`` / ``judge``), ``runnable`` (``yes``; ``no`` when a
 set-up step is one guitest does not implement), ``related_apps``.
@@ -30,7 +30,7 @@ from .evaluate import JUDGE, decided_by, is_infeasible, missing, parts
 from .setup import unsupported_steps
 from ..sample import Sample
 from ..suite import Suite
-from .waa import read_task_list
+from ..formats.waa import read_task_list
 from ..formats import Converted, annotation_files, load_json, raise_problems, read_rows
 
 DEFAULT_ID = "{app}-{task_id}"

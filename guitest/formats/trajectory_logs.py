@@ -44,7 +44,7 @@ from ..errors import SuiteError
 from ..sample import Sample
 from ..suite import Suite
 from ..trajectory import FAIL, Labels, is_inline
-from ..desktopenv.waa import WaaTask, load_tasks
+from .waa import WaaTask, load_tasks
 from . import Converted, load_json_rows, raise_problems, read_rows
 
 DEFAULT_ID = "{app}-{task_id}"

@@ -18,7 +18,7 @@ Verdicts: a labelled trajectory (a human verdict, or a rule score at or above
 ``label_threshold``) scores the judge: hit when ``complete`` equals the label. An unlabelled one
 scores the agent: hit when the judge says complete. ``unsure`` is its own outcome in both. A run
 whose last action is ``FAIL`` on a task of known feasibility is decided by the WAA rule
-(:func:`guitest.desktopenv.waa.infeasible_rule`), not by the judge, and marked ``decided_by: rule``.
+(:func:`guitest.formats.waa.infeasible_rule`), not by the judge, and marked ``decided_by: rule``.
 
 Task metrics (:meth:`Judge.summarize`): the judged success rate overall and per app; with
 labels, agreement, precision and recall of complete = yes, Cohen's kappa and the unsure rate,
@@ -46,7 +46,7 @@ from ..reporting.report import align_table, pct
 from ..sample import Sample
 from ..trajectory import Labels, Step, Trajectory, open_screenshot
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED, UNSURE
-from ..desktopenv.waa import infeasible_rule
+from ..formats.waa import infeasible_rule
 from . import Task
 
 if TYPE_CHECKING:

@@ -9,16 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..miniwob import rules as miniwob_rules
-from ..reporting import history, summary
-from . import runners
-from .flow import LiveSetup, live_record, settings_lines
+from .miniwob import rules as miniwob_rules
+from .reporting import history, summary
+from .live import runners
+from .live.flow import LiveSetup, live_record, settings_lines
 
 if TYPE_CHECKING:
-    from ..models.base import Model
-    from ..runconfig import RunConfig
-    from ..suite import Suite
-    from ..tasks import Task
+    from .models.base import Model
+    from .runconfig import RunConfig
+    from .suite import Suite
+    from .tasks import Task
 
 
 def history_images(config: RunConfig, task: Task) -> int | None:
@@ -33,7 +33,7 @@ def setup(config: RunConfig, model: Model | None, suite: Suite, task: Task, repo
     """How a live suite's cases run here, and the header's lines naming its runner and its backend's settings in force:
     its backend and options (``--env-url`` machines and ``--env-provider`` added), its budget, and the folder its
     episodes are written to (in this run's folder beside the report)."""
-    from ..desktopenv import provider as provider_mod
+    from .desktopenv import provider as provider_mod
 
     options = provider_mod.with_command_line(suite.env_options, config.env_provider, config.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
     if config.env_url:

@@ -19,7 +19,7 @@ from typing import Iterable
 
 from .. import schema
 from ..errors import SuiteError, where
-from ..formats import load_json
+from . import load_json
 
 INFEASIBLE = "infeasible"
 
