@@ -39,6 +39,7 @@ from ...models.endpoints import Endpoint, EndpointPool, Retryable, credentials, 
 from ...printable import printable
 from ...profiles import Profile
 from ...secrets import Scrubber
+from .display import Display
 
 #: the settings' defaults, which these adapters read as "not given"
 DEFAULT_KEY_ENV = Settings.api_key_env
@@ -194,9 +195,19 @@ class ComputerUseModel(Model):
         """Why the model refused, when the reply is a refusal (None otherwise)."""
         raise NotImplementedError
 
-    def images(self, request: Any, images: tuple[SentImage, ...]) -> Any:
-        """``request`` with each ``{"$image": n}`` placeholder replaced by the provider's form of ``images[n]``."""
+    def image_part(self, image: SentImage) -> Any:
+        """The provider's form of a screenshot in a request (a base64 source, a data URI)."""
         raise NotImplementedError
+
+    def tool_record(self) -> dict[str, Any]:
+        """What the report records of the computer tool this adapter declares (its type, and the provider's own settings)."""
+        raise NotImplementedError
+
+    def images(self, request: Any, images: tuple[SentImage, ...]) -> Any:
+        """``request`` with each ``{"$image": n}`` placeholder replaced by the provider's form of ``images[n]`` (:meth:`image_part`)."""
+        from .policy import substitute
+
+        return substitute(request, images, self.image_part)
 
     # -- the Model interface ----------------------------------------------------------------------------------
 
@@ -281,12 +292,23 @@ class ComputerUseModel(Model):
         info["api"] = self.api
         info["api_key"] = f"from ${self.key_variable} ({'set' if self.key_is_set else 'not set'})"
         info["base_url"] = self.base_url
+        info["computer_tool"] = self.tool_record()
         return info
 
     def close(self) -> None:
         for endpoint in self.pool.endpoints:
             if endpoint.client is not None:
                 endpoint.client.close()
+
+
+class Conversation:
+    """One episode's conversation with a computer-use API: the adapter, the environment it is told it acts in, and the
+    display the last request declared (a provider's subclass adds how it holds the turns)."""
+
+    def __init__(self, model: ComputerUseModel, environment: str) -> None:
+        self.model = model
+        self.environment = environment
+        self.display: Display | None = None
 
 
 def _request(prompt: Prompt) -> Any:

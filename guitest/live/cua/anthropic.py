@@ -57,6 +57,7 @@ from ..actions import (
     WAIT,
     Action,
 )
+from . import adapter
 from .adapter import ComputerUseModel, ToolLoop
 from .display import Display, anthropic_display
 from .turns import CURSOR, ZOOM, Call, Op, Turn, look
@@ -208,34 +209,30 @@ class AnthropicComputerUse(ComputerUseModel):
         explanation = details.get("explanation") if isinstance(details, dict) else None
         return f"stop_reason refusal{' (' + str(details.get('category')) + ')' if isinstance(details, dict) and details.get('category') else ''}: {explanation or text or 'no explanation'}"
 
-    def images(self, request: Any, images: tuple[SentImage, ...]) -> Any:
-        from .policy import substitute
+    def image_part(self, image: SentImage) -> Any:
+        return {"type": "base64", "media_type": image.mime or "image/png", "data": _base64(image)}
 
-        return substitute(request, images, lambda image: {"type": "base64", "media_type": image.mime or "image/png", "data": _base64(image)})
-
-    def describe(self) -> dict[str, Any]:
-        info = super().describe()
-        info["computer_tool"] = {
+    def tool_record(self) -> dict[str, Any]:
+        return {
             "type": self.tool,
             "beta": BETAS[self.tool],
             "zoom": self.tool == V20251124,
             "image_limits": "2576 px long edge, 4784 visual tokens" if self.high_resolution else "1568 px long edge, 1.15 megapixels",
         }
-        return info
 
 
 #: the model registry's factory of ``anthropic:MODEL`` (guitest.registry.MODELS)
 make = AnthropicComputerUse.make
 
 
-class Conversation:
+class Conversation(adapter.Conversation):
     """One episode's Messages conversation: the system prompt, the tool, the messages so far (see the module docstring)."""
 
+    model: AnthropicComputerUse
+
     def __init__(self, model: AnthropicComputerUse, environment: str) -> None:
-        self.model = model
-        self.environment = environment
+        super().__init__(model, environment)
         self.messages: list[dict[str, Any]] = []
-        self.display: Display | None = None
 
     def request(self, instruction: str, screenshot: Any, results: list[Any] | None, display: Display) -> dict[str, Any]:
         """The next request: the first (``results`` None: the instruction and the screenshot), or one answering the last

@@ -38,6 +38,7 @@ from ...images import data_uri
 from ...printable import printable
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
+from . import adapter
 from .adapter import ComputerUseModel, ToolLoop
 from .display import Display, openai_display
 from .turns import Call, Op, Turn, look
@@ -128,29 +129,25 @@ class OpenAIComputerUse(ComputerUseModel):
                     return f"a refusal: {part.get('refusal') or 'no explanation'}"
         return None
 
-    def images(self, request: Any, images: tuple[SentImage, ...]) -> Any:
-        from .policy import substitute
+    def image_part(self, image: SentImage) -> Any:
+        return data_uri(image.data or b"", image.mime or "image/png")
 
-        return substitute(request, images, lambda image: data_uri(image.data or b"", image.mime or "image/png"))
-
-    def describe(self) -> dict[str, Any]:
-        info = super().describe()
-        info["computer_tool"] = {"type": self.tool, "safety_checks": self.settings.safety_checks}
-        return info
+    def tool_record(self) -> dict[str, Any]:
+        return {"type": self.tool, "safety_checks": self.settings.safety_checks}
 
 
 #: the model registry's factory of ``openai-cua:MODEL`` (guitest.registry.MODELS)
 make = OpenAIComputerUse.make
 
 
-class Conversation:
+class Conversation(adapter.Conversation):
     """One episode's Responses conversation: held by the server, continued with ``previous_response_id``."""
 
+    model: OpenAIComputerUse
+
     def __init__(self, model: OpenAIComputerUse, environment: str) -> None:
-        self.model = model
-        self.environment = environment
+        super().__init__(model, environment)
         self.previous: str | None = None
-        self.display: Display | None = None
 
     def request(self, instruction: str, screenshot: Any, results: list[Any] | None, display: Display) -> dict[str, Any]:
         """The first request (``results`` None), or the next: ``previous_response_id`` and one ``computer_call_output``
