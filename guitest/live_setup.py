@@ -66,6 +66,18 @@ def setup(config: RunConfig, model: Model | None, suite: Suite, task: Task, repo
     return live, lines
 
 
+def runner_source(config: RunConfig, model: Model) -> str | None:
+    """The source file of the runner that drives ``model`` (``--runner`` or its profile's), or None when it cannot be read."""
+    import inspect
+
+    runner, _ = runners.for_model(model, config.runner)
+    try:
+        path = inspect.getsourcefile(type(runner))
+        return Path(path).read_text("utf-8") if path else None
+    except (OSError, TypeError):
+        return None
+
+
 def record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> dict[str, Any]:
     """What the report records of a live suite's backend and runner (:func:`guitest.live.flow.live_record`)."""
     return live_record(suite, config.max_steps, model, config.runner, history_images(config, task))

@@ -45,6 +45,8 @@ SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
     ("model", lambda r: _model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
     ("suite.settings", lambda r: r["suite"].get("settings"), "suite settings"),
     ("run.data", lambda r: r["run"].get("data"), "data"),
+    ("manifest.data", lambda r: (r.get("manifest") or {}).get("data"), "data files (their digests)"),
+    ("manifest.digests", lambda r: (r.get("manifest") or {}).get("digests"), "prompt, system or runner texts"),
     ("run.success_rule", lambda r: r["run"].get("success_rule"), "success rule"),
     ("gate.thresholds", lambda r: r["gate"].get("thresholds"), "gate thresholds"),
 )
@@ -165,7 +167,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
         else builder.SuiteShape(first["suite"], sorted({t for r in results for t in r.get("tags", {})}))
     )
     selected = [r["id"] for r in results] + missing  # every case the parts selected
-    return builder.suite_report(
+    report = builder.suite_report(
         shape,
         task,
         model=first["model"],
@@ -176,6 +178,9 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
         allow_unknown_state=allow_unknown_state,
         unaccounted=[f"(part {k}/{n} of the run: its report was not given)" for k in absent],
     )
+    if "manifest" in first:  # the shards read the same files with the same texts (checked above): the first's stands for all
+        report["manifest"] = first["manifest"]
+    return report
 
 
 def write(report: Report, out_dir: Path, task_lines: list[str] | None = None) -> list[Path]:

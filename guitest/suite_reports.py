@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import bundled
-from .datapath import describe_data
+from . import manifest
+from .datapath import data_folder, describe_data
+from .formats import annotation_files
 from .errors import SuiteError
 from .miniwob import rules as miniwob_rules
 from .reporting import builder, summary, writer
@@ -21,7 +23,7 @@ from .reporting import gate as gate_mod
 from .reporting import report as report_mod
 from .reporting.document import CacheRecord, Report, RunRecord, SuiteRecord
 from .secrets import scrub_args
-from .suite import SUITE_FILENAMES, Suite, load_suite
+from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
 from .tasks import Task, load_task
 from .verdict import CaseResult
 
@@ -160,7 +162,25 @@ class SuiteReports:
         run.update(run_extra(results))
         run.update(rule)  # type: ignore[typeddict-item]  # {"success_rule": ...} or nothing
         limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
-        return builder.suite_report(shape, task, model=model, results=results, selected=selected, run=run, limits=limits, allow_unknown_state=config.allow_unknown_state, previous=previous)
+        report = builder.suite_report(shape, task, model=model, results=results, selected=selected, run=run, limits=limits, allow_unknown_state=config.allow_unknown_state, previous=previous)
+        report["manifest"] = self._manifest(key, suite)
+        return report
+
+    def _manifest(self, key: str, suite: Suite | None) -> dict[str, Any]:
+        """What a re-run needs and two runs may differ by (:mod:`guitest.manifest`): versions, the suite file's and the
+        data's digests, the prompt, system and (live) runner texts."""
+        assert self.model is not None
+        data = None
+        if suite is not None:
+            folder = data_folder(str(suite.folder), suite.data, str(self.data_root))
+            try:
+                data = manifest.data_fingerprint(annotation_files(suite, folder), folder)
+            except (SuiteError, OSError):
+                data = None  # the files were read by the workers; here they cannot be: no fingerprint rather than a wrong one
+        profile = self.model.profile
+        own = _suite_prompt(suite) if suite is not None else None  # the suite's prompt file replaces the profile's template
+        texts = {"prompt": own or profile.prompt, "system": profile.system, "runner": _runner_source(self.config, self.model) if suite is not None and suite.task == "live" else None}
+        return manifest.build(suite_path=str(suite.path) if suite is not None else None, data=data, texts=texts)
 
     def compare_baseline(self, report: Report) -> None:
         """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
@@ -235,6 +255,21 @@ class SuiteReports:
             unsaved=self.unsaved.get(key),
             uncopied=self.uncopied.get(report["suite"]["path"]),
         )
+
+
+def _suite_prompt(suite: Suite) -> str | None:
+    """The suite's own prompt template (its ``prompt:`` file), or None; unreadable here: None (the workers read it)."""
+    try:
+        return prompt_text(suite)
+    except OSError:
+        return None
+
+
+def _runner_source(config: RunConfig, model: Model) -> str | None:
+    """The source of the runner a live suite drives the model with (its digest goes in the manifest)."""
+    from . import live_setup
+
+    return live_setup.runner_source(config, model)
 
 
 def _live_record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> dict[str, Any]:

@@ -407,3 +407,30 @@ def test_min_paired_is_a_fraction(tmp_path: Path) -> None:
         run_main(tmp_path, make_report(old), make_report(new), "--min-paired", "90")
     with pytest.raises(ValueError):
         compare(make_report(old), make_report(new), min_paired=1.5)
+
+
+def test_the_smallest_detectable_change_is_said_at_the_runs_size() -> None:
+    # McNemar with every discordant case one way: 5 gives p = 2/32 (not < 0.05), 6 gives 2/64: six cases of the paired
+    verdicts = {f"text-{i}": "hit" for i in range(14)} | {f"icon-{i}": "miss" for i in range(14)}
+    result = compare(make_report(verdicts), make_report(verdicts))
+    assert mcnemar_exact(5, 0) == Fraction(1, 16) and mcnemar_exact(6, 0) == Fraction(1, 32)
+    assert result["detectable"] == {"discordant": 6, "points": round(100 * 6 / 28, 2)}
+    assert "the smallest change the test can detect is 21.4 points (6 cases gained or lost" in format_text(result)
+    assert compare(make_report({"text-0": "hit"}), make_report({"text-0": "miss"}))["detectable"] == {"discordant": None, "points": None}
+
+
+def test_the_noise_floor_of_repeated_runs_is_said_beside_the_change() -> None:
+    from guitest.reporting import report as report_mod
+
+    def repeated(runs: dict[str, list[str]]) -> Any:
+        results = [{"id": i, "verdict": "partial" if len(set(v)) > 1 else v[0], "tags": {}, "prediction": None, "response": None, "attempts": [{"verdict": x} for x in v]} for i, v in runs.items()]
+        return report_mod.build(suite={"name": "s", "path": "s", "format": "f", "task": "grounding"}, model={}, results=results, n_selected=len(results), missing=[], tags=[], cross=[], gate={}, run={})
+
+    # runs 1 and 2: hit hit miss (2/3) and miss hit miss (1/3): std 0.2357; case a flips in its one pair, b and c never
+    old = repeated({"a": ["hit", "miss"], "b": ["hit", "hit"], "c": ["miss", "miss"]})
+    assert old["overall"]["repeats"]["std_across_runs"] == round(math.sqrt(2 * (1 / 6) ** 2), 6) and old["overall"]["repeats"]["flip_rate"] == round(1 / 3, 6)
+    new = repeated({"a": ["hit", "hit"], "b": ["hit", "hit"], "c": ["miss", "miss"]})
+    result = compare(old, new)
+    assert result["noise"] == {"std_across_runs": 0.235702, "flip_rate": 0.333333, "within": True}  # +16.7 points < 2 x 23.6
+    assert "runs of one setting spread 23.6 points, a case's verdict flips between two runs 33.3% of the time; the headline change is inside twice that" in format_text(result)
+    assert compare(make_report({"text-0": "hit"}), make_report({"text-0": "hit"}))["noise"] is None  # no repeats: not measured

@@ -125,3 +125,11 @@ def test_errored_attempts_leave_their_case_not_the_run() -> None:
     # case 1 stopped at 2 scored attempts: attempts are uneven, so pass@k falls back to the first-hit estimator
     assert stats["avg"] == pytest.approx((0.5 + 1) / 2)
     assert stats["cases"] == 2 and stats["flaky"] == 0.5
+
+
+def test_flip_rate_is_the_chance_two_runs_of_a_case_disagree() -> None:
+    # by hand: [hit, miss] disagree in its one pair (1); [hit, hit] never (0); [miss, miss, hit] in 2 of its 3 pairs (2/3)
+    stats = repeat_stats([["hit", "miss"], ["hit", "hit"], ["miss", "miss", "hit"]])
+    assert stats["flip_rate"] == round((1 + 0 + 2 / 3) / 3, 6) == 0.555556
+    assert repeat_stats([["hit", "hit"], ["miss", "miss"]])["flip_rate"] == 0.0
+    assert repeat_stats([["hit"], ["miss"]])["flip_rate"] is None  # one run each: nothing to flip

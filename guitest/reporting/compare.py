@@ -35,6 +35,7 @@ from .gate import DEFAULT_MIN_PAIRED
 from .tallies import group_key
 from .report import align_table
 from .document import Counts, Report, from_json
+from .. import manifest
 
 HIT, ERROR = "hit", "error"
 BETTER, WORSE, SAME = "better", "worse", "no detectable change"
@@ -258,9 +259,16 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
         warnings.append(
             f"{len(tag_changed)} shared case(s) have different tags in the two runs; grouped by the new run's tags: {', '.join(tag_changed[:5])}" + (" ..." if len(tag_changed) > 5 else "")
         )
+    differences = manifest.differences(old, new)
+    for what in differences:
+        if what.startswith(("data changed", "suite file changed")):
+            warnings.append(f"{what}: the runs did not read the same benchmark files, so a difference may be the data's")
     return {
         "old": d_old,
         "new": d_new,
+        "differences": differences,
+        "detectable": _detectable(len(scored), alpha_q),
+        "noise": _noise(old, new, rows[0]["delta"]),
         "alpha": alpha,
         "min_drop": min_drop,
         "comparable": _comparable(old_cases, new_cases, _id_set(old["missing"]), _id_set(new["missing"]), len(scored), min_paired),
@@ -275,6 +283,29 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
         "excluded": excluded,
         "tag_changed": tag_changed,
         "warnings": warnings,
+    }
+
+
+def _detectable(paired: int, alpha: Fraction) -> dict[str, Any]:
+    """The smallest change in accuracy the paired test can call significant at this size: every discordant case one way,
+    ``k`` of them, the fewest for which McNemar's p < alpha (6 at 0.05), over the paired cases; None when even all of
+    them could not be."""
+    k = next((k for k in range(1, paired + 1) if mcnemar_exact(k, 0) < alpha), None)
+    return {"discordant": k, "points": round(100 * k / paired, 2) if k else None}
+
+
+def _noise(old: Report, new: Report, delta: float | None) -> dict[str, Any] | None:
+    """The run-to-run noise either report measured with --repeats (the spread of its runs' accuracy, and how often a
+    case's verdict flips between two of its runs), and whether the headline change lies within two spreads of it."""
+    spreads = [r for r in (old["overall"].get("repeats"), new["overall"].get("repeats")) if r and r.get("std_across_runs") is not None]
+    if not spreads:
+        return None
+    std = max(float(r["std_across_runs"] or 0) for r in spreads)
+    flips = [float(f) for r in spreads if (f := r.get("flip_rate")) is not None]
+    return {
+        "std_across_runs": std,
+        "flip_rate": max(flips) if flips else None,
+        "within": delta is not None and abs(delta) <= 2 * std,
     }
 
 
@@ -364,6 +395,8 @@ def format_text(result: dict[str, Any]) -> str:
         f"{side}: {d['suite'] or '-'} | {d['model'] or '-'} | profile {d['profile'] or '-'} | guitest {d['guitest'] or '-'} | {d['n_results']} cases" + (f" | {d['path']}" if d.get("path") else "")
         for side, d in (("old", o), ("new", n))
     ]
+    differs = result.get("differences") or []
+    lines.append("the runs differ in: " + "; ".join(differs) if differs else "the runs differ in nothing the reports record (versions, data, prompts, settings)")
     lines += [
         f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%",
         "",
@@ -391,6 +424,16 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(f"NOT COMPARABLE: {unfit}")
     elif not result["regressions"] and not result["improvements"]:
         lines.append("no detectable change")
+    detectable = result.get("detectable") or {}
+    if detectable.get("points") is not None:
+        lines.append(
+            f"at {result['paired']} paired cases the smallest change the test can detect is {detectable['points']:.1f} points ({detectable['discordant']} cases gained or lost, none the other way)"
+        )
+    noise = result.get("noise")
+    if noise:
+        flips = f", a case's verdict flips between two runs {100 * noise['flip_rate']:.1f}% of the time" if noise.get("flip_rate") is not None else ""
+        where = "inside" if noise["within"] else "outside"
+        lines.append(f"noise floor (--repeats): runs of one setting spread {100 * noise['std_across_runs']:.1f} points{flips}; the headline change is {where} twice that")
     for w in result["warnings"]:
         lines.append(f"warning: {w}")
     if result["only_in_old"]:

@@ -24,6 +24,7 @@ class Repeats(TypedDict, total=False):
     run_accuracies: Required[list[float | None]]
     std_across_runs: Required[float | None]
     flaky: Required[float | None]
+    flip_rate: float | None
 
 
 class Counts(TypedDict, total=False):
@@ -157,6 +158,7 @@ class Report(TypedDict, total=False):
     cases: Required[list[CaseResult]]
     run: Required[RunRecord]
     baseline: BaselineRecord
+    manifest: dict[str, Any]  # guitest.manifest: versions, data and prompt digests (reports from 2026-12-04 on)
     schema_problems: list[str]
 
 

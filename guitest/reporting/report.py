@@ -218,7 +218,11 @@ def repeat_lines(report: Report) -> list[str]:
         std = rep["std_across_runs"]
         pass_k = rep.get(f"pass@{rep['k']}")  # pass@1..k: keys named by k
         cells.append((name, value, str(rep["cases"]), pct(row["accuracy"]), pct(pass_k if isinstance(pass_k, (int, float)) else None), "-" if std is None else f"{100 * std:.1f}", pct(rep["flaky"])))
-    intro = f"repeats: {k} attempts per case; accuracy above is avg@{k}, its interval over cases; pass@k {report['overall']['repeats']['pass_estimator']}"
+    overall = report["overall"]["repeats"]
+    flips = overall.get("flip_rate")
+    intro = f"repeats: {k} attempts per case; accuracy above is avg@{k}, its interval over cases; pass@k {overall['pass_estimator']}" + (
+        f"; a case's verdict flips between two runs {pct(flips)}% of the time" if flips is not None else ""
+    )
     return [intro] + align_table(cells)
 
 

@@ -104,6 +104,9 @@ def repeat_stats(per_case: Sequence[Sequence[str]], left_out: frozenset[str] = L
         passes = {f"pass@{k}": round(sum(HIT in c for c in cases) / n, 6) if n else None}
         runs, std, estimator = [], None, "first hit (attempts stopped early)"
     flaky = sum(len(set(c)) > 1 for c in cases)
+    # how often two runs of one case disagree: per case, the share of its pairs of attempts with one hit and one not
+    # (an unbiased estimate of the chance that two reruns flip it), averaged over the cases with two attempts or more
+    pairs = [Fraction(2 * h * (len(c) - h), len(c) * (len(c) - 1)) for c in cases if len(c) > 1 for h in [sum(v == HIT for v in c)]]
     return {
         "avg": round(float(avg), 6) if avg is not None else None,
         "ci95": ci,
@@ -114,6 +117,7 @@ def repeat_stats(per_case: Sequence[Sequence[str]], left_out: frozenset[str] = L
         "run_accuracies": [round(float(r), 6) for r in runs],
         "std_across_runs": round(std, 6) if std is not None else None,
         "flaky": round(flaky / n, 6) if n else None,
+        "flip_rate": round(float(sum(pairs, Fraction(0)) / len(pairs)), 6) if pairs else None,
     }
 
 

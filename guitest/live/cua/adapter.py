@@ -205,8 +205,6 @@ class ComputerUseModel(Model):
 
     def images(self, request: Any, images: tuple[SentImage, ...]) -> Any:
         """``request`` with each ``{"$image": n}`` placeholder replaced by the provider's form of ``images[n]`` (:meth:`image_part`)."""
-        from .policy import substitute
-
         return substitute(request, images, self.image_part)
 
     # -- the Model interface ----------------------------------------------------------------------------------
@@ -309,6 +307,17 @@ class Conversation:
         self.model = model
         self.environment = environment
         self.display: Display | None = None
+
+
+def substitute(request: Any, images: tuple[SentImage, ...], form: Callable[[SentImage], Any]) -> Any:
+    """``request`` with each ``{"$image": n}`` replaced by ``form(images[n])``: the body a provider's client sends."""
+    if isinstance(request, dict):
+        if set(request) == {"$image"} and isinstance(request["$image"], int) and 0 <= request["$image"] < len(images):
+            return form(images[request["$image"]])
+        return {k: substitute(v, images, form) for k, v in request.items()}
+    if isinstance(request, list):
+        return [substitute(v, images, form) for v in request]
+    return request
 
 
 def _request(prompt: Prompt) -> Any:

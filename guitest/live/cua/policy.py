@@ -272,17 +272,6 @@ def encode_request(request: Any, size: tuple[int, int]) -> tuple[Prompt, SentIma
     return Prompt(user=user, system=REQUEST_MARKER, images=tuple(images)), sent
 
 
-def substitute(request: Any, images: tuple[SentImage, ...], form: Callable[[SentImage], Any]) -> Any:
-    """``request`` with each ``{"$image": n}`` replaced by ``form(images[n])``: the body a provider's client sends."""
-    if isinstance(request, dict):
-        if set(request) == {"$image"} and isinstance(request["$image"], int) and 0 <= request["$image"] < len(images):
-            return form(images[request["$image"]])
-        return {k: substitute(v, images, form) for k, v in request.items()}
-    if isinstance(request, list):
-        return [substitute(v, images, form) for v in request]
-    return request
-
-
 def render(turn: Turn) -> str:
     """A reply as the report shows it: the model's text, then each tool call's input as JSON (and its safety checks)."""
     lines = [turn.text] if turn.text else []
