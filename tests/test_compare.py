@@ -424,7 +424,9 @@ def test_the_noise_floor_of_repeated_runs_is_said_beside_the_change() -> None:
 
     def repeated(runs: dict[str, list[str]]) -> Any:
         results = [{"id": i, "verdict": "partial" if len(set(v)) > 1 else v[0], "tags": {}, "prediction": None, "response": None, "attempts": [{"verdict": x} for x in v]} for i, v in runs.items()]
-        return report_mod.build(suite={"name": "s", "path": "s", "format": "f", "task": "grounding"}, model={}, results=results, n_selected=len(results), missing=[], tags=[], cross=[], gate={}, run={})
+        return report_mod.build(
+            suite={"name": "s", "path": "s", "format": "f", "task": "grounding"}, model={}, results=results, n_selected=len(results), missing=[], tags=[], cross=[], gate={}, run={}
+        )
 
     # runs 1 and 2: hit hit miss (2/3) and miss hit miss (1/3): std 0.2357; case a flips in its one pair, b and c never
     old = repeated({"a": ["hit", "miss"], "b": ["hit", "hit"], "c": ["miss", "miss"]})
