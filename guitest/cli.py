@@ -117,7 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     compare.add_arguments(c)
-    c.set_defaults(func=compare.run)
+    from . import published_runs
+
+    c.set_defaults(func=lambda args: compare.run(args, published_runs.load_any))
     from .reporting import leaderboard
 
     lb = sub.add_parser(

@@ -27,7 +27,7 @@ import math
 import sys
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .. import strictjson
 from ..errors import GuitestError
@@ -465,8 +465,8 @@ def _fraction_arg(lo: float, hi: float, lo_open: bool) -> Any:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``compare`` command's arguments to ``parser`` (a subcommand parser of ``guitest``)."""
-    parser.add_argument("old", help="the baseline report (JSON written by guitest)")
-    parser.add_argument("new", help="the report to check against it")
+    parser.add_argument("old", help="the baseline: a JSON report written by guitest, or a published run's folder (OSWorld's results layout: <action_space>/<observation_type>/<model>/)")
+    parser.add_argument("new", help="the run to check against it (a report or a published run's folder, as OLD)")
     parser.add_argument(
         "--fail-on-regression", action="store_true", help="exit 1 when any category is significantly worse (by at least --min-drop), or when the runs are not comparable (--min-paired)"
     )
@@ -484,12 +484,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON to OUT ('-' for stdout)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report) -> int:
     """Run the ``compare`` command from parsed arguments: 0, 1 (with --fail-on-regression: a regression, or runs not
-    comparable) or 2 (bad input)."""
+    comparable) or 2 (bad input). ``load`` reads each side (the command line's reads published runs' folders too)."""
     try:
-        old = load_report(args.old)
-        new = load_report(args.new)
+        old = load(args.old)
+        new = load(args.new)
     except ReportError as exc:
         print(f"guitest compare: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,159 @@
+"""Runs published by other harnesses, read into guitest reports, so ``guitest compare`` sets a guitest run beside a
+published one task by task.
+
+OSWorld's results layout, as its ``lib_run_single.py`` writes it and its ``show_result.py`` reads it (both read in the
+fork mrwwk/DeskCraft at 3e11457; the layout of the OSWorld-Verified trajectories the OSWorld team publishes):
+``<root>/<action_space>/<observation_type>/<model>/<domain>/<task_id>/`` holding ``result.txt`` (the evaluator's
+float), ``traj.jsonl`` (one JSON line per step) and the step screenshots. A task folder without ``result.txt`` did not
+finish: ``show_result.py`` counts it nowhere, and guitest reads it as an error, shown apart and out of every rate.
+
+Each task becomes a case ``<domain>-<task_id>`` (the id guitest's own OSWorld suite gives it), tagged ``app: <domain>``,
+scored as ``show_result.py`` reads ``result.txt`` (``float(text)``, else the value of the text: ``True`` is 1.0), a
+success when its score is 1 or more (as guitest's desktop evaluator decides). The report's headline is the mean score,
+which is what ``show_result.py`` prints as each domain's and the overall "Success Rate" (x 100).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+from .errors import GuitestError
+from .reporting import report as report_mod
+from .reporting.document import Report
+from .tasks import load_task
+from .verdict import ERROR, HIT, MISS, CaseResult
+
+#: the step budget OSWorld's run.py gives an episode by default (--max_steps 15)
+DEFAULT_MAX_STEPS = 15
+
+
+class PublishedRunError(GuitestError):
+    """A folder that is not a run in a layout guitest reads; the message says what it lacks."""
+
+
+def is_osworld_results(path: Path) -> bool:
+    """Whether ``path`` is a folder of OSWorld results: ``<model>/<domain>/<task_id>/`` (the folder holds domains whose
+    task folders hold ``result.txt`` or ``traj.jsonl``)."""
+    if not path.is_dir():
+        return False
+    for domain in _dirs(path):
+        for task in _dirs(domain):
+            if (task / "result.txt").exists() or (task / "traj.jsonl").exists():
+                return True
+    return False
+
+
+def _dirs(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.is_dir())
+
+
+def osworld_score(text: str) -> float:
+    """``result.txt``'s score as ``show_result.py`` reads it: ``float(text)``, else the value the text writes (``True``);
+    a text that is neither raises ValueError."""
+    try:
+        return float(text)
+    except ValueError:
+        return float(ast.literal_eval(text.strip()))
+
+
+def _steps(task: Path) -> tuple[int, str | None]:
+    """How many steps ``traj.jsonl`` records, and the last step's response (None when there is none)."""
+    path = task / "traj.jsonl"
+    if not path.exists():
+        return 0, None
+    steps, response = 0, None
+    for line in path.read_text("utf-8", errors="replace").splitlines():
+        try:
+            step = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(step, dict):
+            steps += 1
+            response = step.get("response") if isinstance(step.get("response"), str) else response
+    return steps, response
+
+
+def read_osworld(folder: Path, max_steps: int = DEFAULT_MAX_STEPS) -> list[CaseResult]:
+    """Every task of an OSWorld results folder (``<model>/``: its domains' task folders) as a case's result."""
+    cases: list[CaseResult] = []
+    for domain in _dirs(folder):
+        for task in _dirs(domain):
+            steps, response = _steps(task)
+            case_id, tags = f"{domain.name}-{task.name}", {"app": domain.name}
+            result = task / "result.txt"
+            if not result.exists():
+                cases.append(
+                    {
+                        "id": case_id,
+                        "verdict": ERROR,
+                        "tags": tags,
+                        "prediction": None,
+                        "response": response,
+                        "error": "no result.txt: the task did not finish (OSWorld's show_result.py counts it nowhere)",
+                        "steps": steps,
+                    }
+                )
+                continue
+            text = result.read_text("utf-8", errors="replace")
+            try:
+                score = osworld_score(text)
+            except (ValueError, SyntaxError, TypeError):
+                cases.append({"id": case_id, "verdict": ERROR, "tags": tags, "prediction": None, "response": response, "error": f"{result}: not a score: {text.strip()[:80]!r}", "steps": steps})
+                continue
+            success = score >= 1.0
+            prediction = {"success": success, "score": score, "steps": steps, "budget": max(max_steps, steps, 1)}
+            cases.append({"id": case_id, "verdict": HIT if success else MISS, "tags": tags, "prediction": prediction, "response": response, "success": success, "score": score, "steps": steps})
+    return cases
+
+
+def osworld_report(folder: str | Path, max_steps: int = DEFAULT_MAX_STEPS) -> Report:
+    """An OSWorld results folder (``<root>/<action_space>/<observation_type>/<model>/``, or its root when it holds one
+    model's results) as a guitest report: per domain and overall, the mean score (OSWorld's "Success Rate") and the
+    success rate, errored tasks counted apart. PublishedRunError for a folder that holds no OSWorld results."""
+    path = _model_folder(Path(folder))
+    cases = read_osworld(path, max_steps)
+    task = load_task("live", {"headline": "mean_score"})
+    parts = path.resolve().parts
+    action_space, observation, model = (parts[-3], parts[-2], parts[-1]) if len(parts) >= 3 else ("", "", path.name)
+    return report_mod.build(
+        suite={"name": "osworld", "path": str(path), "format": "osworld_results", "task": "live", "settings": task.settings, "max_steps": max_steps},
+        model={"spec": f"published:{model}", "adapter": "OSWorld results", "space": "screen", "settings": {}, "action_space": action_space, "observation_type": observation},
+        results=cases,
+        n_selected=len(cases),
+        missing=[],
+        tags=["app"],
+        cross=[],
+        gate={},
+        run={"data": str(path)},
+        task=task,
+    )
+
+
+def load_any(path: str | Path) -> Report:
+    """A guitest JSON report, or a published run's folder read into one (``guitest compare`` takes either on either side);
+    :class:`guitest.reporting.compare.ReportError` naming the path when it is neither."""
+    from .reporting.compare import ReportError, load_report
+
+    if Path(path).is_dir():
+        try:
+            return osworld_report(path)
+        except PublishedRunError as exc:
+            raise ReportError(str(exc)) from None
+    return load_report(path)
+
+
+def _model_folder(path: Path) -> Path:
+    """The folder of one model's results under ``path``: ``path`` itself when it holds domains of tasks, else the one
+    ``<action_space>/<observation_type>/<model>/`` below it."""
+    if is_osworld_results(path):
+        return path
+    found = [m for a in _dirs(path) if path.is_dir() for o in _dirs(a) for m in _dirs(o) if is_osworld_results(m)] if path.is_dir() else []
+    if len(found) == 1:
+        return found[0]
+    if found:
+        names = ", ".join(os.path.relpath(m, path) for m in found)
+        raise PublishedRunError(f"{path} holds the OSWorld results of several models ({names}): give one of their folders")
+    raise PublishedRunError(f"{path}: not an OSWorld results folder (<action_space>/<observation_type>/<model>/<domain>/<task_id>/result.txt)")
