@@ -24,7 +24,7 @@ from .errors import GuitestError
 from .reporting import report as report_mod
 from .reporting.document import Report
 from .tasks import load_task
-from .verdict import ERROR, HIT, MISS, CaseResult
+from .verdict import ERROR, HIT, MISS, PARTIAL, UNSURE, CaseResult
 
 #: the step budget OSWorld's run.py gives an episode by default (--max_steps 15)
 DEFAULT_MAX_STEPS = 15
@@ -130,6 +130,52 @@ def osworld_report(folder: str | Path, max_steps: int = DEFAULT_MAX_STEPS) -> Re
         run={"data": str(path)},
         task=task,
     )
+
+
+def write_osworld(report: Report, root: str | Path, action_space: str = "pyautogui", observation_type: str = "screenshot") -> Path:
+    """A live report's episodes in OSWorld's results layout under ``root``
+    (``<action_space>/<observation_type>/<model>/<domain>/<task_id>/``): ``result.txt`` as ``lib_run_single.py`` writes
+    it (``f"{result}\n"``) for each episode that ended in an evaluation, none for one that did not (an error: OSWorld's
+    ``show_result.py`` counts it nowhere, as guitest's report leaves it out of its rates), and ``traj.jsonl``, one line
+    per step. The domain is the case's ``app`` tag (else ``env``), the task id the rest of its id. The model's folder."""
+    model = str(report["model"].get("spec") or "model").replace("/", "_").replace(":", "_")
+    folder = Path(root) / action_space / observation_type / model
+    for case in report["cases"]:
+        if case["verdict"] in (UNSURE, PARTIAL) or case.get("attempts"):
+            continue  # a judge's to decide, or repeated attempts: no one result.txt says it
+        domain = case["tags"].get("app") or "env"
+        task = case["id"].removeprefix(f"{domain}-") or case["id"]
+        where = folder / _safe(domain) / _safe(task)
+        where.mkdir(parents=True, exist_ok=True)
+        steps = ((case.get("episode") or {}).get("trajectory")) or []
+        lines = [
+            json.dumps(
+                {
+                    "step_num": n,
+                    "action": step.get("actions"),
+                    "response": step.get("reply"),
+                    "reward": 0,
+                    "done": n == len(steps),
+                    "info": step.get("info") or {},
+                    "screenshot_file": step.get("screenshot"),
+                },
+                ensure_ascii=False,
+            )
+            for n, step in enumerate((s for s in steps if isinstance(s, dict)), 1)
+        ]
+        (where / "traj.jsonl").write_text("".join(line + "\n" for line in lines), "utf-8")
+        result, score = where / "result.txt", case.get("score")
+        if case["verdict"] == ERROR or score is None:
+            result.unlink(missing_ok=True)
+        else:
+            result.write_text(f"{float(score)}\n", "utf-8")
+    return folder
+
+
+def _safe(name: str) -> str:
+    """A folder name for a domain or task id: no separator, nothing that climbs."""
+    cleaned = name.replace("/", "_").replace("\\", "_").strip(".") or "_"
+    return cleaned
 
 
 def load_any(path: str | Path) -> Report:

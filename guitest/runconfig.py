@@ -150,6 +150,11 @@ class RunConfig:
         help="folder for reports (default: reports/ under the rootdir): <suite>.json|md|html are the latest run's; every run's are also kept under runs/<suite>/<time>/, and the last run that passed under <suite>.passed.*",
     )
     keep_runs: int = option(20, metavar="N", check=_not_negative, help="earlier runs' reports kept per suite under <report-dir>/runs/ (default 20; 0 keeps none; the last passed run is always kept)")
+    osworld_results: str | None = option(
+        None,
+        metavar="DIR",
+        help="live suites: also write each episode in OSWorld's results layout under DIR (pyautogui/screenshot/MODEL/DOMAIN/TASK/result.txt and traj.jsonl), which OSWorld's show_result.py reads",
+    )
     keep_episodes: int = option(
         3,
         metavar="N",

@@ -112,6 +112,13 @@ class SuiteReports:
                 self.unsaved[key] = str(exc)
             incomplete |= not report["complete"]
             gate_failed |= bool(report["gate"]["failures"])
+            if self.config.osworld_results and report["suite"]["task"] == "live":
+                from .published_runs import write_osworld
+
+                try:
+                    self.paths.setdefault(key, []).append(write_osworld(report, self.config.osworld_results))
+                except OSError as exc:
+                    self.uncopied[key] = f"--osworld-results={self.config.osworld_results}: the OSWorld results were not written: {exc}"
         return incomplete, gate_failed
 
     def build(self, key: str, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> Report:

@@ -14,6 +14,7 @@ desktop completes the report.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import pytest
 
 import fakeserver
 from builders import REPO
+from test_published_runs import show_result
 from test_desktop_real import _skip_or_fail, env_on, run_oracle
 
 _skip_or_fail()
@@ -89,9 +91,18 @@ def test_a_scripted_policy_completes_the_local_tasks(pytester: pytest.Pytester, 
     suite(pytester)
     model, convention, space, extra = FAMILIES[family]
     with fakeserver.serve(tmp_path, script=policy(convention, space)) as server:
-        result = pytester.runpytest_subprocess(*args(server, model, *extra, *mode))
+        result = pytester.runpytest_subprocess(*args(server, model, *extra, *mode, "--osworld-results=osworld"))
     assert result.ret == 0, result.stdout.str()
     data = report(pytester)
+    # the same episodes in OSWorld's results layout: OSWorld's own show_result.py reads each domain's mean score as the
+    # report's (these four domains lack the ones its Office/Daily/Professional lines name, so it stops after the domains)
+    printed = show_result(pytester.path / "osworld", model=f"openai_{model}")
+    domains = {m[1]: (int(m[2]), float(m[3]), float(m[4])) for m in re.finditer(r"Domain: (\S+) Runned: (\d+) Success Rate: (\S+) % Sum: (\S+)", printed)}
+    assert set(domains) == set(data["breakdown"]["app"]), printed
+    for domain, (n, rate, _) in domains.items():
+        assert n == 1 and rate / 100 == pytest.approx(data["breakdown"]["app"][domain]["mean_score"], abs=1e-6)
+    runned, total = sum(n for n, _, _ in domains.values()), sum(s for _, _, s in domains.values())
+    assert total / runned == pytest.approx(data["overall"]["mean_score"], abs=1e-6)  # the mean of every result.txt: the mean score
     hits = {c["id"] for c in data["cases"] if c["verdict"] == "hit"}
     expected = {"chromium-pick-green", "mousepad-new-note", "os-photoshop-crop", "terminal-make-folder"}
     if family == "ui-tars":  # its runner types by pasting with ctrl+v, as OSWorld's does, which a terminal does not take

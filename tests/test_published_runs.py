@@ -58,14 +58,15 @@ def write_results(root: Path) -> Path:
     return model
 
 
-def show_result(root: Path) -> str:
-    """What OSWorld's show_result.get_result prints for the model's folder."""
+def show_result(root: Path, model: str = "some-model") -> str:
+    """What OSWorld's show_result.get_result prints for the model's folder (what it printed before it failed, when the
+    folder lacks a domain its Office, Daily and Professional lines name: a KeyError there)."""
     spec = importlib.util.spec_from_file_location("osworld_show_result", SHOW_RESULT)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        module.get_result("pyautogui", "some-model", "screenshot", str(root))
+    with contextlib.redirect_stdout(out), contextlib.suppress(KeyError):
+        module.get_result("pyautogui", model, "screenshot", str(root))
     return out.getvalue()
 
 
@@ -106,3 +107,21 @@ def test_a_folder_that_is_not_results_is_named(tmp_path: Path) -> None:
     assert osworld_score("0.5\n") == 0.5 and osworld_score("True") == 1.0
     with pytest.raises(ValueError):
         osworld_score("oops")
+
+
+def test_a_run_written_in_osworld_layout_reads_back_through_show_result(tmp_path: Path) -> None:
+    """guitest's report written as OSWorld results: OSWorld's show_result.py prints the report's figures, and reading the
+    folder back gives the same report figures."""
+    from guitest.published_runs import write_osworld
+
+    report = osworld_report(write_results(tmp_path / "published"))
+    report["model"]["spec"] = "openai:my/model"
+    folder = write_osworld(report, tmp_path / "ours")
+    assert folder == tmp_path / "ours" / "pyautogui" / "screenshot" / "openai_my_model"
+    assert (folder / "chrome" / "ch1" / "result.txt").read_text() == "0.6666666666666666\n"
+    assert not (folder / "os" / "o3" / "result.txt").exists() and (folder / "os" / "o3" / "traj.jsonl").exists()
+    printed = show_result(tmp_path / "ours", model="openai_my_model")
+    runned, overall = re.search(r"Runned: (\d+) Current Success Rate: (\S+) %", printed).groups()  # type: ignore[union-attr]
+    assert int(runned) == 16 and float(overall) / 100 == pytest.approx(report["overall"]["mean_score"], abs=1e-6)  # the report keeps 6 decimals
+    again = osworld_report(folder)
+    assert again["breakdown"] == report["breakdown"] and again["overall"] == report["overall"]
