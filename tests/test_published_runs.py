@@ -9,6 +9,7 @@ import importlib.util
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,47 @@ def test_a_run_written_in_osworld_layout_reads_back_through_show_result(tmp_path
     assert int(runned) == 16 and float(overall) / 100 == pytest.approx(report["overall"]["mean_score"], abs=1e-6)  # the report keeps 6 decimals
     again = osworld_report(folder)
     assert again["breakdown"] == report["breakdown"] and again["overall"] == report["overall"]
+
+
+RECORDED = Path(__file__).parent / "data" / "screenspot_pro_reference"
+PRO_SUITE = """\
+name: screenspot_pro
+format: screenspot_pro
+data:
+  dir: data
+  base: suite
+  annotations: annotations/*.json
+  images: images
+task: grounding
+id: "{group}-{application}-{platform}-{ui_type}-{id}"
+tags: [group, application, platform, ui_type]
+cross: [[group, ui_type], [platform, ui_type]]
+average: micro
+"""
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_screenspot_pros_official_results_replay_to_its_own_figures(pytester: pytest.Pytester, mode: list[str]) -> None:
+    """The results ScreenSpot-Pro's eval_screenspot_pro.py wrote (recorded at bd8bbbb, README there) replayed as they are:
+    guitest's report gives the script's own overall, text and icon accuracies on the same rows."""
+    from PIL import Image
+
+    official = json.loads((RECORDED / "results.json").read_text())
+    data = pytester.path / "suites" / "screenspot_pro" / "data"
+    shutil.copytree(RECORDED / "annotations", data / "annotations")
+    for path in (RECORDED / "annotations").glob("*.json"):
+        for row in json.loads(path.read_text()):
+            image = data / "images" / row["img_filename"]
+            image.parent.mkdir(parents=True, exist_ok=True)
+            Image.new("L", tuple(row["img_size"])).save(image)  # the replay looks at no pixel; its size is the row's
+    (data.parent / "suite.yaml").write_text(PRO_SUITE)
+    result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{RECORDED / 'results.json'}", "-p", "no:cacheprovider", *mode)
+    assert result.ret in (0, 1), result.stdout.str()
+    report = json.loads((pytester.path / "reports" / "screenspot_pro.json").read_text())
+    metrics = official["metrics"]["overall"]
+    assert report["overall"]["n"] == metrics["num_total"] == 12 and report["overall"]["hit"] == metrics["num_correct_action"] == 4
+    assert report["overall"]["accuracy"] == pytest.approx(metrics["action_acc"], abs=1e-6)
+    assert report["breakdown"]["ui_type"]["text"]["accuracy"] == pytest.approx(metrics["text_acc"], abs=1e-6)
+    assert report["breakdown"]["ui_type"]["icon"]["accuracy"] == pytest.approx(metrics["icon_acc"], abs=1e-6)
+    wrong_format = {f"{d['group']}-{d['application']}-{d['platform']}-{d['ui_type']}-{d['id']}" for d in official["details"] if d["correctness"] == "wrong_format"}
+    assert {c["id"] for c in report["cases"] if c["verdict"] == "unparsed"} == wrong_format and len(wrong_format) == 4
