@@ -23,7 +23,7 @@ from . import __version__
 
 VERSION = 1
 #: the packages whose version can change a result (a client's request, a processor's resizing, a page's rendering)
-PACKAGES = ("openai", "anthropic", "httpx", "transformers", "torch", "pillow", "playwright", "miniwob", "rapidocr-onnxruntime", "rapidocr", "numpy")
+PACKAGES = ("openai", "anthropic", "httpx", "transformers", "torch", "pillow", "playwright", "miniwob", "desktop-env", "rapidocr-onnxruntime", "rapidocr", "numpy")
 #: at most this many bytes of one data file are digested (a larger file is recorded by size and modification time)
 MAX_DIGEST_BYTES = 256 << 20
 
