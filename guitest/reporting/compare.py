@@ -36,8 +36,8 @@ from .tallies import group_key
 from .report import align_table
 from .document import Counts, Report, from_json
 from .. import manifest
+from ..verdict import ERROR, HIT, CaseResult
 
-HIT, ERROR = "hit", "error"
 BETTER, WORSE, SAME = "better", "worse", "no detectable change"
 OVERALL = "overall"
 
@@ -314,7 +314,7 @@ def _id_set(value: Any) -> set[str]:
     return {i for i in value if isinstance(i, str)} if isinstance(value, list) else set()
 
 
-def _comparable(old_cases: dict[str, Any], new_cases: dict[str, Any], old_missing: set[str], new_missing: set[str], paired: int, min_paired: float) -> dict[str, Any]:
+def _comparable(old_cases: dict[str, CaseResult], new_cases: dict[str, CaseResult], old_missing: set[str], new_missing: set[str], paired: int, min_paired: float) -> dict[str, Any]:
     """Of the cases both runs selected, how many were paired (scored in both) and why the others were not; ``enough`` when
     at least one was and their share reaches ``min_paired``."""
     both = (old_cases.keys() | old_missing) & (new_cases.keys() | new_missing)
