@@ -129,38 +129,25 @@ def test_a_run_written_in_osworld_layout_reads_back_through_show_result(tmp_path
 
 
 RECORDED = Path(__file__).parent / "data" / "screenspot_pro_reference"
-PRO_SUITE = """\
-name: screenspot_pro
-format: screenspot_pro
-data:
-  dir: data
-  base: suite
-  annotations: annotations/*.json
-  images: images
-task: grounding
-id: "{group}-{application}-{platform}-{ui_type}-{id}"
-tags: [group, application, platform, ui_type]
-cross: [[group, ui_type], [platform, ui_type]]
-average: micro
-"""
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_screenspot_pros_official_results_replay_to_its_own_figures(pytester: pytest.Pytester, mode: list[str]) -> None:
-    """The results ScreenSpot-Pro's eval_screenspot_pro.py wrote (recorded at bd8bbbb, README there) replayed as they are:
-    guitest's report gives the script's own overall, text and icon accuracies on the same rows."""
+    """The results ScreenSpot-Pro's eval_screenspot_pro.py wrote (recorded at bd8bbbb, README there) replayed as they are
+    through guitest's own screenspot_pro suite: its report gives the script's own overall, text and icon accuracies."""
     from PIL import Image
 
     official = json.loads((RECORDED / "results.json").read_text())
-    data = pytester.path / "suites" / "screenspot_pro" / "data"
+    shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
+    data = pytester.path / "data-root" / "ScreenSpot-Pro"  # where the suite file says its data is, under the data root
     shutil.copytree(RECORDED / "annotations", data / "annotations")
     for path in (RECORDED / "annotations").glob("*.json"):
         for row in json.loads(path.read_text()):
             image = data / "images" / row["img_filename"]
             image.parent.mkdir(parents=True, exist_ok=True)
             Image.new("L", tuple(row["img_size"])).save(image)  # the replay looks at no pixel; its size is the row's
-    (data.parent / "suite.yaml").write_text(PRO_SUITE)
-    result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{RECORDED / 'results.json'}", "-p", "no:cacheprovider", *mode)
+    result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{RECORDED / 'results.json'}", "--data-root=data-root", "-p", "no:cacheprovider", *mode)
     assert result.ret in (0, 1), result.stdout.str()
     report = json.loads((pytester.path / "reports" / "screenspot_pro.json").read_text())
     metrics = official["metrics"]["overall"]
