@@ -157,3 +157,8 @@ def test_screenspot_pros_official_results_replay_to_its_own_figures(pytester: py
     assert report["breakdown"]["ui_type"]["icon"]["accuracy"] == pytest.approx(metrics["icon_acc"], abs=1e-6)
     wrong_format = {f"{d['group']}-{d['application']}-{d['platform']}-{d['ui_type']}-{d['id']}" for d in official["details"] if d["correctness"] == "wrong_format"}
     assert {c["id"] for c in report["cases"] if c["verdict"] == "unparsed"} == wrong_format and len(wrong_format) == 4
+    # the same run as a leaderboard entry: its overall record is the script's own three figures
+    from guitest.reporting import leaderboard
+
+    overall = leaderboard.entry(report, "screenspot_pro")[report["model"]["spec"]]["results"]["overall"]
+    assert overall == pytest.approx({"icon": metrics["icon_acc"], "text": metrics["text_acc"], "avg": metrics["action_acc"]}, abs=1e-6)
