@@ -196,7 +196,7 @@ def _model_folder(path: Path) -> Path:
     ``<action_space>/<observation_type>/<model>/`` below it."""
     if is_osworld_results(path):
         return path
-    found = [m for a in _dirs(path) if path.is_dir() for o in _dirs(a) for m in _dirs(o) if is_osworld_results(m)] if path.is_dir() else []
+    found = [m for a in _dirs(path) for o in _dirs(a) for m in _dirs(o) if is_osworld_results(m)] if path.is_dir() else []
     if len(found) == 1:
         return found[0]
     if found:

@@ -16,6 +16,7 @@ hits over the cases not in error), so it equals the report's breakdown where the
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..verdict import CaseResult
@@ -131,11 +132,11 @@ def run(args: Any) -> int:
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        strictjson.write_text(__import__("pathlib").Path(args.out), text)
+        strictjson.write_text(Path(args.out), text)
     if args.against:
         row = args.row or next(iter(made))
         try:
-            board = json.loads(open(args.against, encoding="utf-8").read())
+            board = json.loads(Path(args.against).read_text("utf-8"))
             theirs = board[row]["results"]
         except (OSError, ValueError) as exc:
             print(f"guitest leaderboard: {args.against}: cannot read a leaderboard file: {exc}", file=sys.stderr)
