@@ -23,7 +23,8 @@ class Attempt:
     last one) and ``error``; ``shown``: what else the report shows of it, in the report's order (``finish_reason``,
     ``first_response``; a live episode's ``success``, ``score``, ``steps``, ``seconds``, ``trajectory``, ``episode``).
     For the run only: ``stored``, the cache's records of the replies it read back; ``cached``, whether the cache
-    answered it; ``unreachable``, the endpoint it could not ask (:meth:`guitest.errors.EndpointDown.describe`)."""
+    answered it; ``unreachable``, the endpoint it could not ask (:meth:`guitest.errors.EndpointDown.describe`);
+    ``not_asked``, the limit that kept it from asking (:attr:`guitest.spending.BudgetReached.why`)."""
 
     verdict: str
     prediction: dict[str, Any] | None = None
@@ -33,11 +34,12 @@ class Attempt:
     stored: tuple[Stored, ...] = ()
     cached: bool = False
     unreachable: dict[str, str] | None = None
+    not_asked: str | None = None
 
     @classmethod
-    def failed(cls, error: str, response: str | None = None, unreachable: dict[str, str] | None = None) -> "Attempt":
+    def failed(cls, error: str, response: str | None = None, unreachable: dict[str, str] | None = None, not_asked: str | None = None) -> "Attempt":
         """An attempt that ended in the ``error`` outcome."""
-        return cls(ERROR, None, response, error, unreachable=unreachable)
+        return cls(ERROR, None, response, error, unreachable=unreachable, not_asked=not_asked)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], **private: Any) -> "Attempt":
@@ -69,11 +71,15 @@ def case_outcome(case_id: str, tags: dict[str, str], attempts: list[Attempt], re
     """The case's result from its attempts: with one attempt asked for, that attempt's fields; with ``repeats`` > 1,
     the case's verdict (:func:`case_verdict`), its representative attempt's fields and every attempt under
     ``attempts``. Either way ``common`` (the case's own fields), then what the cache answered (:func:`cache_fields`)
-    and the endpoint that could not be asked (``unreachable``: the summary says it once for every such case)."""
+    and the endpoint that could not be asked (``unreachable``: the summary says it once for every such case), and
+    ``not_asked`` when the run's budget kept an attempt from asking (the case is then left out of the report)."""
     fields = {**common, **cache_fields(attempts, repeats)}
     down = next((a.unreachable for a in attempts if a.unreachable is not None), None)
     if down is not None:
         fields["unreachable"] = down
+    stopped = next((a.not_asked for a in attempts if a.not_asked is not None), None)
+    if stopped is not None:  # the budget stopped it: a missing case of the report, and a failed test --lf runs again
+        fields["not_asked"] = stopped
     if repeats <= 1:
         (only,) = attempts
         return case_result(case_id, only.verdict, tags, prediction=only.prediction, response=only.response, error=only.error, **only.shown, **fields)

@@ -59,12 +59,15 @@ OPEN_TRIES = 20
 
 @dataclass(frozen=True)
 class Stored:
-    """A reply read back from the cache: its text and finish reason, when (epoch seconds) and by which run it was recorded."""
+    """A reply read back from the cache: its text and finish reason, when (epoch seconds) and by which run it was
+    recorded, and what its call used and cost then (a tally of :mod:`guitest.usage`; None for a reply of a cache
+    written before guitest recorded usage)."""
 
     text: str
     finish_reason: str | None
     created: float
     run: str | None
+    usage: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _prepare(path: Path) -> None:
-    """Create the file and its tables (or add the ``run`` column to a file of an earlier version).
+    """Create the file and its tables (or add the ``run`` and ``usage`` columns to a file of an earlier version).
 
     Several xdist workers may create the file at the same moment: switching to WAL and creating a
     table can meet a lock that the busy timeout does not cover, so retry.
@@ -95,11 +98,13 @@ def _prepare(path: Path) -> None:
         try:
             db = _connect(path)
             try:
-                db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, finish_reason TEXT, model TEXT, created REAL, run TEXT)")
+                db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, finish_reason TEXT, model TEXT, created REAL, run TEXT, usage TEXT)")
                 db.execute("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, scope TEXT, started REAL, finished REAL, complete INTEGER)")
                 columns = {row[1] for row in db.execute("PRAGMA table_info(replies)")}
                 if "run" not in columns:
                     db.execute("ALTER TABLE replies ADD COLUMN run TEXT")
+                if "usage" not in columns:  # a cache of a version before usage was recorded: its replies' usage is unknown
+                    db.execute("ALTER TABLE replies ADD COLUMN usage TEXT")
             finally:
                 db.close()
             return
@@ -123,7 +128,7 @@ class ResponseCache:
         self.failure: str | None = None  # the first reason a batch could not be stored: the file and the error
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
-        self._pending: dict[str, tuple[str, str, str | None, str, float, str]] = {}  # stored, not yet committed
+        self._pending: dict[str, tuple[str, str, str | None, str, float, str, str | None]] = {}  # stored, not yet committed
         self._since = time.monotonic()
         self._readable: set[str] | None = None  # the keys this run may read back (None: not loaded yet)
         self._live: list[str] = []  # the other runs running now on this cache (read with the keys): never read from
@@ -165,7 +170,7 @@ class ResponseCache:
         with self._lock:
             pending = self._pending.get(key)
         if pending is not None:
-            return Stored(pending[1], pending[2], pending[4], pending[5])
+            return Stored(pending[1], pending[2], pending[4], pending[5], _usage(pending[6]))
         try:
             if self._readable is None:
                 with self._lock:
@@ -177,17 +182,17 @@ class ResponseCache:
             if key not in self._readable:
                 return None
             condition, args = self._where()
-            row = self._connect().execute(f"SELECT text, finish_reason, created, run FROM replies WHERE key = ? AND {condition}", (key, *args)).fetchone()
+            row = self._connect().execute(f"SELECT text, finish_reason, created, run, usage FROM replies WHERE key = ? AND {condition}", (key, *args)).fetchone()
         except (sqlite3.Error, OSError):
             return None  # a cache that cannot be read is a miss, never a failed case
-        return Stored(row[0], row[1], row[2] or 0.0, row[3]) if row else None
+        return Stored(row[0], row[1], row[2] or 0.0, row[3], _usage(row[4])) if row else None
 
-    def put(self, key: str, text: str, finish_reason: str | None, model: str) -> None:
-        """Store a reply when this mode writes: committed with its batch (see the module's docstring)."""
+    def put(self, key: str, text: str, finish_reason: str | None, model: str, usage: dict[str, Any] | None = None) -> None:
+        """Store a reply (and its call's tally, ``usage``) when this mode writes: committed with its batch (see the module's docstring)."""
         if not self.writes:
             return
         with self._lock:
-            self._pending[key] = (key, text, finish_reason, model, time.time(), self.run)
+            self._pending[key] = (key, text, finish_reason, model, time.time(), self.run, json.dumps(usage) if usage else None)
             due = len(self._pending) >= BATCH or time.monotonic() - self._since >= BATCH_SECONDS
         if due:
             self.flush()
@@ -221,11 +226,22 @@ class ResponseCache:
             self._local.db = None
 
 
-def _commit(db: sqlite3.Connection, rows: list[tuple[str, str, str | None, str, float, str]]) -> None:
+def _commit(db: sqlite3.Connection, rows: list[tuple[str, str, str | None, str, float, str, str | None]]) -> None:
     """Store a batch of replies in one transaction."""
     with db:
         db.execute("BEGIN")
-        db.executemany("INSERT OR REPLACE INTO replies (key, text, finish_reason, model, created, run) VALUES (?, ?, ?, ?, ?, ?)", rows)
+        db.executemany("INSERT OR REPLACE INTO replies (key, text, finish_reason, model, created, run, usage) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def _usage(text: str | None) -> dict[str, Any] | None:
+    """A stored call's tally, or None (none recorded, or not readable)."""
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def failure_message(failure: str) -> str:

@@ -8,6 +8,7 @@ becomes an ``error`` result with a message; nothing here raises for bad input.
 from __future__ import annotations
 
 import os
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Callable, ContextManager
@@ -21,7 +22,9 @@ from .exchange import Case, Prompt, Reply, SentImage
 from .images import open_image
 from .models.base import Model
 from .sample import Sample
+from .spending import BudgetReached, Meter, Spending
 from .tasks import Task, grounding
+from .usage import Usage
 from .verdict import ERROR, CaseResult, case_result
 
 #: the longest reply kept (parsed, cached, reported), in characters; a longer one keeps its first
@@ -38,7 +41,9 @@ class RunOptions:
     ``strategy`` (``avg`` runs them all, ``pass`` stops at the first hit); ``thumbnail(path, image)`` makes
     the report's picture of a screenshot (None: none); ``cache``: the response cache (None: not used);
     ``slot``: held around each model call and nothing else (the semaphore of ``--concurrency``);
-    ``max_steps``: the step budget of a live episode (None: the task's, else the suite's)."""
+    ``max_steps``: the step budget of a live episode (None: the task's, else the suite's); ``spending``: prices each
+    call and charges the run's budget (:mod:`guitest.spending`); ``episode_tokens``: the most tokens a live episode
+    may use before it is stopped and evaluated (``--max-episode-tokens``; None: no cap)."""
 
     repeats: int = 1
     strategy: str = "avg"
@@ -46,6 +51,8 @@ class RunOptions:
     cache: ResponseCache | None = None
     slot: ContextManager[Any] | None = None
     max_steps: int | None = 15
+    spending: Spending | None = None
+    episode_tokens: int | None = None
 
 
 DEFAULT_OPTIONS = RunOptions()
@@ -124,9 +131,10 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
     common["sent_size"] = list(sent.size)
     cache = options.cache
     use_cache = cache is not None and cache.mode != "off" and model.cacheable
-    asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, options.slot or nullcontext())
+    meter = Meter()
+    asker = Asker(model, cache if use_cache else None, _digest(sample, sent, prompt) if use_cache else None, options.slot or nullcontext(), options.spending, meter)
     attempts = repeat(lambda index: _variants(replace(case, attempt=index), task, prompts, sent, asker, notes), repeats, options.strategy)
-    return case_outcome(sample.id, sample.tags, attempts, repeats, common)
+    return case_outcome(sample.id, sample.tags, attempts, repeats, {**common, **meter.fields()})
 
 
 def _shown(truth: Any) -> Any:
@@ -166,20 +174,24 @@ def bound_reply(reply: Reply) -> tuple[Reply, int]:
 
 class Asker:
     """How a case asks its model: through the response cache when one is used (``digest``: the key's image
-    part), each model call holding ``slot`` (the worker's semaphore of ``--concurrency``) and nothing else."""
+    part), each model call holding ``slot`` (the worker's semaphore of ``--concurrency``) and nothing else;
+    ``spending`` prices each call and keeps to the run's budget, ``meter`` tallies the case's calls."""
 
-    __slots__ = ("model", "cache", "digest", "slot")
+    __slots__ = ("model", "cache", "digest", "slot", "spending", "meter")
 
-    def __init__(self, model: Model, cache: ResponseCache | None, digest: str | None, slot: ContextManager[Any]) -> None:
+    def __init__(self, model: Model, cache: ResponseCache | None, digest: str | None, slot: ContextManager[Any], spending: Spending | None = None, meter: Meter | None = None) -> None:
         self.model = model
         self.cache = cache
         self.digest = digest
         self.slot = slot
+        self.spending = spending or Spending()
+        self.meter = meter or Meter()
 
     def ask(self, case: Case, prompt: Prompt, sent: SentImage) -> tuple[Reply, Stored | None, int]:
         """The model's reply to ``prompt`` (bounded, :func:`bound_reply`), from the cache when it holds one this
         run may read; the stored record when it did; and how many characters were cut from a new reply.
-        An empty reply is never stored: it is asked again next time."""
+        An empty reply is never stored: it is asked again next time. Once the run's budget is spent a reply
+        the cache does not hold is not asked: :class:`~guitest.spending.BudgetReached`."""
         model, cache = self.model, self.cache
         key = None
         if cache is not None:
@@ -188,15 +200,24 @@ class Asker:
             key = cache.key(parts)
             stored = cache.get(key)
             if stored is not None:
-                return Reply(text=stored.text, finish_reason=stored.finish_reason), stored, 0
-        with self.slot:
+                self.meter.add_reused(stored.usage)
+                return Reply(text=stored.text, finish_reason=stored.finish_reason, usage=Usage.from_dict(stored.usage)), stored, 0
+        tally = None
+        with self.slot:  # the budget is checked holding the slot: a call waiting for one sees the calls before it paid
+            if model.cacheable:  # a model that costs nothing (a baseline, replayed replies) is neither metered nor stopped
+                self.spending.check()
+            started, clock = time.time(), time.perf_counter()
             reply = model.generate(prompt, sent, case)
+            if model.cacheable:
+                tally = self.spending.call(reply.usage, time.perf_counter() - clock, started)
+        if tally is not None:
+            self.meter.add_paid(tally)
         scrubbed = model.scrub_reply(reply.text)
         if scrubbed != reply.text:  # a reply echoing a credential: never read, cached or reported with it
             reply = replace(reply, text=scrubbed)
         reply, cut = bound_reply(reply)
         if key is not None and reply.text.strip():
-            cache.put(key, reply.text, reply.finish_reason, model.name)  # type: ignore[union-attr]
+            cache.put(key, reply.text, reply.finish_reason, model.name, tally)  # type: ignore[union-attr]
         return reply, None, cut
 
 
@@ -210,6 +231,7 @@ def _variants(case: Case, task: Task, prompts: list[Prompt], sent: SentImage, as
         stored=tuple(s for o in outcomes for s in o.stored),
         cached=all(o.cached for o in outcomes),
         unreachable=next((o.unreachable for o in outcomes if o.unreachable is not None), None),
+        not_asked=next((o.not_asked for o in outcomes if o.not_asked is not None), None),
     )
 
 
@@ -236,6 +258,8 @@ def _attempt(case: Case, task: Task, prompt: Prompt, sent: SentImage, asker: Ask
             text = model.parse_response(model.postprocess(reply, case), case)
     except EndpointDown as exc:
         return Attempt.failed(str(exc), first.text if first else None, unreachable=exc.describe())
+    except BudgetReached as exc:
+        return Attempt.failed(str(exc), first.text if first else None, not_asked=exc.why)
     except GuitestError as exc:
         return Attempt.failed(str(exc), first.text if first else None)
     except Exception as exc:  # an adapter's bug must not stop the other cases

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PIL import Image
 
 from .sample import Sample
+from .usage import Usage
 
 if TYPE_CHECKING:
     from .profiles import Profile
@@ -78,11 +79,13 @@ class SentImage:
 
 @dataclass(frozen=True)
 class Reply:
-    """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...) and how many tries it took."""
+    """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...), how many tries it took, and the
+    tokens its API reported (:mod:`guitest.usage`; None when it reported none)."""
 
     text: str
     finish_reason: str | None = "stop"
     attempts: int = 1
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)

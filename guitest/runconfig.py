@@ -63,6 +63,14 @@ def _fraction(flag: str, value: float) -> str | None:
     return None if 0 <= value <= 1 else f"{flag}={value} is not between 0 and 1 (accuracy is a fraction: 0.85, not 85)"
 
 
+def _positive(flag: str, value: float) -> str | None:
+    return None if value > 0 else f"{flag} must be more than 0"
+
+
+def _prices(flag: str, value: str) -> str | None:
+    return None if value == "off" or Path(value).is_file() else f"{flag}={value}: no such file (give a YAML or JSON file of prices, README 'What a run cost', or off)"
+
+
 def _a_file(flag: str, value: str) -> str | None:
     return None if Path(value).is_file() else f"{flag}={value}: no such file (give the JSON report of an earlier run)"
 
@@ -245,6 +253,26 @@ class RunConfig:
         help="run part K of N of the selected cases, the same part on every run and machine (each case's part is a hash of its id); merge the parts' reports with `guitest merge` (README, Shards)",
     )
     gate_exit_code: int = option(DEFAULT_EXIT_CODE, metavar="N", check=_not_pytests_own, help=f"exit status of a failed gate (default {DEFAULT_EXIT_CODE})")
+    max_cost: float | None = option(
+        metavar="DOLLARS",
+        check=_positive,
+        help="stop asking the model once the run has spent this many dollars (all workers together; the model needs a price, --prices): calls in flight finish, no new case or live step asks the model, the report says so, the run exits 13, and --lf finishes it from the response cache",
+    )
+    max_total_tokens: int | None = option(
+        metavar="N",
+        check=_positive,
+        help="stop asking the model once the run's calls have used N tokens (input plus output, all workers together), as --max-cost does (--max-tokens is a reply's length)",
+    )
+    max_episode_tokens: int | None = option(
+        metavar="N",
+        check=_positive,
+        help="live tasks: stop an episode once its calls have used N tokens (input plus output) and evaluate it as it stands (end: token_cap); a looping agent cannot run up the bill",
+    )
+    prices: str | None = option(
+        metavar="FILE",
+        check=_prices,
+        help="dollars per million tokens of your own models or negotiated rates (YAML or JSON, README 'What a run cost'); a model it does not name is priced by genai-prices; off: tokens only",
+    )
 
     # what pytest was told: the rootdir, --lf, --collect-only, -n, and the command line (for the report)
     rootdir: str = "."

@@ -9,13 +9,16 @@ results and ends the run, on a worker it runs cases and sends what its endpoints
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from . import bundled
+from . import bundled, pricing
+from . import usage as usage_mod
 from . import cache as cache_mod
 from .reporting import builder, history, summary
 from .reporting.document import CacheRecord, RunRecord
@@ -30,10 +33,11 @@ from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
 from .sample import Sample
+from .spending import Budget, Spending, not_asked
 from .suite import Suite, load_suite
 from .suite_reports import SuiteReports, suite_key
 from .tasks import Task, load_task
-from .verdict import CaseResult
+from .verdict import ERROR, CaseResult, case_result
 from .reporting.thumbnails import picture
 
 if TYPE_CHECKING:  # the live modules load when a live suite is read, never for a grounding run (start-up, every worker)
@@ -43,6 +47,8 @@ if TYPE_CHECKING:  # the live modules load when a live suite is read, never for 
 INCOMPLETE_EXIT_CODE = 11
 #: exit status of a run whose report could not be written (a full disk, a folder it may not write): its results are not saved
 UNSAVED_EXIT_CODE = 12
+#: exit status of a run that stopped asking the model at its budget (--max-cost, --max-tokens): --lf finishes it
+BUDGET_EXIT_CODE = 13
 # Cases run ahead of pytest in a pool of --concurrency threads plus a few spare ones, which
 # read screenshots, build requests, judge replies and write the cache while the others
 # hold the --concurrency request slots; at most LOOKAHEAD x --concurrency results are
@@ -75,6 +81,8 @@ class Session:
         self.started = time.time()
         # this run's folder under runs/<suite>/ (the controller's, so workers write live episodes into the same one)
         self.run_stamp: str = worker["guitest_stamp"] if worker is not None else history.stamp(self.started)
+        self._budget_folder: str | None = None  # the controller's folder of the budget's spending files (removed at the end)
+        self.spending = self._make_spending(worker)
         self.pending = pending or (lambda limit: [])
         self._cache: cache_mod.ResponseCache | None = None
         self._lock = threading.Lock()
@@ -130,11 +138,34 @@ class Session:
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"--cache-dir={self.cache_folder}: cannot open the response cache ({exc}); give a writable folder or pass --cache=off") from None
 
+    def _make_spending(self, worker: Mapping[str, Any] | None) -> Spending | None:
+        """How this process prices its calls and keeps to the run's budget (None for a model that costs nothing)."""
+        config, model = self.config, self.model
+        if model is None or not model.cacheable or config.collect_only:
+            return None
+        try:
+            pricer = pricing.make_pricer(priced_name(model), getattr(model, "base_url", None), config.prices)
+        except pricing.PricesError as exc:
+            raise ConfigError(str(exc)) from None
+        if config.max_cost is not None and pricer.source["source"] == "none" and not pricer.per_hour:
+            raise ConfigError(f"--max-cost={config.max_cost:g}: no price is known for {model.name}: {pricer.source['why']}; give one with --prices FILE, or cap tokens with --max-total-tokens")
+        if config.max_cost is None and config.max_total_tokens is None and not pricer.per_hour:
+            return Spending(pricer)
+        if worker is not None and worker.get("guitest_budget"):
+            folder, started = worker["guitest_budget"], float(worker["guitest_started"])
+        else:
+            folder, started = self._budget_folder or tempfile.mkdtemp(prefix="guitest-budget-"), self.started
+            self._budget_folder = folder
+        return Spending(pricer, Budget(Path(folder), config.max_cost, config.max_total_tokens, pricer.per_hour, started))
+
     def worker_input(self) -> dict[str, Any]:
-        """What each xdist worker is given, so that it runs as part of this run (its folder, and the cache's run)."""
+        """What each xdist worker is given, so that it runs as part of this run (its folder, the cache's run, the budget's folder)."""
         out: dict[str, Any] = {"guitest_stamp": self.run_stamp}
         if self.run is not None:
             out["guitest_run"] = {"id": self.run.id, "resumes": self.run.resumes}
+        if self._budget_folder is not None:
+            out["guitest_budget"] = self._budget_folder
+            out["guitest_started"] = self.started
         return out
 
     def header_lines(self) -> list[str]:
@@ -220,6 +251,8 @@ class Session:
                 cache=self.cache,
                 slot=self.slots,
                 max_steps=self.config.max_steps,
+                spending=self.spending,
+                episode_tokens=self.config.max_episode_tokens,
             )
         return self._options
 
@@ -250,6 +283,10 @@ class Session:
     def run_case(self, sample: Sample, task: Task | None, prompt: str | None, live: LiveSetup | None) -> CaseResult:
         """Run one case with this session's model and options: an episode when ``live`` is given, else one screenshot."""
         assert self.model is not None
+        budget = self.spending.budget if self.spending is not None else None
+        spent = budget.reached() if budget is not None else None
+        if spent is not None:  # no new case starts once the run's budget is spent: --lf runs it
+            return case_result(sample.id, ERROR, sample.tags, error=not_asked(spent), not_asked=spent, instruction=sample.instruction)
         if live is not None:
             from .live.flow import run_live_case
 
@@ -292,7 +329,11 @@ class Session:
         """A case's result as the controller received it (a suite file's case, or a Python test's). Returns what to
         say at once: that the response cache cannot store replies, the first time a result says so, else None."""
         failure = result.pop("cache_failure", None)
-        self.suites.record(nodeid, result)
+        stopped = result.pop("not_asked", None)
+        if stopped is not None:  # the budget kept it from asking: missing from the report, a failed test for --lf
+            self.suites.note_not_asked(nodeid, stopped)
+        else:
+            self.suites.record(nodeid, result)
         if failure is None or self.cache_failure is not None:
             return None
         self.cache_failure = failure
@@ -352,6 +393,8 @@ class Session:
             self.release_run()
         if self.suites.unsaved:
             return UNSAVED_EXIT_CODE
+        if self.suites.not_asked:
+            return BUDGET_EXIT_CODE
         return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
 
     def cache_record(self, results: list[CaseResult]) -> CacheRecord:
@@ -383,6 +426,26 @@ class Session:
             out["unreachable"] = unreachable
         if self.run is not None and self.model.identity():
             out["served_model"] = self.model.identity()
+        out.update(self.spend_record(results))  # type: ignore[typeddict-item]  # usage, price, budget: RunRecord's
+        return out
+
+    def spend_record(self, results: list[CaseResult]) -> dict[str, Any]:
+        """What the run record says of spending: this run's own ``usage`` (paid, and answered by the cache), where the
+        prices came from (``price``), and the ``budget`` it ran under with whether it was reached."""
+        out: dict[str, Any] = {}
+        spending = self.spending
+        if spending is None:
+            return out
+        paid = usage_mod.total(r.get("usage") for r in results)
+        cached = usage_mod.total(r.get("cached_usage") for r in results)
+        if paid or cached:
+            out["usage"] = {"paid": paid, "cached": cached}
+        if spending.pricer is not None:
+            out["price"] = dict(spending.pricer.source)
+        config = self.config
+        if config.max_cost is not None or config.max_total_tokens is not None:
+            reached = next(iter(self.suites.not_asked.values()), None)
+            out["budget"] = {"max_cost": config.max_cost, "max_total_tokens": config.max_total_tokens, "reached": reached, "cases_not_asked": len(self.suites.not_asked)}
         return out
 
     def close(self, model: bool = True) -> None:
@@ -398,6 +461,8 @@ class Session:
             if self.model is not None:
                 self.model.close()
             self.release_run()
+            if self._budget_folder is not None and not self.is_worker:
+                shutil.rmtree(self._budget_folder, ignore_errors=True)
 
     def release_run(self) -> None:
         """Release this run's lock in the cache's ledger (once its end is recorded, or the process ends): another run
@@ -408,8 +473,9 @@ class Session:
 
 def exit_status(pytest_status: int, guitest_status: int) -> int:
     """The run's exit status from pytest's and :meth:`Session.finish`'s: pytest's own unless it is 0; but a report that
-    could not be written (:data:`UNSAVED_EXIT_CODE`) wins over pytest's "tests failed" (1) too, since nothing of the run is saved."""
-    if guitest_status == UNSAVED_EXIT_CODE and pytest_status in (0, 1):
+    could not be written (:data:`UNSAVED_EXIT_CODE`) wins over pytest's "tests failed" (1) too, since nothing of the run
+    is saved, and so does a run stopped at its budget (:data:`BUDGET_EXIT_CODE`: its cases not asked are failed tests)."""
+    if guitest_status in (UNSAVED_EXIT_CODE, BUDGET_EXIT_CODE) and pytest_status in (0, 1):
         return guitest_status
     return guitest_status if pytest_status == 0 and guitest_status else pytest_status
 
@@ -424,3 +490,9 @@ def _load_suite_quietly(path: Path) -> Suite | None:
         return load_suite(path)
     except SuiteError:
         return None
+
+
+def priced_name(model: Model) -> str:
+    """The name a model is priced by: the model an API adapter asks for (``openai:gpt-4o`` asks for ``gpt-4o``), else its spec's argument."""
+    asked = getattr(model, "model", None)
+    return asked if isinstance(asked, str) and asked else model.name.partition(":")[2] or model.name

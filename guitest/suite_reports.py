@@ -49,6 +49,7 @@ class SuiteReports:
         self.selected: dict[str, list[str]] = {}  # per suite (its file, or a Python test module): node ids selected
         self.results: dict[str, list[CaseResult]] = {}
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
+        self.not_asked: dict[str, str] = {}  # node id -> why the run's budget kept the case from asking (missing, for --lf)
         self.reports: dict[str, Report] = {}
         self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
@@ -84,6 +85,10 @@ class SuiteReports:
         self.deselected = max(self.deselected, n) if same_cases else self.deselected + n
         if len(self.deselected_tags) < MAX_KEYWORDS:
             self.deselected_tags.update(tags)
+
+    def note_not_asked(self, nodeid: str, why: str) -> None:
+        """A case the run's budget kept from asking: missing from its report (``--lf`` runs it), the reason kept for the run record."""
+        self.not_asked[nodeid] = why
 
     def record_skip(self, nodeid: str) -> None:
         """A suite file's case was skipped (a baseline cannot run it): reported as skipped, never as missing."""

@@ -56,16 +56,21 @@ class CaseResult(TypedDict, total=False):
     seconds: float
     trajectory: str | None
     episode: dict[str, Any]
+    # what the case's model calls used (guitest.usage's tallies): the calls made by this run, and the replies the
+    # response cache answered, at what they cost when they were made
+    usage: dict[str, Any]
+    cached_usage: dict[str, Any]
     # transient (never in the report): the HTML's picture, the cache's first failure, the endpoint that could not
-    # be reached, and the runs whose cached replies answered the case
+    # be reached, the runs whose cached replies answered the case, and why the run's budget left it unasked
     thumbnail: str
     cache_failure: str
     unreachable: dict[str, Any]
     cached_runs: list[str]
+    not_asked: str
 
 
 #: the fields of a :class:`CaseResult` that never reach the report
-TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs"})
+TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs", "not_asked"})
 #: the fields of a :class:`CaseResult` a report's ``cases`` row keeps, in the order they are declared
 REPORT_FIELDS = tuple(k for k in CaseResult.__annotations__ if k not in TRANSIENT)
 

@@ -48,7 +48,13 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
 * ``{"policy": [act, ...], "convention": C, "space": S}``  a scripted episode: answers the act (or list of acts) of
   the step the request is at (:func:`earlier_steps`: the earlier replies and history lines it shows), so one entry
   serves concurrent episodes of the same task
+* ``{"usage": {...}}``             the reply's ``usage`` exactly (``null``: a reply without one, as some servers send)
 * ``{}``                          answer normally (a placeholder to fail later requests only)
+
+Usage: a reply carries :func:`usage_of`'s numbers for the request unless the action gives its own: every kind OpenAI
+sends (``prompt_tokens``, ``completion_tokens``, ``prompt_tokens_details.cached_tokens``,
+``completion_tokens_details.reasoning_tokens``), made from the request's words and images so that they differ from one
+request to the next; the log records what was sent (``usage``).
 
 Log (``--log``): one JSON object per line per request received, written before the reply
 is sent (so a request the client gave up on is still logged)::
@@ -65,7 +71,8 @@ only whether an ``Authorization`` header was present (the key itself is never lo
 is its first word, ``auth_sha256`` the SHA-256 of the whole header);
 ``openai_headers`` holds the ``OpenAI-Organization`` and ``OpenAI-Project`` headers received (names in lower case);
 ``key`` is the script key that matched and ``fault`` the action applied (None: normal);
-``in_flight`` counts the chat requests being answered when this one arrived, itself included.
+``in_flight`` counts the chat requests being answered when this one arrived, itself included; ``usage`` is the
+usage the reply carries (None: none; a request answered with an error carries it all the same in the log, unsent).
 Records of ``GET`` requests and of unknown paths carry only ``time, method, path, auth,
 openai_headers, model, key, fault``.
 
@@ -479,6 +486,7 @@ class Handler(BaseHTTPRequestHandler):
             params={name: body.get(name) for name in ("temperature", "max_tokens", "seed")} if isinstance(body, dict) else {},
             key=key,
             fault=action,
+            usage=(action or {})["usage"] if "usage" in (action or {}) else usage_of(user_texts, int(info.get("image_count") or 0)),
         )
         with self.server.log_lock:
             self.server.in_flight += 1
@@ -489,7 +497,7 @@ class Handler(BaseHTTPRequestHandler):
             if not isinstance(body, dict):
                 self._error(400, "request body is not a JSON object")
                 return
-            self._answer(body, user_texts, action or {})
+            self._answer(body, user_texts, action or {}, record["usage"])
         finally:
             self._answered()
 
@@ -501,7 +509,7 @@ class Handler(BaseHTTPRequestHandler):
             with self.server.log_lock:
                 self.server.in_flight -= 1
 
-    def _answer(self, body: dict[str, Any], user_texts: list[str], action: dict[str, Any]) -> None:
+    def _answer(self, body: dict[str, Any], user_texts: list[str], action: dict[str, Any], usage: Any = None) -> None:
         delay = self.server.latency + float(action.get("sleep", 0) or 0)
         if delay > 0:
             time.sleep(delay)
@@ -553,23 +561,29 @@ class Handler(BaseHTTPRequestHandler):
                 }
             ]
         )
-        prompt_tokens = sum(len(text.split()) for text in user_texts)
-        completion_tokens = len(str(content).split())
-        self._send_json(
-            200,
-            {
-                "id": f"chatcmpl-fake-{next(self.server.ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": str(body.get("model") or "fake-model"),
-                "choices": choices,
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            },
-        )
+        reply: dict[str, Any] = {
+            "id": f"chatcmpl-fake-{next(self.server.ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model") or "fake-model"),
+            "choices": choices,
+        }
+        if usage is not None:
+            reply["usage"] = usage
+        self._send_json(200, reply)
+
+
+def usage_of(user_texts: list[str], images: int) -> dict[str, Any]:
+    """The usage the server reports for a request of ``user_texts`` and ``images`` (see the module docstring)."""
+    prompt_tokens = 1000 + 85 * images + sum(len(text.split()) for text in user_texts)
+    reasoning = 3 + len(user_texts[-1]) % 7 if user_texts else 3
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": 20 + reasoning,
+        "total_tokens": prompt_tokens + 20 + reasoning,
+        "prompt_tokens_details": {"cached_tokens": 512},
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    }
 
 
 def _watchdog(max_seconds: float, parent: int) -> None:

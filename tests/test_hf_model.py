@@ -41,6 +41,7 @@ from guitest.formats import read_suite_samples  # noqa: E402
 from guitest.models.base import Settings  # noqa: E402
 from guitest.models.hf import HFModel  # noqa: E402
 from guitest.suite import load_suite  # noqa: E402
+from guitest.usage import Usage  # noqa: E402
 
 VERDICTS = {"hit", "miss", "unparsed", "refused", "truncated"}
 
@@ -171,6 +172,10 @@ def test_batch_of_two_threads_is_one_generate_call(qwen: Path, samples: list[Any
     assert ids.shape[0] == 2 and calls[0]["image_grid_thw"].shape[0] == 2
     assert mask[:, -1].tolist() == [1, 1] and 0 in mask[:, 0].tolist(), "left padding: the shorter row is padded at the start"
     assert sorted(tuple(s) for s in spy.calls[0]["sizes"]) == sorted(tuple(r["sent_size"]) for r in results.values())
+    # each case's input tokens are its own row's, the padding left out and the image tokens in (two sizes: two counts)
+    rows = sorted(int(n) for n in mask.sum(dim=1).tolist())
+    assert sorted(r["usage"]["input_tokens"] for r in results.values()) == rows and rows[0] != rows[1]
+    assert all(1 <= r["usage"]["output_tokens"] <= 6 and r["usage"]["calls"] == 1 for r in results.values())
 
 
 def test_finish_reason_length_and_stop(llava: Path, samples: list[Any]) -> None:
@@ -191,9 +196,10 @@ def test_decoding_keeps_box_tokens_and_drops_eos_and_pad(llava: Path) -> None:
     tok = processor.tokenizer
     answer = tok.convert_tokens_to_ids(["<|box_start|>", "(", "1", ",", "2", ")", "<|box_end|>"])
     stops, pads = {tok.eos_token_id}, {tok.pad_token_id}
-    reply = model._reply([*answer, tok.eos_token_id, tok.pad_token_id, tok.pad_token_id], stops, pads, 10, tok)
+    reply = model._reply([*answer, tok.eos_token_id, tok.pad_token_id, tok.pad_token_id], stops, pads, 10, tok, 57)
     assert reply.finish_reason == "stop" and reply.text.replace(" ", "") == "<|box_start|>(1,2)<|box_end|>"
-    reply = model._reply([tok.pad_token_id, *answer], stops, pads, 8, tok)
+    assert reply.usage == Usage(input_tokens=57, output_tokens=len(answer) + 1)  # the answer and its stop; not the padding after it
+    reply = model._reply([tok.pad_token_id, *answer], stops, pads, 8, tok, 57)
     assert reply.finish_reason == "length" and "<|endoftext|>" not in reply.text
 
 

@@ -22,6 +22,7 @@ from guitest.models.base import Case, Prompt, Reply, Settings
 from guitest.models.openai_api import OpenAIChat
 from guitest.sample import Sample
 from guitest.tasks.grounding import Grounding
+from guitest.usage import Usage
 
 try:
     import fakeserver
@@ -72,6 +73,17 @@ def ask(model: OpenAIChat, case: Case, text: str = PROMPT) -> Reply:
         model.close()
 
 
+def sent_usage(record: dict) -> Usage:
+    """The usage the fake server logged as sent, in guitest's terms (every kind of OpenAI's chat completions)."""
+    sent = record["usage"]
+    return Usage(
+        input_tokens=sent["prompt_tokens"],
+        output_tokens=sent["completion_tokens"],
+        cache_read_tokens=sent["prompt_tokens_details"]["cached_tokens"],
+        reasoning_tokens=sent["completion_tokens_details"]["reasoning_tokens"],
+    )
+
+
 def fail(model: OpenAIChat, case: Case, text: str = PROMPT) -> ModelError:
     with pytest.raises(ModelError) as info:
         ask(model, case, text)
@@ -91,7 +103,7 @@ def test_plain_answer(tmp_path, case):
     with fakeserver.serve(tmp_path) as server:
         reply = ask(make(server.base_url), case)
         log = server.requests()
-    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=1)
+    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=1, usage=sent_usage(log[-1]))
     assert len(log) == 1
     request = log[0]
     assert request["method"] == "POST" and request["path"] == "/v1/chat/completions"
@@ -122,8 +134,26 @@ def test_finish_reason_length_passes_through(tmp_path, case):
     script = {"*": [{"finish_reason": "length", "content": "Answer: [0.5"}]}
     with fakeserver.serve(tmp_path, script=script) as server:
         reply = ask(make(server.base_url), case)
-        assert len(server.requests()) == 1
-    assert reply == Reply(text="Answer: [0.5", finish_reason="length", attempts=1)
+        log = server.requests()
+    assert len(log) == 1
+    assert reply == Reply(text="Answer: [0.5", finish_reason="length", attempts=1, usage=sent_usage(log[0]))
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        (None, None),  # a server that sends no usage: unknown, never zero
+        ({"prompt_tokens": 1400, "completion_tokens": 12, "total_tokens": 1412}, Usage(input_tokens=1400, output_tokens=12)),  # TGI, and vLLM by default
+        ({"prompt_tokens": 9, "completion_tokens": 3, "prompt_tokens_details": None}, Usage(input_tokens=9, output_tokens=3)),  # vLLM's details when not enabled
+        ({"prompt_tokens": 9, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 0}}, Usage(input_tokens=9, output_tokens=3, cache_read_tokens=0)),
+        ({"prompt_tokens": "many", "completion_tokens": -1}, None),  # not counts: unknown
+    ],
+    ids=["none", "plain", "null-details", "zero-cached", "not-numbers"],
+)
+def test_usage_as_each_server_sends_it(tmp_path, case, sent, read):
+    with fakeserver.serve(tmp_path, script={"*": [{"usage": sent}]}) as server:
+        reply = ask(make(server.base_url), case)
+    assert reply.text == EXPECTED and reply.usage == read
 
 
 def test_models_endpoint(tmp_path):
@@ -143,7 +173,7 @@ def test_500_twice_then_success(tmp_path, case):
     with fakeserver.serve(tmp_path, script=script) as server:
         reply = ask(make(server.base_url, retries=3), case)
         log = server.requests()
-    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=3)
+    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=3, usage=sent_usage(log[-1]))  # the call that answered
     assert [r["fault"] for r in log] == [{"status": 500}, {"status": 500}, None]
 
 
@@ -182,8 +212,9 @@ def test_timeout_then_success(tmp_path, case):
         start = time.monotonic()
         reply = ask(make(server.base_url, timeout=0.5, retries=2), case)
         elapsed = time.monotonic() - start
-        assert len(server.requests()) == 2
-    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=2)
+        log = server.requests()
+    assert len(log) == 2
+    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=2, usage=sent_usage(log[-1]))
     assert 0.5 <= elapsed < 1.9  # the client gave up on the slow request instead of waiting for it
 
 

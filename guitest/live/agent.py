@@ -20,6 +20,7 @@ from ..exchange import Case
 from ..images import decode_rgb, image_from_bytes, resized
 from ..models.base import Model
 from ..sample import Sample
+from ..usage import tokens_of
 from ..tasks.live import Live
 from .actions import CLICK, DONE, Action
 from .loop import Decision, StepInput
@@ -63,14 +64,14 @@ class ModelPolicy:
         cached = stored is not None
         if reply.finish_reason == "length":  # never act on a reply cut off before its answer
             self.past.append(Past(reply.text, sent))
-            return Decision(reply=reply.text, notes=notes + ("truncated",), finish_reason=reply.finish_reason, cached=cached)
+            return Decision(reply=reply.text, notes=notes + ("truncated",), finish_reason=reply.finish_reason, cached=cached, usage=tokens_of(reply.usage))
         text = self.model.parse_response(self.model.postprocess(reply, case), case)
         read = self.runner.read(text)
         actions, rules = self.runner.decide(read, self.past, step.step, step.budget)
         self.past.append(Past(reply.text, sent, actions, self.runner.line(text, actions)))
         screen = tuple(self.runner.to_screen(a, self.space, sent.size, obs.size) for a in actions)
         said = action_line(self.runner.render(actions)) if actions else ""
-        return Decision(reply=reply.text, actions=screen, text=said, notes=notes + read.notes + rules, finish_reason=reply.finish_reason, cached=cached)
+        return Decision(reply=reply.text, actions=screen, text=said, notes=notes + read.notes + rules, finish_reason=reply.finish_reason, cached=cached, usage=tokens_of(reply.usage))
 
 
 class GroundingPolicy:
@@ -96,9 +97,9 @@ class GroundingPolicy:
         text = self.model.parse_response(self.model.postprocess(reply, case), case)
         _, prediction = self.task.judge(text, reply.finish_reason, case, self.model.profile, sent.size)
         if not prediction or "pixel" not in prediction:
-            return Decision(reply=reply.text, notes=("no_point",), cached=stored is not None)
+            return Decision(reply=reply.text, notes=("no_point",), cached=stored is not None, usage=tokens_of(reply.usage))
         x, y = prediction["pixel"]
-        return Decision(reply=reply.text, actions=(Action(CLICK, point=(float(x), float(y)), space="screen"),), cached=stored is not None)
+        return Decision(reply=reply.text, actions=(Action(CLICK, point=(float(x), float(y)), space="screen"),), cached=stored is not None, usage=tokens_of(reply.usage))
 
 
 def not_an_agent(model: Model) -> ModelError:

@@ -30,6 +30,7 @@ from ..errors import GuitestError, ModelError
 from ..exchange import Case, Prompt, Reply, SentImage
 from ..models.base import Blind, Model
 from ..sample import Sample
+from ..spending import BudgetReached, Meter
 from ..verdict import ERROR, HIT, MISS, UNSURE, CaseResult, case_result
 from . import runners
 from .agent import GroundingPolicy, ModelPolicy, not_an_agent
@@ -217,20 +218,23 @@ def run_live_case(sample: Sample, model: Model, setup: LiveSetup, envs: Environm
         return case_result(sample.id, ERROR, sample.tags, error=str(sample.data["invalid"]), **common)
     steps = budget(sample, setup, options)
     repeats = max(options.repeats, 1)
+    meter = Meter()  # the case's calls, over its attempts
 
     def attempt(index: int) -> Attempt:
         try:
-            return _attempt(sample, model, task, setup, envs, options, index, steps, repeats, common["notes"])
+            return _attempt(sample, model, task, setup, envs, options, index, steps, repeats, common["notes"], meter)
+        except BudgetReached as exc:  # the run's budget is spent: the episode stops before its next step; --lf runs it
+            return Attempt.failed(str(exc), not_asked=exc.why)
         except Exception as exc:  # a bug of an adapter, a backend or guitest must not lose the case: it errs, --lf runs it
             return Attempt.failed(f"{type(exc).__name__}: {exc}")
 
     attempts = repeat(attempt, repeats, options.strategy)
     if not common["instruction"]:  # a task that makes its instruction per seed (a page's utterance)
         common["instruction"] = next((a.shown["episode"]["instruction"] for a in attempts if a.shown.get("episode")), "")
-    return case_outcome(sample.id, sample.tags, attempts, repeats, common)
+    return case_outcome(sample.id, sample.tags, attempts, repeats, {**common, **meter.fields()})
 
 
-def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int, notes: list[str]) -> Attempt:
+def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, envs: Environments, options: RunOptions, index: int, steps: int, repeats: int, notes: list[str], meter: Meter) -> Attempt:
     """One episode and its verdict (the report shows its ``success``, ``score``, ``steps``, ``seconds``, ``trajectory``
     and ``episode``); the case's ``notes`` gain the episode's."""
     folder = os.path.join(setup.episodes_dir, _safe(sample.id) + (f"/attempt-{index + 1}" if repeats > 1 else ""))
@@ -238,7 +242,7 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
     if down is not None:  # the endpoint is out: no environment is started for an episode that cannot ask it
         return Attempt.failed(str(down), unreachable=down.describe())
     stored: list[Stored] = []
-    asker = _asker(model, options, stored)
+    asker = _asker(model, options, stored, meter)
     pool = envs.pool(setup, runners.for_model(model, setup.runner)[0])
     try:
         env = pool.acquire(affinity=task.name)
@@ -249,7 +253,7 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
     episode: Episode | None = None
     try:
         policy = make_policy(model, env, sample, task, asker, index, setup)
-        episode = run_episode(env, task, sample.data.get("seed"), policy, steps, save_screenshot=_sink(folder, setup.report_dir))
+        episode = run_episode(env, task, sample.data.get("seed"), policy, steps, save_screenshot=_sink(folder, setup.report_dir), max_tokens=options.episode_tokens)
         reset = reset_record(env)  # read before the environment goes back to the pool and another episode resets it
     except ModelError as exc:
         return Attempt.failed(str(exc))
@@ -319,7 +323,7 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
     )
 
 
-def _asker(model: Model, options: RunOptions, stored: list[Stored]) -> Callable[[Case, Prompt, SentImage], tuple[Reply, Stored | None, int]]:
+def _asker(model: Model, options: RunOptions, stored: list[Stored], meter: Meter | None = None) -> Callable[[Case, Prompt, SentImage], tuple[Reply, Stored | None, int]]:
     """How the agent asks the model at each step: through the response cache (keyed by the step's screenshot, the
     prompt with its history, and the attempt), holding the ``--concurrency`` slot around the call only."""
     from ..cache import image_digest
@@ -331,7 +335,7 @@ def _asker(model: Model, options: RunOptions, stored: list[Stored]) -> Callable[
         digest = None
         if cache is not None:
             digest = ":".join(image_digest(i.data, "", i.size) for i in (*prompt.images, sent) if i.data is not None) or None
-        reply, record, cut = Asker(model, cache if digest else None, digest, slot).ask(case, prompt, sent)
+        reply, record, cut = Asker(model, cache if digest else None, digest, slot, options.spending, meter).ask(case, prompt, sent)
         if record is not None:
             stored.append(record)
         return reply, record, cut

@@ -35,8 +35,10 @@ from .actions import Action, bounded, takes
 from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 
 DONE, FAIL, BUDGET, ENV_DONE, ERROR = "done", "fail", "budget", "env_done", "error"
+#: an episode stopped by its token cap (``--max-episode-tokens``), then evaluated as one out of steps is
+TOKEN_CAP = "token_cap"
 #: how an episode can end
-ENDS = (DONE, FAIL, BUDGET, ENV_DONE, ERROR)
+ENDS = (DONE, FAIL, BUDGET, ENV_DONE, ERROR, TOKEN_CAP)
 ENVIRONMENT, MODEL = "environment", "model"
 
 #: ``save(name, png) -> reference``: stores a screenshot (``step-01``, ..., ``final``) and returns its path
@@ -54,7 +56,8 @@ class Decision:
     runs. ``text``: the actions as the reply wrote them, for the history of later prompts (defaults to
     a description of ``actions``). ``notes``: how it was read (parser notes; a part of the reply that
     could not be read is named in one, e.g. ``action 2: coordinates_not_numbers``). ``finish_reason``:
-    the endpoint's. ``cached``: the reply came from the response cache.
+    the endpoint's. ``cached``: the reply came from the response cache. ``usage``: the tokens the reply's call
+    used (:meth:`guitest.usage.Usage.as_dict`; a cached reply's as they were when it was made; None: unknown).
     """
 
     reply: str | None
@@ -63,6 +66,7 @@ class Decision:
     notes: tuple[str, ...] = ()
     finish_reason: str | None = None
     cached: bool = False
+    usage: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.actions, Action) or not all(isinstance(a, Action) for a in self.actions):
@@ -145,6 +149,7 @@ class StepRecord:
     env_seconds: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
     executed: int = 0
+    usage: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The step as plain builtins (no screenshot bytes); ``executed`` only when fewer actions ran than were read."""
@@ -163,6 +168,8 @@ class StepRecord:
             out["finish_reason"] = self.finish_reason
         if self.cached:
             out["cached"] = True
+        if self.usage:
+            out["usage"] = dict(self.usage)
         if self.screenshot is not None:
             out["screenshot"] = self.screenshot
         if self.info:
@@ -256,10 +263,14 @@ def run_episode(
     *,
     save_screenshot: ScreenshotSink | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    max_tokens: int | None = None,
 ) -> Episode:
     """Run one episode of ``task`` with ``seed`` in ``env`` (already open; left open for the next episode),
     at most ``max_steps`` policy decisions; see the module docstring for the rules. Screenshots go to
-    ``save_screenshot`` when given (the episode keeps their references), else the episode keeps the bytes."""
+    ``save_screenshot`` when given (the episode keeps their references), else the episode keeps the bytes.
+    ``max_tokens``: once the decisions' calls have used that many tokens (input plus output, cached replies'
+    included, so a resumed episode stops where it stopped), no step follows: the episode ends as
+    :data:`TOKEN_CAP` and is evaluated as it stands."""
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, got {max_steps}")
     started = clock()
@@ -300,6 +311,7 @@ def run_episode(
     end = BUDGET
     results: tuple[Observation, ...] = ()
     taken = takes(env)  # the kinds of action this environment takes: any other is refused, never sent
+    used = 0  # tokens of the decisions' calls so far
     for index in range(max_steps):
         ref, png = _keep(save_screenshot, f"step-{index + 1:02d}", obs.screenshot)
         step_input = StepInput(task, seed, instruction, obs, tuple(history), index, max_steps, results)
@@ -339,12 +351,17 @@ def run_episode(
                 env_seconds=env_seconds,
                 info=info,
                 executed=len(ran),
+                usage=decision.usage,
             )
         )
         if failure is not None:
             return finish(ERROR, obs, None, f"step {index + 1}: environment failed: {failure}", ENVIRONMENT)
         if stop is not None:
             end = stop
+            break
+        used += (decision.usage or {}).get("input_tokens", 0) + (decision.usage or {}).get("output_tokens", 0)
+        if max_tokens is not None and used >= max_tokens and index + 1 < max_steps:
+            end = TOKEN_CAP
             break
     try:
         evaluation = timer.env_call(env.evaluate)

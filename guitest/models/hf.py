@@ -61,6 +61,7 @@ from PIL import Image
 from ..errors import ModelError
 from ..images import smart_resize
 from ..profiles import Profile
+from ..usage import Usage
 from .base import Case, Model, Prompt, Reply, SentImage, Settings
 
 DTYPES = {
@@ -315,7 +316,10 @@ class HFModel(Model):
         new = sequences[:, inputs["input_ids"].shape[1] :].tolist()
         stops = set(_ids(config.eos_token_id)) | set(_ids(processor.tokenizer.eos_token_id))
         pads = set(_ids(config.pad_token_id)) | set(_ids(processor.tokenizer.pad_token_id))
-        return [self._reply(row, stops, pads, config.max_new_tokens, processor.tokenizer) for row in new]
+        # a request's input tokens: its row of the (left-)padded batch without the padding, image tokens included
+        mask = inputs.get("attention_mask")
+        counted = [int(n) for n in mask.sum(dim=1).tolist()] if mask is not None else [int(inputs["input_ids"].shape[1])] * len(new)
+        return [self._reply(row, stops, pads, config.max_new_tokens, processor.tokenizer, n) for row, n in zip(new, counted, strict=True)]
 
     def _inputs(self, processor: Any, requests: list[Request]) -> Any:
         texts = [self._chat_text(processor, r.prompt) for r in requests]
@@ -375,12 +379,13 @@ class HFModel(Model):
         return config
 
     @staticmethod
-    def _reply(row: list[int], stops: set[int], pads: set[int], limit: int, tokenizer: Any) -> Reply:
+    def _reply(row: list[int], stops: set[int], pads: set[int], limit: int, tokenizer: Any, input_tokens: int) -> Reply:
+        """The reply of one row of generated tokens; its usage counts the tokens generated up to and with the first stop."""
         stopped = next((i for i, t in enumerate(row) if t in stops), None)
         kept = [t for t in (row if stopped is None else row[:stopped]) if t not in pads and t not in stops]
         text = tokenizer.decode(kept, skip_special_tokens=False, clean_up_tokenization_spaces=False).strip()
         finish = "length" if stopped is None and len(row) >= limit else "stop"
-        return Reply(text=text, finish_reason=finish)
+        return Reply(text=text, finish_reason=finish, usage=Usage(input_tokens=input_tokens, output_tokens=len(row) if stopped is None else stopped + 1))
 
     # ---- report --------------------------------------------------------------------------
 

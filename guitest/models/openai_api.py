@@ -35,6 +35,7 @@ from ..images import as_file, data_uri, encode
 from ..profiles import Profile
 from ..printable import printable
 from ..secrets import Scrubber
+from ..usage import Usage, from_chat
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
 from .endpoints import Endpoint, EndpointPool, Retryable, credentials, status_hint
 from .transport import HTTPFailure, JSONPoster
@@ -223,8 +224,8 @@ class OpenAIChat(Model):
                 raise self._down()
             try:
                 with self.pool.using(endpoint):
-                    text, finish = self._call(endpoint, messages, case.attempt)
-                return Reply(text=text, finish_reason=finish, attempts=attempt)
+                    text, finish, usage = self._call(endpoint, messages, case.attempt)
+                return Reply(text=text, finish_reason=finish, attempts=attempt, usage=usage)
             except Retryable as exc:
                 last = str(exc)
                 failed = endpoint
@@ -238,7 +239,8 @@ class OpenAIChat(Model):
         what = f"every endpoint ({len(self.pool.endpoints)}) is unreachable or failing; the last, {url}, is {state}" if several else f"{url} is {state}"
         return EndpointDown(self.scrub(f"not asked: {what} ({reason}); start the endpoint and re-run with --lf"), url, state, self.scrub(reason))
 
-    def _call(self, endpoint: Endpoint, messages: list[dict[str, Any]], attempt: int = 0) -> tuple[str, str | None]:
+    def _call(self, endpoint: Endpoint, messages: list[dict[str, Any]], attempt: int = 0) -> tuple[str, str | None, Usage | None]:
+        """One request: the reply's text, finish reason and usage (:func:`guitest.usage.from_chat`)."""
         extra: dict[str, Any] = {}
         if self.settings.seed is not None:
             extra["seed"] = self.settings.seed + attempt  # each repeat its own sample
@@ -272,9 +274,11 @@ class OpenAIChat(Model):
             raise Retryable("malformed reply: the first choice has no message")
         calls = [c.model_dump() if hasattr(c, "model_dump") else c for c in (getattr(message, "tool_calls", None) or [])]
         finish = getattr(choice, "finish_reason", None)
-        return reply_text(getattr(message, "content", None), calls, finish), finish
+        used = getattr(completion, "usage", None)
+        usage = from_chat(used.model_dump() if used is not None and hasattr(used, "model_dump") else used)
+        return reply_text(getattr(message, "content", None), calls, finish), finish, usage
 
-    def _call_stdlib(self, endpoint: Endpoint, payload: dict[str, Any]) -> tuple[str, str | None]:
+    def _call_stdlib(self, endpoint: Endpoint, payload: dict[str, Any]) -> tuple[str, str | None, Usage | None]:
         """The same request and the same reading of the reply through :mod:`guitest.models.transport`."""
         assert endpoint.poster is not None
         try:
@@ -303,7 +307,7 @@ class OpenAIChat(Model):
         if not isinstance(message, dict):
             raise Retryable("malformed reply: the first choice has no message")
         finish = choice.get("finish_reason")
-        return reply_text(message.get("content"), message.get("tool_calls") or [], finish), finish
+        return reply_text(message.get("content"), message.get("tool_calls") or [], finish), finish, from_chat(body.get("usage"))
 
     def _status_error(self, endpoint: Endpoint, status: int, message: str, headers: Any) -> Exception:
         """A retryable failure for 408, 409, 429 and 5xx; else a ModelError that says what to check."""

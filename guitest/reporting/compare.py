@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .. import strictjson
 from ..errors import GuitestError
+from . import costs
 from .gate import DEFAULT_MIN_PAIRED
 from .tallies import group_key
 from .report import align_table
@@ -269,6 +270,7 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
         "differences": differences,
         "detectable": _detectable(len(scored), alpha_q),
         "noise": _noise(old, new, rows[0]["delta"]),
+        "cost": costs.difference(old.get("usage"), new.get("usage")),
         "alpha": alpha,
         "min_drop": min_drop,
         "comparable": _comparable(old_cases, new_cases, _id_set(old["missing"]), _id_set(new["missing"]), len(scored), min_paired),
@@ -397,10 +399,10 @@ def format_text(result: dict[str, Any]) -> str:
     ]
     differs = result.get("differences") or []
     lines.append("the runs differ in: " + "; ".join(differs) if differs else "the runs differ in nothing the reports record (versions, data, prompts, settings)")
-    lines += [
-        f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%",
-        "",
-    ]
+    lines.append(f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%")
+    if result.get("cost"):  # beside the score: what a point costs
+        lines.append(result["cost"])
+    lines.append("")
     cells = [HEADER]
     for r in result["rows"]:
         p = r["paired"]

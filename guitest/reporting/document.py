@@ -127,6 +127,11 @@ class RunRecord(TypedDict, total=False):
     unreachable: dict[str, Any]
     served_model: dict[str, Any]
     success_rule: dict[str, Any]
+    # what this run itself spent (its own cases, before --lf folds them into an earlier report), where its prices
+    # came from, and the budget it ran under
+    usage: dict[str, Any]
+    price: dict[str, Any]
+    budget: dict[str, Any]
 
 
 class BaselineRecord(TypedDict):
@@ -159,6 +164,7 @@ class Report(TypedDict, total=False):
     run: Required[RunRecord]
     baseline: BaselineRecord
     manifest: dict[str, Any]  # guitest.manifest: versions, data and prompt digests (reports from 2026-12-04 on)
+    usage: dict[str, Any]  # guitest.reporting.costs: tokens, calls, model time and dollars (reports from 2026-12-05 on)
     schema_problems: list[str]
 
 

@@ -9,6 +9,7 @@ from .. import __version__, schema
 from ..miniwob.rules import summary_line
 from ..strictjson import dumps, write_text
 from ..verdict import REPORT_FIELDS, CaseResult
+from . import costs
 from .document import Counts, GateRecord, Headline, Report, RunRecord, SuiteRecord, Tallies
 from .summary import cache_sentence, cache_suffix, gate_failures
 from .tallies import LEFT_OUT, aggregate, headline
@@ -68,6 +69,9 @@ def build(
     }
     if metrics is not None:
         report["task_metrics"] = metrics
+    spent = costs.record(cases, tags, suite.get("task") == "live")
+    if spent is not None:
+        report["usage"] = spent
     return report
 
 

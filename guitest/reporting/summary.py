@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Protocol
 from .. import __version__
 from ..cache import FILENAME
 from ..miniwob import rules as miniwob_rules
+from . import costs
 from .gate import unknown_state_line
 from ..printable import printable
 from .document import Report
@@ -295,8 +296,20 @@ def suite_summary(
     if shares:
         out.append(Line(shares))
     out += [Line(line) for line in table]
+    spent = costs.summary_line(report.get("usage"), run)
+    if spent:
+        out.append(Line(spent))
     down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
-    if not report["complete"] and not down:
+    budget = run.get("budget") or {}
+    if budget.get("reached"):
+        out.append(
+            Line(
+                f"BUDGET REACHED: {budget['reached']}: {budget.get('cases_not_asked', 0)} case(s) of the run were not asked (exit status 13); "
+                "raise the limit and re-run with --lf to finish, the answered cases coming from the response cache",
+                ("red", "bold"),
+            )
+        )
+    elif not report["complete"] and not down:
         shown = ", ".join(report["missing"][:5]) + (" ..." if len(report["missing"]) > 5 else "")
         out.append(
             Line(

@@ -39,6 +39,7 @@ from ...models.endpoints import Endpoint, EndpointPool, Retryable, credentials, 
 from ...printable import printable
 from ...profiles import Profile
 from ...secrets import Scrubber
+from ...usage import Usage
 from .display import Display
 
 #: the settings' defaults, which these adapters read as "not given"
@@ -181,7 +182,14 @@ class ComputerUseModel(Model):
                 raise  # not a failure of the API: a bug, with its traceback
             raise self.explain(failure, exc, request) from None
         reply = response.model_dump(mode="json", exclude_none=True)
-        return {key: reply[key] for key in self.reply_fields if key in reply}
+        out = {key: reply[key] for key in self.reply_fields if key in reply}
+        if "usage" in reply:  # read by generate, never part of the reply's text
+            out["usage"] = reply["usage"]
+        return out
+
+    def read_usage(self, usage: Any) -> Usage | None:
+        """The reply's ``usage`` in guitest's terms (:mod:`guitest.usage`), as this API reports it."""
+        raise NotImplementedError
 
     def client_module(self) -> Any:
         """The official client's package (its error classes)."""
@@ -217,10 +225,11 @@ class ComputerUseModel(Model):
             raise ModelError(NOT_LIVE.format(spec=self.name, api=self.api))
         body = self.images(request, prompt.images)
         reply, attempts = self._with_retries(lambda client: self.send(client, body))
+        usage = self.read_usage(reply.pop("usage", None))
         refused = self.refusal(reply)
         if refused is not None:
             raise ModelError(self.scrub(f"{self.model} refused (step not cached; --lf asks again): {printable(refused[:300])}"))
-        return Reply(text=json.dumps(reply, ensure_ascii=False), finish_reason=self.finish(reply), attempts=attempts)
+        return Reply(text=json.dumps(reply, ensure_ascii=False), finish_reason=self.finish(reply), attempts=attempts, usage=usage)
 
     def _with_retries(self, call: Callable[[Any], dict[str, Any]]) -> tuple[dict[str, Any], int]:
         tries = self.settings.retries + 1

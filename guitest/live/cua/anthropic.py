@@ -39,6 +39,7 @@ from typing import Any
 
 from ...errors import ModelError
 from ...exchange import SentImage
+from ...usage import Usage, from_anthropic
 from .. import keys as keynames
 from ..actions import (
     CLICK,
@@ -200,6 +201,9 @@ class AnthropicComputerUse(ComputerUseModel):
 
     def finish(self, reply: dict[str, Any]) -> str | None:
         return reply.get("stop_reason")
+
+    def read_usage(self, usage: Any) -> Usage | None:
+        return from_anthropic(usage)
 
     def refusal(self, reply: dict[str, Any]) -> str | None:
         if reply.get("stop_reason") != "refusal":

@@ -36,6 +36,7 @@ from ...errors import ModelError
 from ...exchange import SentImage
 from ...images import data_uri
 from ...printable import printable
+from ...usage import Usage, from_responses
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from . import adapter
@@ -121,6 +122,9 @@ class OpenAIComputerUse(ComputerUseModel):
 
     def finish(self, reply: dict[str, Any]) -> str | None:
         return reply.get("status")
+
+    def read_usage(self, usage: Any) -> Usage | None:
+        return from_responses(usage)
 
     def refusal(self, reply: dict[str, Any]) -> str | None:
         for item in reply.get("output") or []:

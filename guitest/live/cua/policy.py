@@ -33,6 +33,7 @@ from ...errors import ModelError
 from ...exchange import Case, Prompt, SentImage
 from ...images import encode, image_from_bytes, resized
 from ...sample import Sample
+from ...usage import tokens_of
 from ..actions import DONE, FAIL, MAX_ACTIONS, Action, from_screen, problem, to_screen
 from ..agent import STEP_TASK
 from ..loop import Decision, StepInput, describe
@@ -123,13 +124,13 @@ class ComputerUsePolicy:
         cached = stored is not None
         shown = render(turn)
         if turn.truncated:  # nothing runs; the same request goes again at the next step
-            return Decision(reply=shown, actions=(), notes=turn.notes, finish_reason="length", cached=cached)
+            return Decision(reply=shown, actions=(), notes=turn.notes, finish_reason="length", cached=cached, usage=tokens_of(reply.usage))
         self.conversation.commit(request, data)
         self.results = None
         if turn.end is not None:
             final = Action(DONE if turn.end == "done" else FAIL, text=turn.reason)
-            return Decision(reply=shown, actions=(final,), notes=turn.notes, finish_reason=reply.finish_reason, cached=cached)
-        return self._decision(turn, obs, shown, reply.finish_reason, cached)
+            return Decision(reply=shown, actions=(final,), notes=turn.notes, finish_reason=reply.finish_reason, cached=cached, usage=tokens_of(reply.usage))
+        return replace(self._decision(turn, obs, shown, reply.finish_reason, cached), usage=tokens_of(reply.usage))
 
     def _decision(self, turn: Turn, obs: Observation, shown: str, finish: str | None, cached: bool) -> Decision:
         notes = list(turn.notes)

@@ -1,0 +1,159 @@
+"""What a suite's run cost, from its cases' tallies (:mod:`guitest.usage`): the report's ``usage`` record, its
+terminal line, and the difference ``guitest compare`` prints beside the difference in score.
+
+A case carries ``usage`` (the calls a run made for it, paid then) and ``cached_usage`` (the replies the response
+cache answered, at what their calls cost when they were made). The record sums both apart and together:
+
+- ``paid``: what the runs behind this report paid (with ``--lf``, the earlier run's cases keep what they paid);
+- ``cached``: what the replies read back from the cache had cost when they were made (nothing now);
+- ``all``: the two together, what the evaluation as reported costs from scratch; ``per_case`` its mean per case
+  (with ``--repeats`` K, a case's K attempts: the cost of pass@K), ``per_attempt`` per attempt;
+- ``by``: ``all`` per value of each tag the report tables (per category);
+- live suites: ``tokens_per_episode``, ``tokens_per_success`` and ``cost_per_success`` (over ``all``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from .. import usage as usage_mod
+from ..usage import TOKEN_KINDS
+from ..verdict import HIT, CaseResult
+
+#: how the terminal and compare name each kind of token
+TOKEN_NAMES = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache read", "cache_write_tokens": "cache write", "reasoning_tokens": "reasoning"}
+
+
+def both(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A case's paid and cached tallies together."""
+    return usage_mod.total([result.get("usage"), result.get("cached_usage")])
+
+
+def record(cases: list[CaseResult], tags: Iterable[str], live: bool) -> dict[str, Any] | None:
+    """The report's ``usage`` record of ``cases`` (see the module docstring), None when no case made a metered call."""
+    metered = [c for c in cases if c.get("usage") or c.get("cached_usage")]
+    if not metered:
+        return None
+    paid = usage_mod.total(c.get("usage") for c in metered)
+    cached = usage_mod.total(c.get("cached_usage") for c in metered)
+    everything = usage_mod.total([paid, cached])
+    attempts = sum(len(c.get("attempts") or ()) or 1 for c in metered)
+    out: dict[str, Any] = {"paid": paid, "cached": cached, "all": everything, "cases": len(metered)}
+    out["per_case"] = _mean(everything, len(metered))
+    if attempts != len(metered):
+        out["per_attempt"] = _mean(everything, attempts)
+    by: dict[str, dict[str, Any]] = {}
+    for tag in tags:
+        groups: dict[str, dict[str, Any]] = {}
+        for case in metered:
+            value = case.get("tags", {}).get(tag)
+            if value is not None:
+                usage_mod.add(groups.setdefault(str(value), {}), both(case))
+        if groups:
+            by[tag] = dict(sorted(groups.items()))
+    if by:
+        out["by"] = by
+    if live:
+        successes = sum(1 for c in metered if c.get("success") or c["verdict"] == HIT)
+        tokens = usage_mod.tokens(everything)
+        out["tokens_per_episode"] = round(tokens / attempts, 1)
+        out["tokens_per_success"] = round(tokens / successes, 1) if successes else None
+        if "cost" in everything:
+            out["cost_per_success"] = round(everything["cost"] / successes, 6) if successes else None
+    return out
+
+
+def _mean(tally: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """Tokens, calls, seconds and cost of ``tally`` per one of ``n``."""
+    out = {k: round(tally[k] / n, 3) for k in ("calls", "seconds", *TOKEN_KINDS) if k in tally}
+    if "cost" in tally:
+        out["cost"] = round(tally["cost"] / n, 9)
+    return out
+
+
+def describe(tally: Mapping[str, Any]) -> str:
+    """A tally in words: ``12,345 tokens (input 10,000, 2,000 of them cache read; output 2,345, 100 of them reasoning),
+    41 calls, 12.3 s of model time, $0.0123``; tokens unknown when no call reported them."""
+    calls = int(tally.get("calls", 0))
+    parts = []
+    if any(k in tally for k in TOKEN_KINDS):
+        said = f"input {tally.get('input_tokens', 0):,}"
+        of_input = [f"{tally[k]:,} {TOKEN_NAMES[k]}" for k in ("cache_read_tokens", "cache_write_tokens") if tally.get(k)]
+        said += f" ({', '.join(of_input)})" if of_input else ""
+        said += f"; output {tally.get('output_tokens', 0):,}"
+        said += f" ({tally['reasoning_tokens']:,} reasoning)" if tally.get("reasoning_tokens") else ""
+        parts.append(f"{usage_mod.tokens(tally):,} tokens ({said})")
+    else:
+        parts.append("tokens unknown")
+    parts.append(f"{calls} call{'s' if calls != 1 else ''}, {tally.get('seconds', 0.0):.1f} s of model time")
+    if tally.get("unreported"):
+        parts.append(f"{tally['unreported']} call(s) reported no usage")
+    if "cost" in tally:
+        parts.append(dollars(tally["cost"]))
+    return ", ".join(parts)
+
+
+def dollars(value: float) -> str:
+    """Dollars with the digits a small run needs (``$0.000123``, ``$12.35``)."""
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    return f"${value:.8f}".rstrip("0").rstrip(".") if value else "$0"
+
+
+def summary_line(usage: Mapping[str, Any] | None, run: Mapping[str, Any]) -> str | None:
+    """The terminal's one line of totals: what this run paid (``run``'s own ``usage``), what the cache answered and had
+    cost when made, the report's cases in all when ``--lf`` folded earlier ones in, and the prices' source."""
+    own = run.get("usage")
+    if not usage or not own:
+        return None
+    paid, cached = own["paid"], own["cached"]
+    line = "cost: " + describe(paid) if paid else "cost: nothing paid (every reply came from the response cache)"
+    if cached:
+        answered = dollars(cached["cost"]) if "cost" in cached else f"{usage_mod.tokens(cached):,} tokens"
+        line += f"; the cache answered {cached.get('calls', 0)} call(s) that cost {answered} when made"
+    everything = usage["all"]
+    if everything.get("calls", 0) != paid.get("calls", 0) + cached.get("calls", 0):
+        line += f"; the report's {usage['cases']} cases in all: {usage_mod.tokens(everything):,} tokens" + (f", {dollars(everything['cost'])}" if "cost" in everything else "")
+    if run.get("price"):
+        line += f" [prices: {price_source(run['price'])}]"
+    return line
+
+
+def price_source(price: Mapping[str, Any]) -> str:
+    """Where the prices came from, in words."""
+    if price.get("source") == "none":
+        return f"none ({price.get('why')})"
+    said = str(price.get("source"))
+    if price.get("model"):
+        provider = price.get("provider")
+        said += f", {provider} {price['model']}" if provider else f", {price['model']}"
+    if price.get("as_of"):
+        said += f", as of {price['as_of']}"
+    return said
+
+
+def difference(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str | None:
+    """What ``guitest compare`` says of the two reports' costs (their ``usage`` records' ``all``), or None when neither
+    has one."""
+    if not old and not new:
+        return None
+    if not old or not new:
+        which = "the old" if not old else "the new"
+        return f"cost: {which} report records no usage (written before guitest recorded it, or a model that costs nothing)"
+    a, b = old["all"], new["all"]
+    na, nb = old.get("cases") or 1, new.get("cases") or 1
+    ta, tb = usage_mod.tokens(a) / na, usage_mod.tokens(b) / nb
+    line = f"cost per case: {ta:,.0f} -> {tb:,.0f} tokens ({_change(ta, tb)})"
+    if "cost" in a and "cost" in b:
+        ca, cb = a["cost"] / na, b["cost"] / nb
+        line += f", {dollars(ca)} -> {dollars(cb)} ({_change(ca, cb)})"
+    line += f"; in all {usage_mod.tokens(a):,} -> {usage_mod.tokens(b):,} tokens"
+    if "cost" in a and "cost" in b:
+        line += f", {dollars(a['cost'])} -> {dollars(b['cost'])}"
+    return line
+
+
+def _change(a: float, b: float) -> str:
+    if a == 0:
+        return "new" if b else "same"
+    return f"{(b - a) / a * 100:+.1f}%"

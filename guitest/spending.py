@@ -1,0 +1,168 @@
+"""What a run spends on its model, as it goes: each call priced (:mod:`guitest.pricing`) and charged to the run's
+budget (``--max-cost``, ``--max-total-tokens``), and tallied (:mod:`guitest.usage`) for its case.
+
+The budget is the whole run's, over every process: each process keeps what it paid in its own small file of a
+folder the controller made (``<folder>/<pid>.json``, replaced whole at each call), and a process about to call the
+model reads the others' (at most every :data:`RECHECK_SECONDS`) with its own. Once the sum reaches a limit no
+process asks the model again: a call already sent finishes and is paid, a reply the response cache holds is still
+read (it costs nothing now), and every case that would have asked is *not asked* (:class:`BudgetReached`): it is a
+failed test for pytest, so ``--lf`` runs it, and a missing case for the report, which names the budget. Reached
+within :data:`RECHECK_SECONDS` of another process's last call, a run may overshoot a limit by the calls in flight
+then: at most ``--concurrency`` per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import usage as usage_mod
+from .errors import GuitestError
+from .pricing import Pricer
+from .usage import Usage
+
+#: how often (seconds) a process reads the other processes' spending again before a call
+RECHECK_SECONDS = 0.2
+
+
+class BudgetReached(GuitestError):
+    """The run's budget is spent: the case (or the episode's next step) was not asked. ``--lf`` asks it. ``why``:
+    the limit reached and what was spent (:meth:`Budget.reached`)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(not_asked(why))
+        self.why = why
+
+
+def not_asked(why: str) -> str:
+    """The error of a case the budget kept from asking (``why``: :meth:`Budget.reached`)."""
+    return f"not asked: the run's budget is spent: {why}; raise the limit and re-run with --lf to finish (answered cases come from the cache)"
+
+
+class Budget:
+    """The run's limits (``max_cost`` dollars, ``max_tokens`` input plus output tokens; None: no limit) over every
+    process sharing ``folder``; ``per_hour`` (dollars) charges the run's wall time since ``started`` as well."""
+
+    def __init__(self, folder: Path, max_cost: float | None, max_tokens: int | None, per_hour: float | None = None, started: float | None = None) -> None:
+        self.folder = Path(folder)
+        self.max_cost = max_cost
+        self.max_tokens = max_tokens
+        self.per_hour = per_hour
+        self.started = time.time() if started is None else started
+        self.cost = 0.0  # this process's
+        self.tokens = 0
+        self._others: tuple[float, int] = (0.0, 0)
+        self._read = 0.0  # when the others' files were read (monotonic)
+        self._lock = threading.Lock()
+        self._file = self.folder / f"{os.getpid()}.json"
+
+    def charge(self, tally: Mapping[str, Any]) -> None:
+        """Add one call's tally (:func:`guitest.usage.call_tally`) to this process's spending, and write it down."""
+        with self._lock:
+            self.cost += float(tally.get("cost", 0.0))
+            self.tokens += usage_mod.tokens(tally)
+            data = json.dumps({"cost": self.cost, "tokens": self.tokens})
+            temporary = self._file.with_suffix(f".{threading.get_ident()}.tmp")
+            try:
+                temporary.write_text(data, "utf-8")
+                os.replace(temporary, self._file)
+            except OSError:
+                pass  # the others then see less of this process's spending; this process still counts all of it
+
+    def spent(self) -> tuple[float, int]:
+        """Dollars (the hours' too, with ``per_hour``) and tokens spent by every process, as far as this one knows."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._read >= RECHECK_SECONDS:
+                self._others = self._read_others()
+                self._read = now
+            cost, tokens = self.cost + self._others[0], self.tokens + self._others[1]
+        if self.per_hour:
+            cost += (time.time() - self.started) / 3600 * self.per_hour
+        return cost, tokens
+
+    def _read_others(self) -> tuple[float, int]:
+        cost, tokens = 0.0, 0
+        try:
+            files = [f for f in self.folder.glob("*.json") if f != self._file]
+        except OSError:
+            return self._others
+        for path in files:
+            try:
+                data = json.loads(path.read_text("utf-8"))
+                cost += float(data["cost"])
+                tokens += int(data["tokens"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # being replaced right now: read again at the next check
+        return cost, tokens
+
+    def reached(self) -> str | None:
+        """Why the model must not be asked again (the limit and what was spent), or None while within the budget."""
+        if self.max_cost is None and self.max_tokens is None:
+            return None
+        cost, tokens = self.spent()
+        if self.max_cost is not None and cost >= self.max_cost:
+            return f"--max-cost={self.max_cost:g} reached (${cost:.4f} spent)"
+        if self.max_tokens is not None and tokens >= self.max_tokens:
+            return f"--max-total-tokens={self.max_tokens} reached ({tokens} tokens spent)"
+        return None
+
+
+class Spending:
+    """One process's spending: ``pricer`` prices each call (None: no price known), ``budget`` is the run's (None: no limit)."""
+
+    def __init__(self, pricer: Pricer | None = None, budget: Budget | None = None) -> None:
+        self.pricer = pricer
+        self.budget = budget
+
+    def check(self) -> None:
+        """Raise :class:`BudgetReached` when the run's budget is spent (before asking the model)."""
+        why = self.budget.reached() if self.budget is not None else None
+        if why is not None:
+            raise BudgetReached(why)
+
+    def call(self, usage: Usage | None, seconds: float, when: float) -> dict[str, Any]:
+        """The tally of one call made now (priced), charged to the budget."""
+        cost = None
+        if self.pricer is not None:
+            try:
+                cost = self.pricer.price(usage, when)
+            except (LookupError, ValueError, ArithmeticError):
+                cost = None  # a price the library cannot compute for this call: its tokens are still counted
+        tally = usage_mod.call_tally(usage, seconds, cost)
+        if self.budget is not None:
+            self.budget.charge(tally)
+        return tally
+
+
+class Meter:
+    """A case's (or an episode's) tallies: ``paid``, the calls made now; ``reused``, the replies the response cache
+    answered, at what they cost when they were made."""
+
+    __slots__ = ("paid", "reused", "_lock")
+
+    def __init__(self) -> None:
+        self.paid: dict[str, Any] = {}
+        self.reused: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def add_paid(self, tally: Mapping[str, Any]) -> None:
+        with self._lock:
+            usage_mod.add(self.paid, tally)
+
+    def add_reused(self, tally: Mapping[str, Any] | None) -> None:
+        with self._lock:
+            usage_mod.add(self.reused, tally or {"calls": 1, "unreported": 1})
+
+    def fields(self) -> dict[str, Any]:
+        """The case result's ``usage`` and ``cached_usage`` (each only when there was a call of its kind)."""
+        out: dict[str, Any] = {}
+        if self.paid:
+            out["usage"] = dict(self.paid)
+        if self.reused:
+            out["cached_usage"] = dict(self.reused)
+        return out
