@@ -17,7 +17,7 @@ from PIL import Image
 
 from .attempts import Attempt, case_outcome, repeat
 from .cache import ResponseCache, Stored, image_digest
-from .errors import EndpointDown, GuitestError
+from .errors import EndpointDown, GuitestError, PaidError
 from .exchange import Case, Prompt, Reply, SentImage
 from .images import open_image
 from .models.base import Model
@@ -207,7 +207,12 @@ class Asker:
             if model.cacheable:  # a model that costs nothing (a baseline, replayed replies) is neither metered nor stopped
                 self.spending.check()
             started, clock = time.time(), time.perf_counter()
-            reply = model.generate(prompt, sent, case)
+            try:
+                reply = model.generate(prompt, sent, case)
+            except PaidError as exc:  # a reply that cannot be used, paid for all the same
+                if model.cacheable:
+                    self.meter.add_paid(self.spending.call(exc.usage if isinstance(exc.usage, Usage) else None, time.perf_counter() - clock, started))
+                raise
             if model.cacheable:
                 tally = self.spending.call(reply.usage, time.perf_counter() - clock, started)
         if tally is not None:

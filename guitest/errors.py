@@ -25,6 +25,15 @@ def where(file: str, row: int | None = None, row_id: str | None = None, field: s
     return ", ".join(parts)
 
 
+class PaidError(ModelError):
+    """A reply the model was paid for but that cannot be used (a refusal): ``usage`` (:class:`guitest.usage.Usage`,
+    or None) is what the call used, counted in the run's cost and budget."""
+
+    def __init__(self, message: str, usage: object = None) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
 class EndpointDown(ModelError):
     """The case was not asked: every endpoint of the model is unreachable or failing (``url``: the one that
     failed last, credentials removed; ``state``: ``unreachable`` or ``failing``; ``reason``: its last error).

@@ -3,12 +3,12 @@ budget (``--max-cost``, ``--max-total-tokens``), and tallied (:mod:`guitest.usag
 
 The budget is the whole run's, over every process: each process keeps what it paid in its own small file of a
 folder the controller made (``<folder>/<pid>.json``, replaced whole at each call), and a process about to call the
-model reads the others' (at most every :data:`RECHECK_SECONDS`) with its own. Once the sum reaches a limit no
-process asks the model again: a call already sent finishes and is paid, a reply the response cache holds is still
-read (it costs nothing now), and every case that would have asked is *not asked* (:class:`BudgetReached`): it is a
-failed test for pytest, so ``--lf`` runs it, and a missing case for the report, which names the budget. Reached
-within :data:`RECHECK_SECONDS` of another process's last call, a run may overshoot a limit by the calls in flight
-then: at most ``--concurrency`` per process.
+model reads the others' with its own (a few small files: tens of microseconds, beside a call's hundreds of
+milliseconds). Once the sum reaches a limit no process asks the model again: a call already sent finishes and is
+paid, a reply the response cache holds is still read (it costs nothing now), and every case that would have asked is
+*not asked* (:class:`BudgetReached`): it is a failed test for pytest, so ``--lf`` runs it, and a missing case for
+the report, which names the budget. A run overshoots a limit by the calls in flight when it is reached: at most
+``--concurrency`` per process (per endpoint).
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ from . import usage as usage_mod
 from .errors import GuitestError
 from .pricing import Pricer
 from .usage import Usage
-
-#: how often (seconds) a process reads the other processes' spending again before a call
-RECHECK_SECONDS = 0.2
 
 
 class BudgetReached(GuitestError):
@@ -47,7 +44,7 @@ class Budget:
     """The run's limits (``max_cost`` dollars, ``max_tokens`` input plus output tokens; None: no limit) over every
     process sharing ``folder``; ``per_hour`` (dollars) charges the run's wall time since ``started`` as well."""
 
-    def __init__(self, folder: Path, max_cost: float | None, max_tokens: int | None, per_hour: float | None = None, started: float | None = None) -> None:
+    def __init__(self, folder: Path, max_cost: float | None, max_tokens: int | None, per_hour: float | None = None, started: float | None = None, name: str | None = None) -> None:
         self.folder = Path(folder)
         self.max_cost = max_cost
         self.max_tokens = max_tokens
@@ -55,10 +52,9 @@ class Budget:
         self.started = time.time() if started is None else started
         self.cost = 0.0  # this process's
         self.tokens = 0
-        self._others: tuple[float, int] = (0.0, 0)
-        self._read = 0.0  # when the others' files were read (monotonic)
+        self._others: tuple[float, int] = (0.0, 0)  # the other processes' spending, as last read
         self._lock = threading.Lock()
-        self._file = self.folder / f"{os.getpid()}.json"
+        self._file = self.folder / f"{name or os.getpid()}.json"  # this process's spending (``name``: another than its pid)
 
     def charge(self, tally: Mapping[str, Any]) -> None:
         """Add one call's tally (:func:`guitest.usage.call_tally`) to this process's spending, and write it down."""
@@ -75,12 +71,10 @@ class Budget:
 
     def spent(self) -> tuple[float, int]:
         """Dollars (the hours' too, with ``per_hour``) and tokens spent by every process, as far as this one knows."""
-        now = time.monotonic()
+        others = self._read_others()
         with self._lock:
-            if now - self._read >= RECHECK_SECONDS:
-                self._others = self._read_others()
-                self._read = now
-            cost, tokens = self.cost + self._others[0], self.tokens + self._others[1]
+            self._others = others
+            cost, tokens = self.cost + others[0], self.tokens + others[1]
         if self.per_hour:
             cost += (time.time() - self.started) / 3600 * self.per_hour
         return cost, tokens

@@ -77,14 +77,16 @@ def _dig(data: Any, *path: str) -> Any:
 
 def from_chat(usage: Any) -> Usage | None:
     """The usage of an OpenAI chat completion (``prompt_tokens``, ``completion_tokens``, their ``*_details``), as
-    OpenAI, vLLM, SGLang and TGI send it; None when the reply had none."""
+    OpenAI, vLLM, SGLang and TGI send it (SGLang puts ``reasoning_tokens`` beside the counts, not in
+    ``completion_tokens_details``); None when the reply had none."""
     if not isinstance(usage, Mapping):
         return None
+    reasoning = _dig(usage, "completion_tokens_details", "reasoning_tokens")
     found = Usage(
         input_tokens=_count(usage.get("prompt_tokens")),
         output_tokens=_count(usage.get("completion_tokens")),
         cache_read_tokens=_count(_dig(usage, "prompt_tokens_details", "cached_tokens")),
-        reasoning_tokens=_count(_dig(usage, "completion_tokens_details", "reasoning_tokens")),
+        reasoning_tokens=_count(reasoning if reasoning is not None else usage.get("reasoning_tokens")),
     )
     return found if found.as_dict() else None
 

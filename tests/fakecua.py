@@ -45,7 +45,10 @@ retries). An ENTRY:
 A key with no entry left answers with a text reply (``end_turn``). Log (``--log``): one JSON line per request:
 ``{"api", "path", "key", "entry", "kind", "instruction", "display", "images": [[w, h], ...], "results": [{"id",
 "images", "sha256" (of each image's bytes), "text" | "error" | "acknowledged"}], "beta", "tool", "previous_response_id",
-"auth_sha256", "in_flight", "error"}`` (never a key).
+"auth_sha256", "in_flight", "error", "usage"}`` (never a key); ``usage`` is the reply's usage as sent, every kind the
+API documents (Anthropic's ``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
+``cache_creation_input_tokens``; the Responses API's ``input_tokens``, ``output_tokens`` and their ``*_details``),
+different from one reply to the next.
 """
 
 from __future__ import annotations
@@ -228,6 +231,24 @@ class Handler(BaseHTTPRequestHandler):
         kind, code = OPENAI_ERRORS.get(status, ("server_error", None))
         return status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers
 
+    @staticmethod
+    def _usage(record: dict[str, Any], api: str, n: int) -> dict[str, Any]:
+        """The usage of reply ``n`` in the API's own shape (every kind it documents, different from reply to reply),
+        recorded in the log as sent."""
+        if api == "anthropic":  # input_tokens leaves out the cache's reads and writes, as Anthropic counts
+            usage: dict[str, Any] = {"input_tokens": 100 + 7 * n, "output_tokens": 10 + n % 5, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 20 + n % 3}
+        else:  # the Responses API: input_tokens counts the cached ones too
+            reasoning = 5 + n % 3
+            usage = {
+                "input_tokens": 200 + 11 * n,
+                "input_tokens_details": {"cached_tokens": 64},
+                "output_tokens": 15 + reasoning,
+                "output_tokens_details": {"reasoning_tokens": reasoning},
+                "total_tokens": 200 + 11 * n + 15 + reasoning,
+            }
+        record["usage"] = usage
+        return usage
+
     # -- Anthropic Messages ---------------------------------------------------------------------------------------
 
     def _anthropic(self, body: dict[str, Any], record: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
@@ -330,7 +351,7 @@ class Handler(BaseHTTPRequestHandler):
                 "content": content,
                 "stop_reason": stop,
                 "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 10},
+                "usage": self._usage(record, "anthropic", n),
             },
             {},
         )
@@ -451,7 +472,7 @@ class Handler(BaseHTTPRequestHandler):
                 "tools": tools,
                 "error": None,
                 "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-                "usage": {"input_tokens": 10, "output_tokens": 10, "total_tokens": 20},
+                "usage": self._usage(record, "openai", n),
             },
             {},
         )

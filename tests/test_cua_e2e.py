@@ -214,6 +214,42 @@ def test_computer_use_agents_solve_miniwob_against_the_loopback_apis(pytester: p
     if extra == LOGS:
         assert (pytester.path / "run.log").stat().st_size > 0 and (pytester.path / "junit.xml").is_file()
     assert _leaks(pytester.path, "".join(outputs)) == []
+    check_usage(variant, data, requests, refuse, outputs[-1])
+
+
+def tokens_sent(record: dict[str, Any], anthropic: bool) -> dict[str, int]:
+    """The usage the fake server logged as sent, in guitest's terms, converted here by the APIs' documented meanings:
+    Anthropic's input_tokens leave out the cache's reads and writes, the Responses API's include its cached tokens."""
+    sent = record["usage"]
+    if anthropic:
+        read, write = sent["cache_read_input_tokens"], sent["cache_creation_input_tokens"]
+        return {"input_tokens": sent["input_tokens"] + read + write, "output_tokens": sent["output_tokens"], "cache_read_tokens": read, "cache_write_tokens": write}
+    return {
+        "input_tokens": sent["input_tokens"],
+        "output_tokens": sent["output_tokens"],
+        "cache_read_tokens": sent["input_tokens_details"]["cached_tokens"],
+        "reasoning_tokens": sent["output_tokens_details"]["reasoning_tokens"],
+    }
+
+
+def check_usage(variant: str, data: dict[str, Any], requests: list[dict[str, Any]], refuse: bool, output: str) -> None:
+    """Every step records the tokens its reply's call used, each episode and the run their sums, as the server sent them."""
+    anthropic = variant.startswith("anthropic")
+    sent = [tokens_sent(r, anthropic) for r in requests if r.get("usage")]
+    steps = [s for c in data["cases"] for s in c["episode"]["trajectory"]]
+    assert all(s.get("usage") in sent for s in steps), [s.get("usage") for s in steps]
+    for case in data["cases"]:  # an episode's calls: its steps' tokens (a refused call, paid, is in the case but no step)
+        kinds = case["usage"].keys() & {"input_tokens", "output_tokens"}
+        paid = [s["usage"] for s in case["episode"]["trajectory"] if not s.get("cached")]
+        assert {k: sum(u[k] for u in paid) for k in kinds} == {k: case["usage"][k] for k in kinds} or refuse
+    if refuse:  # the report folds the --lf run (the refused episode again, paid) into the first run's two episodes
+        assert data["run"]["usage"]["paid"]["calls"] >= 1 and data["usage"]["paid"]["calls"] > data["run"]["usage"]["paid"]["calls"]
+        return
+    everything = {k: sum(s[k] for s in sent) for k in sent[0]}
+    assert {k: data["usage"]["all"][k] for k in everything} == everything and data["usage"]["all"]["calls"] == len(sent)
+    assert data["run"]["usage"]["paid"] == data["usage"]["paid"] and data["run"]["usage"]["cached"] == {}
+    assert data["usage"]["tokens_per_episode"] == round((everything["input_tokens"] + everything["output_tokens"]) / len(TASKS), 1)
+    assert "cost: " in output and f"{everything['input_tokens'] + everything['output_tokens']:,} tokens" in output
 
 
 def report(pytester: pytest.Pytester) -> dict[str, Any]:

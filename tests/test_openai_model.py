@@ -147,8 +147,10 @@ def test_finish_reason_length_passes_through(tmp_path, case):
         ({"prompt_tokens": 9, "completion_tokens": 3, "prompt_tokens_details": None}, Usage(input_tokens=9, output_tokens=3)),  # vLLM's details when not enabled
         ({"prompt_tokens": 9, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 0}}, Usage(input_tokens=9, output_tokens=3, cache_read_tokens=0)),
         ({"prompt_tokens": "many", "completion_tokens": -1}, None),  # not counts: unknown
+        # SGLang (sgl-project/sglang python/sglang/srt/entrypoints/openai/protocol.py, UsageInfo at 004c82e): reasoning_tokens beside the counts
+        ({"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12, "prompt_tokens_details": None, "reasoning_tokens": 2}, Usage(input_tokens=9, output_tokens=3, reasoning_tokens=2)),
     ],
-    ids=["none", "plain", "null-details", "zero-cached", "not-numbers"],
+    ids=["none", "plain", "null-details", "zero-cached", "not-numbers", "sglang"],
 )
 def test_usage_as_each_server_sends_it(tmp_path, case, sent, read):
     with fakeserver.serve(tmp_path, script={"*": [{"usage": sent}]}) as server:

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from ...errors import EndpointDown, ModelError
+from ...errors import EndpointDown, ModelError, PaidError
 from ...exchange import Case, Prompt, Reply, SentImage
 from ...models.base import Model, Settings, redact_url
 from ...models.endpoints import Endpoint, EndpointPool, Retryable, credentials, status_hint
@@ -227,8 +227,8 @@ class ComputerUseModel(Model):
         reply, attempts = self._with_retries(lambda client: self.send(client, body))
         usage = self.read_usage(reply.pop("usage", None))
         refused = self.refusal(reply)
-        if refused is not None:
-            raise ModelError(self.scrub(f"{self.model} refused (step not cached; --lf asks again): {printable(refused[:300])}"))
+        if refused is not None:  # a refusal is paid for all the same: the error carries the call's usage
+            raise PaidError(self.scrub(f"{self.model} refused (step not cached; --lf asks again): {printable(refused[:300])}"), usage)
         return Reply(text=json.dumps(reply, ensure_ascii=False), finish_reason=self.finish(reply), attempts=attempts, usage=usage)
 
     def _with_retries(self, call: Callable[[Any], dict[str, Any]]) -> tuple[dict[str, Any], int]:

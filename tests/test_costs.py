@@ -1,0 +1,246 @@
+"""What a run cost: usage read from each API's wire shape, priced (genai-prices, a prices file), summed per case, per
+category and per run; the response cache's replies cost nothing now and are reported at what they cost; budgets stop
+a run (exit 13) that ``--lf`` finishes with the same verdicts; a looping episode stops at its token cap.
+
+The end-to-end tests run real pytest processes against the loopback OpenAI-compatible server (tests/fakeserver.py),
+which sends every kind of token OpenAI's chat completions report, different per request, and logs what it sent:
+the totals are checked against those logs, serially and with ``-n 2``. The computer-use APIs' shapes (Anthropic,
+the Responses API) are checked the same way in tests/test_cua_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fakeserver
+from builders import center_norm, write_suite
+from guitest.errors import GuitestError
+from guitest.live.actions import Action
+from guitest.live.loop import Decision, run_episode
+from guitest.pricing import PricesError, make_pricer
+from guitest.spending import Budget
+from guitest.usage import Usage, add, from_anthropic, from_chat, from_responses, total
+from test_live_loop import TASK, FakeEnv, Scripted
+
+MODEL = "gpt-4o-mini"  # priced by genai-prices (by the model's name: the loopback endpoint is no provider it knows)
+RIGHT = {"open the file menu": ("desktop", 0), "open settings": ("desktop", 2), "sign in": ("mobile", 1)}
+
+
+# -- usage as each API reports it ------------------------------------------------------------------------------
+
+
+def test_each_wire_shape_reads_into_one_meaning() -> None:
+    # OpenAI's prompt_tokens include the cached ones; Anthropic's input_tokens leave out the cache's reads and writes
+    chat = {"prompt_tokens": 1200, "completion_tokens": 80, "prompt_tokens_details": {"cached_tokens": 1024}, "completion_tokens_details": {"reasoning_tokens": 64}}
+    assert from_chat(chat) == Usage(input_tokens=1200, output_tokens=80, cache_read_tokens=1024, reasoning_tokens=64)
+    responses = {"input_tokens": 900, "output_tokens": 30, "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 12}}
+    assert from_responses(responses) == Usage(input_tokens=900, output_tokens=30, cache_read_tokens=0, reasoning_tokens=12)
+    anthropic = {"input_tokens": 5, "output_tokens": 40, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 200}
+    assert from_anthropic(anthropic) == Usage(input_tokens=3205, output_tokens=40, cache_read_tokens=3000, cache_write_tokens=200)
+    assert from_anthropic({"input_tokens": 5, "output_tokens": 40}) == Usage(input_tokens=5, output_tokens=40)
+    for read in (from_chat, from_responses, from_anthropic):
+        assert read(None) is None and read({}) is None and read({"input_tokens": None, "prompt_tokens": "x"}) is None
+
+
+def test_a_sum_keeps_unknown_apart_from_zero() -> None:
+    known = {"calls": 1, "seconds": 0.5, "input_tokens": 10, "output_tokens": 2, "cost": 0.25}
+    unknown = {"calls": 1, "seconds": 0.25, "unreported": 1}
+    summed = total([known, None, unknown, {"calls": 1, "seconds": 0.25, "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0}])
+    assert summed == {"calls": 3, "seconds": 1.0, "unreported": 1, "input_tokens": 10, "output_tokens": 2, "cache_read_tokens": 0, "cost": 0.25}
+    assert "reasoning_tokens" not in summed  # no call reported it: unknown, not 0
+    assert add({}, None) == {} and total([]) == {}
+
+
+# -- prices ------------------------------------------------------------------------------------------------------
+
+
+def test_genai_prices_price_each_kind_of_token_at_its_rate() -> None:
+    from genai_prices import Usage as PricedUsage
+    from genai_prices import calc_price
+
+    pricer = make_pricer(MODEL, "http://127.0.0.1:9/v1", None)
+    assert pricer.source["source"].startswith("genai-prices ") and pricer.source["model"] == MODEL and pricer.source["provider"] == "openai"
+    assert pricer.source["matched_by"].startswith("model name")
+    rates = calc_price(PricedUsage(input_tokens=1, output_tokens=1), MODEL).model_price
+    usage = Usage(input_tokens=10_000, output_tokens=500, cache_read_tokens=4_000, reasoning_tokens=200)
+    by_hand = (6_000 * float(rates.input_mtok) + 4_000 * float(rates.cache_read_mtok) + 500 * float(rates.output_mtok)) / 1e6
+    assert pricer.price(usage, 1.8e9) == pytest.approx(by_hand, rel=1e-12)
+    assert float(rates.cache_read_mtok) < float(rates.input_mtok)  # so a cached token counted as plain input would fail above
+    assert make_pricer(MODEL, "https://api.openai.com/v1", None).source["matched_by"] == "endpoint"
+    unknown = make_pricer("my-own-qwen", "http://127.0.0.1:9/v1", None)
+    assert unknown.source["source"] == "none" and "--prices" in unknown.source["why"] and unknown.price(usage, 0) is None
+    assert make_pricer(MODEL, None, "off").price(usage, 0) is None
+
+
+def test_a_prices_file_names_its_own_models(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("my-own-qwen:\n  input: 0.2\n  output: 0.6\n  cache_read: 0.05\n  as_of: 2026-11-01\n")
+    pricer = make_pricer("my-own-qwen", "http://127.0.0.1:9/v1", str(prices))
+    assert pricer.source == {"source": f"--prices={prices}", "model": "my-own-qwen", "as_of": "2026-11-01"}
+    usage = Usage(input_tokens=1_000_000, output_tokens=100_000, cache_read_tokens=400_000)
+    assert pricer.price(usage, 0) == pytest.approx(600_000 * 0.2e-6 + 400_000 * 0.05e-6 + 100_000 * 0.6e-6)
+    assert make_pricer(MODEL, None, str(prices)).source["source"].startswith("genai-prices")  # a model it does not name
+    for text, named in (
+        ("my-own-qwen:\n  input: cheap\n  output: 1\n", "field 'input'"),
+        ("my-own-qwen:\n  input: 1\n", "give input and output"),
+        ("my-own-qwen:\n  input: 1\n  output: 1\n  currency: EUR\n", "unknown field(s) currency"),
+        ("- a list\n", "expected a mapping"),
+    ):
+        prices.write_text(text)
+        with pytest.raises(PricesError) as info:
+            make_pricer("my-own-qwen", None, str(prices))
+        assert str(prices) in str(info.value) and named in str(info.value), info.value
+    assert isinstance(info.value, GuitestError)
+
+
+# -- budgets -----------------------------------------------------------------------------------------------------
+
+
+def test_the_budget_is_every_process_spending_together(tmp_path: Path) -> None:
+    one = Budget(tmp_path, max_cost=1.0, max_tokens=None, name="one")
+    two = Budget(tmp_path, max_cost=1.0, max_tokens=None, name="two")
+    one.charge({"calls": 1, "cost": 0.6, "input_tokens": 10})
+    assert two.reached() is None
+    two.charge({"calls": 1, "cost": 0.3})
+    assert two.reached() is None
+    one.charge({"calls": 1, "cost": 0.15})
+    assert two.reached() == "--max-cost=1 reached ($1.0500 spent)"
+    tokens = Budget(tmp_path / "t", max_cost=None, max_tokens=100, name="t")
+    (tmp_path / "t").mkdir()
+    tokens.charge({"calls": 1, "input_tokens": 90, "output_tokens": 10, "cache_read_tokens": 80})  # cached input counts once
+    assert tokens.reached() == "--max-total-tokens=100 reached (100 tokens spent)"
+
+
+def test_an_episode_stops_at_its_token_cap_and_is_evaluated() -> None:
+    looping = Decision(reply="Action: click(50, 40)", actions=(Action("click", point=(50, 40), space="screen"),), usage={"input_tokens": 700, "output_tokens": 50})
+    episode = run_episode(FakeEnv(), TASK, 0, Scripted([looping]), max_steps=10, max_tokens=2000)
+    assert episode.end == "token_cap" and len(episode.steps) == 3  # 750, 1500, 2250 >= 2000: no fourth step
+    assert episode.evaluation is not None and not episode.success  # the environment's check still scores it
+    assert episode.to_dict()["trajectory"][0]["usage"] == {"input_tokens": 700, "output_tokens": 50}
+    assert run_episode(FakeEnv(), TASK, 0, Scripted([looping]), max_steps=10).end == "budget"  # no cap: the step budget
+
+
+# -- whole runs against the loopback server, serial and -n 2 -----------------------------------------------------
+
+
+def _answers() -> dict[str, list[dict[str, Any]]]:
+    script: dict[str, list[dict[str, Any]]] = {}
+    for instruction, (split, row) in RIGHT.items():
+        x, y = center_norm(split, row)
+        script[instruction] = [{"content": f"Answer: [{x:.4f}, {y:.4f}]"}] * 10
+    return script
+
+
+def _run(pytester: pytest.Pytester, url: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("suites/tiny", f"--model=openai:{MODEL}", f"--base-url={url}", "--api-key-env=GUITEST_COST_KEY", "--concurrency=1", *args)
+    return result, json.loads((pytester.path / "reports" / "tiny.json").read_text())
+
+
+def _sent(record: dict[str, Any]) -> dict[str, int]:
+    """What the server logged as sent, by OpenAI's documented meanings (prompt_tokens include the cached ones)."""
+    u = record["usage"]
+    return {
+        "input_tokens": u["prompt_tokens"],
+        "output_tokens": u["completion_tokens"],
+        "cache_read_tokens": u["prompt_tokens_details"]["cached_tokens"],
+        "reasoning_tokens": u["completion_tokens_details"]["reasoning_tokens"],
+    }
+
+
+KINDS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_usage_and_dollars_per_case_and_run_equal_what_the_server_sent(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: list[str]) -> None:
+    from genai_prices import Usage as PricedUsage
+    from genai_prices import calc_price
+
+    write_suite(pytester.path / "suites" / "tiny")
+    monkeypatch.setenv("GUITEST_COST_KEY", "sk-cost-test-key")
+    with fakeserver.serve(tmp_path, script=_answers(), port=0) as server:
+        first, report = _run(pytester, server.base_url, *mode)
+        sent = server.requests()
+        again, cached = _run(pytester, server.base_url, "--cache=on", *mode)  # every reply read back from the cache
+        asked_again = len(server.requests()) - len(sent)
+    assert first.ret == 0 and again.ret == 0, first.stdout.str()
+    by_instruction = {r["user_text"]: _sent(r) for r in sent}
+    assert len(sent) == len(report["cases"]) == 6
+    rates = calc_price(PricedUsage(input_tokens=1, output_tokens=1), MODEL).model_price
+    for case in report["cases"]:
+        (own,) = [u for text, u in by_instruction.items() if case["instruction"] in text]
+        assert {k: case["usage"][k] for k in KINDS} == own and case["usage"]["calls"] == 1 and "unreported" not in case["usage"]
+        by_hand = (
+            (own["input_tokens"] - own["cache_read_tokens"]) * float(rates.input_mtok) + own["cache_read_tokens"] * float(rates.cache_read_mtok) + own["output_tokens"] * float(rates.output_mtok)
+        ) / 1e6
+        assert case["usage"]["cost"] == pytest.approx(by_hand, rel=1e-9)
+    sums = {k: sum(u[k] for u in by_instruction.values()) for k in KINDS}
+    paid = report["usage"]["paid"]
+    assert {k: paid[k] for k in KINDS} == sums and paid["calls"] == 6 and report["usage"]["cached"] == {}
+    assert paid["cost"] == pytest.approx(sum(c["usage"]["cost"] for c in report["cases"]))
+    assert report["run"]["usage"] == {"paid": paid, "cached": {}} and report["run"]["price"]["source"].startswith("genai-prices")
+    # per category: the split table's values add up to the whole
+    split = report["usage"]["by"]["split"]
+    assert set(split) == {"desktop", "mobile"} and sum(v["input_tokens"] for v in split.values()) == sums["input_tokens"]
+    assert split["mobile"]["calls"] == 2 and split["desktop"]["calls"] == 4
+    first.stdout.fnmatch_lines([f"cost: {sums['input_tokens'] + sums['output_tokens']:,} tokens (input {sums['input_tokens']:,} (*cache read); output*6 calls*genai-prices*"])
+    # the re-run pays nothing: the cache answered every call, reported at what it cost when it was made
+    assert asked_again == 0
+    assert cached["usage"]["paid"] == {} and {k: cached["usage"]["cached"][k] for k in KINDS} == sums
+    assert cached["usage"]["cached"]["cost"] == pytest.approx(paid["cost"])
+    assert all(c.get("cached") and "usage" not in c and c["cached_usage"]["calls"] == 1 for c in cached["cases"])
+    assert {c["id"]: c["verdict"] for c in cached["cases"]} == {c["id"]: c["verdict"] for c in report["cases"]}
+    again.stdout.fnmatch_lines(["cost: nothing paid (every reply came from the response cache); the cache answered 6 call(s) that cost $0.000* when made*"])
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_budget_stops_the_run_and_lf_finishes_it_with_the_same_verdicts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: list[str]) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    monkeypatch.setenv("GUITEST_COST_KEY", "sk-cost-test-key")
+    with fakeserver.serve(tmp_path, script=_answers(), port=0) as server:
+        stopped, report = _run(pytester, server.base_url, "--max-total-tokens=3000", *mode)
+        before = server.requests()
+        finished, full = _run(pytester, server.base_url, "--lf", *mode)
+        after = server.requests()[len(before) :]
+    assert stopped.ret == 13, stopped.stdout.str()
+    # each call uses about 1,160 tokens: the third reaches 3,000 and no later one is asked (serially exactly three; with
+    # two workers each may have one call in flight when the other reaches the limit)
+    spent = sum(_sent(r)["input_tokens"] + _sent(r)["output_tokens"] for r in before)
+    assert (len(before) == 3) if not mode else (3 <= len(before) <= 4)
+    assert spent >= 3000 and spent - max(_sent(r)["input_tokens"] + _sent(r)["output_tokens"] for r in before) * (1 if not mode else 2) < 3000
+    budget = report["run"]["budget"]
+    assert budget["max_total_tokens"] == 3000 and budget["reached"].startswith("--max-total-tokens=3000 reached") and budget["cases_not_asked"] == 6 - len(before)
+    assert not report["complete"] and len(report["missing"]) == 6 - len(before) and len(report["cases"]) == len(before)
+    stopped.stdout.fnmatch_lines(["*BUDGET REACHED: --max-total-tokens=3000 reached*case(s) of the run were not asked (exit status 13)*"])
+    stopped.stdout.fnmatch_lines(["*error: not asked: the run's budget is spent*re-run with --lf*"])
+    # --lf asks only the cases not asked, pays nothing twice, and the report is the whole suite's
+    assert finished.ret == 0, finished.stdout.str()
+    assert len(after) == 6 - len(before) and not {r["user_text"] for r in after} & {r["user_text"] for r in before}
+    assert full["complete"] and len(full["cases"]) == 6 and full["usage"]["paid"]["calls"] == 6
+    verdicts = {c["id"]: c["verdict"] for c in full["cases"]}
+    assert sorted(verdicts.values()) == ["hit"] * 3 + ["miss"] * 3
+    assert {i for i, v in verdicts.items() if v == "hit"} == {"desktop-windows-text-0", "desktop-macos-icon-2", "mobile-android-text-1"}
+
+
+def test_max_cost_needs_a_price_and_a_prices_file_gives_one(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    monkeypatch.setenv("GUITEST_COST_KEY", "sk-cost-test-key")
+    prices = pytester.path / "prices.yaml"
+    prices.write_text("fake-vl:\n  input: 100\n  output: 400\n  cache_read: 10\n")
+    with fakeserver.serve(tmp_path, script=_answers(), port=0) as server:
+        base = ["suites/tiny", "--model=openai:fake-vl", f"--base-url={server.base_url}", "--api-key-env=GUITEST_COST_KEY", "--concurrency=1"]
+        refused = pytester.runpytest_subprocess(*base, "--max-cost=0.5")
+        assert server.requests() == []
+        result = pytester.runpytest_subprocess(*base, "--max-cost=0.2", f"--prices={prices}")
+        sent = server.requests()
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*--max-cost=0.5: no price is known for openai:fake-vl*give one with --prices FILE*"])
+    # about $0.08 a call at these rates: the third reaches $0.20, and no fourth is asked
+    dollars = [((u["input_tokens"] - u["cache_read_tokens"]) * 100 + u["cache_read_tokens"] * 10 + u["output_tokens"] * 400) / 1e6 for u in map(_sent, sent)]
+    assert result.ret == 13 and len(sent) == 3 and sum(dollars[:2]) < 0.2 <= sum(dollars)
+    report = json.loads((pytester.path / "reports" / "tiny.json").read_text())
+    assert report["usage"]["paid"]["cost"] == pytest.approx(sum(dollars)) and report["run"]["price"] == {"source": f"--prices={prices}", "model": "fake-vl", "as_of": None}
+    assert report["run"]["budget"]["reached"] == f"--max-cost=0.2 reached (${sum(dollars):.4f} spent)"
