@@ -200,20 +200,21 @@ class Asker:
             key = cache.key(parts)
             stored = cache.get(key)
             if stored is not None:
-                self.meter.add_reused(stored.usage)
+                if model.metered:
+                    self.meter.add_reused(stored.usage)
                 return Reply(text=stored.text, finish_reason=stored.finish_reason, usage=Usage.from_dict(stored.usage)), stored, 0
         tally = None
         with self.slot:  # the budget is checked holding the slot: a call waiting for one sees the calls before it paid
-            if model.cacheable:  # a model that costs nothing (a baseline, replayed replies) is neither metered nor stopped
+            if model.metered:  # a model that spends no tokens (a baseline, replayed replies, OCR) is neither metered nor stopped
                 self.spending.check()
             started, clock = time.time(), time.perf_counter()
             try:
                 reply = model.generate(prompt, sent, case)
             except PaidError as exc:  # a reply that cannot be used, paid for all the same
-                if model.cacheable:
+                if model.metered:
                     self.meter.add_paid(self.spending.call(exc.usage if isinstance(exc.usage, Usage) else None, time.perf_counter() - clock, started))
                 raise
-            if model.cacheable:
+            if model.metered:
                 tally = self.spending.call(reply.usage, time.perf_counter() - clock, started)
         if tally is not None:
             self.meter.add_paid(tally)

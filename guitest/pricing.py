@@ -42,10 +42,11 @@ class PricesError(GuitestError):
 
 @dataclass(frozen=True)
 class Rates:
-    """A model's dollars per million tokens from a prices file (``cache_read``/``cache_write`` None: as input)."""
+    """A model's dollars per million tokens from a prices file (``cache_read``/``cache_write`` None: as input; ``input``
+    and ``output`` None: the model is charged by the hour only, ``per_hour``)."""
 
-    input: float
-    output: float
+    input: float | None
+    output: float | None
     cache_read: float | None = None
     cache_write: float | None = None
     per_hour: float | None = None
@@ -66,7 +67,7 @@ class Pricer:
         if usage is None or usage.input_tokens is None and usage.output_tokens is None:
             return None
         if self.rates is not None:
-            return _by_rates(self.rates, usage)
+            return _by_rates(self.rates, usage) if self.rates.input is not None and self.rates.output is not None else None
         if self.source.get("source") == "none":
             return None
         from genai_prices import Usage as PricedUsage
@@ -89,7 +90,7 @@ def _by_rates(rates: Rates, usage: Usage) -> float:
     read = usage.cache_read_tokens or 0 if rates.cache_read is not None else 0
     write = usage.cache_write_tokens or 0 if rates.cache_write is not None else 0
     plain = max((usage.input_tokens or 0) - read - write, 0)
-    dollars = plain * rates.input + (usage.output_tokens or 0) * rates.output
+    dollars = plain * (rates.input or 0.0) + (usage.output_tokens or 0) * (rates.output or 0.0)
     dollars += read * (rates.cache_read or 0.0) + write * (rates.cache_write or 0.0)
     return dollars / 1_000_000
 
@@ -124,23 +125,31 @@ def read_prices(path: str) -> dict[str, dict[str, Any]]:
         if numbers["per_hour"] is None and (numbers["input"] is None or numbers["output"] is None):
             raise PricesError(f"{where}: give input and output (dollars per million tokens), or per_hour for a self-hosted endpoint")
         out[str(name)] = {
-            "rates": Rates(numbers["input"] or 0.0, numbers["output"] or 0.0, numbers["cache_read"], numbers["cache_write"], numbers["per_hour"]),
+            "rates": Rates(numbers["input"], numbers["output"], numbers["cache_read"], numbers["cache_write"], numbers["per_hour"]),
             "as_of": None if entry.get("as_of") is None else str(entry["as_of"]),
         }
     return out
 
 
 def make_pricer(model: str, base_url: str | None, prices: str | None) -> Pricer:
-    """The pricer of ``model`` (its name at the endpoint ``base_url``): from the ``prices`` file when it names the
-    model, ``prices`` ``off``: none, else genai-prices'. A model with no known price gets a pricer whose ``source``
-    says why and whose prices are None."""
+    """The pricer of ``model`` (its name at the endpoint ``base_url``; None for a model run on this machine): from the
+    ``prices`` file when it names the model, ``prices`` ``off``: none, else genai-prices' (imported only here, for an
+    endpoint's model). A model with no known price gets a pricer whose ``source`` says why and whose prices are None."""
     if prices == "off":
         return Pricer(model, {"source": "none", "why": "--prices=off"})
     if prices:
         table = read_prices(prices)
         entry = table.get(model)
         if entry is not None:
-            return Pricer(model, {"source": f"--prices={prices}", "model": model, "as_of": entry["as_of"]}, entry["rates"])
+            rates = entry["rates"]
+            source = {"source": f"--prices={prices}", "model": model, "as_of": entry["as_of"]}
+            if rates.per_hour is not None:
+                source["per_hour"] = rates.per_hour
+            return Pricer(model, source, rates)
+    if base_url is None:  # a model run here (hf:): no provider's price; a prices file's per_hour gives its machine's
+        return Pricer(
+            model, {"source": "none", "why": "a model run on this machine" + (f" that --prices={prices} does not name" if prices else "; give its machine's rate with --prices FILE (per_hour)")}
+        )
     try:
         import genai_prices
         from genai_prices import Usage as PricedUsage

@@ -33,7 +33,7 @@ from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
 from .sample import Sample
-from .spending import Budget, Spending, not_asked
+from .spending import Budget, Spending, not_asked, worker_slot
 from .suite import Suite, load_suite
 from .suite_reports import SuiteReports, suite_key
 from .tasks import Task, load_task
@@ -141,10 +141,10 @@ class Session:
     def _make_spending(self, worker: Mapping[str, Any] | None) -> Spending | None:
         """How this process prices its calls and keeps to the run's budget (None for a model that costs nothing)."""
         config, model = self.config, self.model
-        if model is None or not model.cacheable or config.collect_only:
+        if model is None or not model.metered or config.collect_only:
             return None
         try:
-            pricer = pricing.make_pricer(priced_name(model), getattr(model, "base_url", None), config.prices)
+            pricer = pricing.make_pricer(priced_name(model), getattr(getattr(model, "inner", model), "base_url", None), config.prices)
         except pricing.PricesError as exc:
             raise ConfigError(str(exc)) from None
         if config.max_cost is not None and pricer.source["source"] == "none" and not pricer.per_hour:
@@ -156,7 +156,8 @@ class Session:
         else:
             folder, started = self._budget_folder or tempfile.mkdtemp(prefix="guitest-budget-"), self.started
             self._budget_folder = folder
-        return Spending(pricer, Budget(Path(folder), config.max_cost, config.max_total_tokens, pricer.per_hour, started))
+        slot = worker_slot(worker.get("workerid") if worker is not None else None)
+        return Spending(pricer, Budget(Path(folder), config.max_cost, config.max_total_tokens, pricer.per_hour, started, slot=slot))
 
     def worker_input(self) -> dict[str, Any]:
         """What each xdist worker is given, so that it runs as part of this run (its folder, the cache's run, the budget's folder)."""
@@ -440,6 +441,10 @@ class Session:
         cached = usage_mod.total(r.get("cached_usage") for r in results)
         if paid or cached:
             out["usage"] = {"paid": paid, "cached": cached}
+        per_hour = spending.pricer.per_hour if spending.pricer is not None else None
+        if per_hour:  # a self-hosted endpoint's rate: the run's wall time, not the calls'
+            seconds = round(time.time() - self.started, 3)
+            out.setdefault("usage", {"paid": paid, "cached": cached})["endpoint"] = {"seconds": seconds, "per_hour": per_hour, "cost": round(seconds / 3600 * per_hour, 6)}
         if spending.pricer is not None:
             out["price"] = dict(spending.pricer.source)
         config = self.config
@@ -461,6 +466,8 @@ class Session:
             if self.model is not None:
                 self.model.close()
             self.release_run()
+            if self.spending is not None and self.spending.budget is not None:
+                self.spending.budget.close()
             if self._budget_folder is not None and not self.is_worker:
                 shutil.rmtree(self._budget_folder, ignore_errors=True)
 
@@ -493,6 +500,7 @@ def _load_suite_quietly(path: Path) -> Suite | None:
 
 
 def priced_name(model: Model) -> str:
-    """The name a model is priced by: the model an API adapter asks for (``openai:gpt-4o`` asks for ``gpt-4o``), else its spec's argument."""
-    asked = getattr(model, "model", None)
+    """The name a model is priced by: the model an API adapter asks for (``openai:gpt-4o`` asks for ``gpt-4o``; through a
+    ``--model-config`` pipeline, the wrapped adapter's), else its spec's argument."""
+    asked = getattr(getattr(model, "inner", model), "model", None)
     return asked if isinstance(asked, str) and asked else model.name.partition(":")[2] or model.name

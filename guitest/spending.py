@@ -1,10 +1,9 @@
 """What a run spends on its model, as it goes: each call priced (:mod:`guitest.pricing`) and charged to the run's
 budget (``--max-cost``, ``--max-total-tokens``), and tallied (:mod:`guitest.usage`) for its case.
 
-The budget is the whole run's, over every process: each process keeps what it paid in its own small file of a
-folder the controller made (``<folder>/<pid>.json``, replaced whole at each call), and a process about to call the
-model reads the others' with its own (a few small files: tens of microseconds, beside a call's hundreds of
-milliseconds). Once the sum reaches a limit no process asks the model again: a call already sent finishes and is
+The budget is the whole run's, over every process of the run on this machine: each process keeps what it paid in
+its own slot of a small file in a folder the controller made (:class:`Budget`), and a process about to call the
+model reads every slot. (Shards on other machines each keep their own budget.) Once the sum reaches a limit no process asks the model again: a call already sent finishes and is
 paid, a reply the response cache holds is still read (it costs nothing now), and every case that would have asked is
 *not asked* (:class:`BudgetReached`): it is a failed test for pytest, so ``--lf`` runs it, and a missing case for
 the report, which names the budget. A run overshoots a limit by the calls in flight when it is reached: at most
@@ -13,8 +12,8 @@ the report, which names the budget. A run overshoots a limit by the calls in fli
 
 from __future__ import annotations
 
-import json
 import os
+import struct
 import threading
 import time
 from pathlib import Path
@@ -42,57 +41,62 @@ def not_asked(why: str) -> str:
 
 class Budget:
     """The run's limits (``max_cost`` dollars, ``max_tokens`` input plus output tokens; None: no limit) over every
-    process sharing ``folder``; ``per_hour`` (dollars) charges the run's wall time since ``started`` as well."""
+    process sharing ``folder``; ``per_hour`` (dollars) charges the run's wall time since ``started`` as well.
 
-    def __init__(self, folder: Path, max_cost: float | None, max_tokens: int | None, per_hour: float | None = None, started: float | None = None, name: str | None = None) -> None:
-        self.folder = Path(folder)
+    Every process of the run has its own slot (``slot``: 0 for the controller or a serial run, N + 1 for xdist's
+    worker gwN) of one small file, :data:`SPENT`: what it has spent so far (dollars, tokens and a check word), written
+    in place with one ``pwrite`` after each call and read whole with one ``pread`` before each call
+    (bench/bench_pricing.py: a few microseconds each). A slot read half-written fails its check and counts as it was
+    last read."""
+
+    def __init__(self, folder: Path, max_cost: float | None, max_tokens: int | None, per_hour: float | None = None, started: float | None = None, slot: int = 0) -> None:
         self.max_cost = max_cost
         self.max_tokens = max_tokens
         self.per_hour = per_hour
         self.started = time.time() if started is None else started
+        self.slot = slot
         self.cost = 0.0  # this process's
         self.tokens = 0
-        self._others: tuple[float, int] = (0.0, 0)  # the other processes' spending, as last read
+        self._seen: dict[int, tuple[float, int]] = {}  # the other slots, as last read whole
         self._lock = threading.Lock()
-        self._file = self.folder / f"{name or os.getpid()}.json"  # this process's spending (``name``: another than its pid)
+        self._fd: int | None = None
+        try:
+            self._fd = os.open(Path(folder) / SPENT, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            self._fd = None  # this process then counts only its own spending
 
     def charge(self, tally: Mapping[str, Any]) -> None:
-        """Add one call's tally (:func:`guitest.usage.call_tally`) to this process's spending, and write it down."""
+        """Add one call's tally (:func:`guitest.usage.call_tally`) to this process's spending, and write its slot."""
         with self._lock:
             self.cost += float(tally.get("cost", 0.0))
             self.tokens += usage_mod.tokens(tally)
-            data = json.dumps({"cost": self.cost, "tokens": self.tokens})
-            temporary = self._file.with_suffix(f".{threading.get_ident()}.tmp")
-            try:
-                temporary.write_text(data, "utf-8")
-                os.replace(temporary, self._file)
-            except OSError:
-                pass  # the others then see less of this process's spending; this process still counts all of it
+            if self._fd is not None:
+                try:
+                    os.pwrite(self._fd, _pack(self.cost, self.tokens), self.slot * SLOT.size)
+                except OSError:
+                    pass  # the others then see less of this process's spending; this process still counts all of it
 
     def spent(self) -> tuple[float, int]:
         """Dollars (the hours' too, with ``per_hour``) and tokens spent by every process, as far as this one knows."""
-        others = self._read_others()
         with self._lock:
-            self._others = others
+            others = self._read_others()
             cost, tokens = self.cost + others[0], self.tokens + others[1]
         if self.per_hour:
             cost += (time.time() - self.started) / 3600 * self.per_hour
         return cost, tokens
 
     def _read_others(self) -> tuple[float, int]:
-        cost, tokens = 0.0, 0
-        try:
-            files = [f for f in self.folder.glob("*.json") if f != self._file]
-        except OSError:
-            return self._others
-        for path in files:
+        if self._fd is not None:
             try:
-                data = json.loads(path.read_text("utf-8"))
-                cost += float(data["cost"])
-                tokens += int(data["tokens"])
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # being replaced right now: read again at the next check
-        return cost, tokens
+                data = os.pread(self._fd, 1 << 16, 0)
+            except OSError:
+                data = b""
+            for index in range(len(data) // SLOT.size):
+                if index != self.slot:
+                    read = _unpack(data[index * SLOT.size : (index + 1) * SLOT.size])
+                    if read is not None:
+                        self._seen[index] = read
+        return sum(c for c, _ in self._seen.values()), sum(t for _, t in self._seen.values())
 
     def reached(self) -> str | None:
         """Why the model must not be asked again (the limit and what was spent), or None while within the budget."""
@@ -104,6 +108,37 @@ class Budget:
         if self.max_tokens is not None and tokens >= self.max_tokens:
             return f"--max-total-tokens={self.max_tokens} reached ({tokens} tokens spent)"
         return None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+#: the file of the run's spending, one slot per process, in the budget's folder
+SPENT = "spent"
+#: a slot: dollars, tokens, and a check word that a half-written slot fails
+SLOT = struct.Struct("<dqQ")
+_CHECK = 0x9E3779B97F4A7C15
+
+
+def _pack(cost: float, tokens: int) -> bytes:
+    bits = struct.unpack("<Q", struct.pack("<d", cost))[0]
+    return SLOT.pack(cost, tokens, bits ^ (tokens & 0xFFFFFFFFFFFFFFFF) ^ _CHECK)
+
+
+def _unpack(data: bytes) -> tuple[float, int] | None:
+    cost, tokens, check = SLOT.unpack(data)
+    if data == bytes(SLOT.size):
+        return None  # a slot nobody wrote
+    bits = struct.unpack("<Q", struct.pack("<d", cost))[0]
+    return (cost, tokens) if check == bits ^ (tokens & 0xFFFFFFFFFFFFFFFF) ^ _CHECK else None
+
+
+def worker_slot(worker_id: str | None) -> int:
+    """The slot of a process: 0 for the controller or a serial run, N + 1 for xdist's worker ``gwN``."""
+    digits = (worker_id or "").removeprefix("gw")
+    return int(digits) + 1 if digits.isdigit() else 0
 
 
 class Spending:

@@ -11,6 +11,7 @@ the Responses API) are checked the same way in tests/test_cua_e2e.py.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from guitest.errors import GuitestError
 from guitest.live.actions import Action
 from guitest.live.loop import Decision, run_episode
 from guitest.pricing import PricesError, make_pricer
-from guitest.spending import Budget
+from guitest.reporting import costs
+from guitest.spending import SLOT, SPENT, Budget, worker_slot
 from guitest.usage import Usage, add, from_anthropic, from_chat, from_responses, total
 from test_live_loop import TASK, FakeEnv, Scripted
 
@@ -83,7 +85,8 @@ def test_a_prices_file_names_its_own_models(tmp_path: Path) -> None:
     assert pricer.source == {"source": f"--prices={prices}", "model": "my-own-qwen", "as_of": "2026-11-01"}
     usage = Usage(input_tokens=1_000_000, output_tokens=100_000, cache_read_tokens=400_000)
     assert pricer.price(usage, 0) == pytest.approx(600_000 * 0.2e-6 + 400_000 * 0.05e-6 + 100_000 * 0.6e-6)
-    assert make_pricer(MODEL, None, str(prices)).source["source"].startswith("genai-prices")  # a model it does not name
+    assert make_pricer(MODEL, "https://api.openai.com/v1", str(prices)).source["source"].startswith("genai-prices")  # a model it does not name
+    assert make_pricer("another-local-model", None, str(prices)).source["why"] == f"a model run on this machine that --prices={prices} does not name"
     for text, named in (
         ("my-own-qwen:\n  input: cheap\n  output: 1\n", "field 'input'"),
         ("my-own-qwen:\n  input: 1\n", "give input and output"),
@@ -101,18 +104,40 @@ def test_a_prices_file_names_its_own_models(tmp_path: Path) -> None:
 
 
 def test_the_budget_is_every_process_spending_together(tmp_path: Path) -> None:
-    one = Budget(tmp_path, max_cost=1.0, max_tokens=None, name="one")
-    two = Budget(tmp_path, max_cost=1.0, max_tokens=None, name="two")
+    one = Budget(tmp_path, max_cost=1.0, max_tokens=None, slot=0)
+    two = Budget(tmp_path, max_cost=1.0, max_tokens=None, slot=worker_slot("gw1"))
     one.charge({"calls": 1, "cost": 0.6, "input_tokens": 10})
     assert two.reached() is None
     two.charge({"calls": 1, "cost": 0.3})
-    assert two.reached() is None
+    assert two.reached() is None and one.spent() == (pytest.approx(0.9), 10)
     one.charge({"calls": 1, "cost": 0.15})
     assert two.reached() == "--max-cost=1 reached ($1.0500 spent)"
-    tokens = Budget(tmp_path / "t", max_cost=None, max_tokens=100, name="t")
+    # a slot read half-written fails its check: the last whole reading of it counts
+    with open(tmp_path / SPENT, "r+b") as spent:
+        spent.seek(SLOT.size * 0 + 8)
+        spent.write(b"\xff")
+    assert two.spent() == (pytest.approx(1.05), 10)
+    assert [worker_slot(w) for w in (None, "", "gw0", "gw7", "master")] == [0, 0, 1, 8, 0]
     (tmp_path / "t").mkdir()
+    tokens = Budget(tmp_path / "t", max_cost=None, max_tokens=100)
     tokens.charge({"calls": 1, "input_tokens": 90, "output_tokens": 10, "cache_read_tokens": 80})  # cached input counts once
     assert tokens.reached() == "--max-total-tokens=100 reached (100 tokens spent)"
+
+
+def test_a_self_hosted_endpoint_is_charged_its_rate_per_hour(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"my-own-qwen": {"per_hour": 3600}}))  # a dollar a second
+    pricer = make_pricer("my-own-qwen", None, str(prices))
+    assert pricer.per_hour == 3600 and pricer.price(Usage(input_tokens=10, output_tokens=1), 0) is None  # no token price
+    budget = Budget(tmp_path, max_cost=5.0, max_tokens=None, per_hour=pricer.per_hour, started=time.time() - 2)
+    assert budget.reached() is None and 2 <= budget.spent()[0] < 5
+    budget.started -= 4  # six seconds of the endpoint's time
+    assert budget.reached().startswith("--max-cost=5 reached ($6.0")
+    usage = {"paid": {"calls": 2, "seconds": 1.5, "input_tokens": 20, "output_tokens": 2}, "cached": {}, "all": {"calls": 2, "input_tokens": 20, "output_tokens": 2}, "cases": 2}
+    run = {"usage": {"paid": usage["paid"], "cached": {}, "endpoint": {"seconds": 6.0, "per_hour": 3600.0, "cost": 6.0}}, "price": pricer.source}
+    assert costs.summary_line(usage, run) == (
+        f"cost: 22 tokens (input 20; output 2), 2 calls, 1.5 s of model time; the endpoint's time $6.00 (6 s at $3,600.00/hour) [prices: --prices={prices}, my-own-qwen]"
+    )
 
 
 def test_an_episode_stops_at_its_token_cap_and_is_evaluated() -> None:
@@ -244,3 +269,19 @@ def test_max_cost_needs_a_price_and_a_prices_file_gives_one(pytester: pytest.Pyt
     report = json.loads((pytester.path / "reports" / "tiny.json").read_text())
     assert report["usage"]["paid"]["cost"] == pytest.approx(sum(dollars)) and report["run"]["price"] == {"source": f"--prices={prices}", "model": "fake-vl", "as_of": None}
     assert report["run"]["budget"]["reached"] == f"--max-cost=0.2 reached (${sum(dollars):.4f} spent)"
+
+
+def test_repeats_report_the_cost_of_pass_at_k(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    write_suite(pytester.path / "suites" / "tiny")
+    monkeypatch.setenv("GUITEST_COST_KEY", "sk-cost-test-key")
+    with fakeserver.serve(tmp_path, script=_answers(), port=0) as server:
+        result, report = _run(pytester, server.base_url, "--repeats=3")
+        sent = server.requests()
+    assert result.ret == 0, result.stdout.str()
+    usage = report["usage"]
+    assert len(sent) == 18 and usage["paid"]["calls"] == 18 and all(c["usage"]["calls"] == 3 for c in report["cases"])
+    tokens = sum(_sent(r)["input_tokens"] + _sent(r)["output_tokens"] for r in sent)
+    # a case's three attempts: what pass@3 costs per case; and per attempt, a third of it
+    assert usage["per_case"]["calls"] == 3 and usage["per_attempt"]["calls"] == 1
+    assert usage["per_case"]["input_tokens"] + usage["per_case"]["output_tokens"] == pytest.approx(tokens / 6, abs=0.01)
+    assert usage["per_attempt"]["cost"] == pytest.approx(usage["all"]["cost"] / 18)

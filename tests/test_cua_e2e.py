@@ -248,8 +248,12 @@ def check_usage(variant: str, data: dict[str, Any], requests: list[dict[str, Any
     everything = {k: sum(s[k] for s in sent) for k in sent[0]}
     assert {k: data["usage"]["all"][k] for k in everything} == everything and data["usage"]["all"]["calls"] == len(sent)
     assert data["run"]["usage"]["paid"] == data["usage"]["paid"] and data["run"]["usage"]["cached"] == {}
+    priced = data["run"]["price"]["source"] != "none"  # genai-prices knows some of these models, by name (a loopback URL)
+    assert ("cost" in data["usage"]["all"]) == priced and (not priced or data["run"]["price"]["source"].startswith("genai-prices"))
     assert data["usage"]["tokens_per_episode"] == round((everything["input_tokens"] + everything["output_tokens"]) / len(TASKS), 1)
     assert "cost: " in output and f"{everything['input_tokens'] + everything['output_tokens']:,} tokens" in output
+    per_episode = (everything["input_tokens"] + everything["output_tokens"]) / len(TASKS)
+    assert f"; {per_episode:,.0f} tokens per episode, {per_episode:,.0f} per success" in output  # every episode a success
 
 
 def report(pytester: pytest.Pytester) -> dict[str, Any]:

@@ -207,6 +207,41 @@ def test_replies_without_an_action_use_up_the_budget_with_every_step_recorded(py
         assert all(s["reply"] == "I am not sure what to do here." for s in case["episode"]["trajectory"])
 
 
+def test_a_looping_agent_stops_at_its_token_cap_and_is_scored_as_it_stands(pytester: pytest.Pytester, tmp_path) -> None:
+    suite(pytester)
+    looping = {"content": "I am not sure what to do here.", "usage": {"prompt_tokens": 700, "completion_tokens": 50, "total_tokens": 750}}
+    with fakeserver.serve(tmp_path, script={"*": [looping] * 40}) as server:
+        result = run(pytester, server, "agent", "-k", "green or blue", "--max-episode-tokens=2000")
+        assert len(server.requests()) == 2 * 3  # 750, 1500, 2250 tokens: no fourth step
+    assert result.ret == 0, result.stdout.str()
+    for case in report(pytester)["cases"]:
+        assert case["verdict"] == "miss" and case["steps"] == 3 and case["prediction"]["end"] == "token_cap"
+        assert [s["usage"] for s in case["episode"]["trajectory"]] == [{"input_tokens": 700, "output_tokens": 50}] * 3
+        assert case["usage"]["input_tokens"] == 2100 and case["usage"]["output_tokens"] == 150 and case["usage"]["calls"] == 3
+
+
+def test_a_budget_stops_an_episode_mid_way_and_lf_replays_it_from_the_cache(pytester: pytest.Pytester, tmp_path) -> None:
+    suite(pytester)
+    with fakeserver.serve(tmp_path, script=script("guitest", "normalized")) as server:
+        stopped = run(pytester, server, "agent", "-k", "write", "--max-total-tokens=2500")
+        before = server.requests()
+        partial = report(pytester)
+        finished = run(pytester, server, "agent", "-k", "write", "--lf")
+        after = server.requests()[len(before) :]
+    assert stopped.ret == 13, stopped.stdout.str()
+    # the call that reached 2,500 tokens (as the server counted them) was the episode's last: it took no further step
+    spent = [r["usage"]["prompt_tokens"] + r["usage"]["completion_tokens"] for r in before]
+    assert sum(spent[:-1]) < 2500 <= sum(spent) and len(before) < 4
+    assert partial["missing"] == ["write-hello-seed0"] and partial["run"]["budget"]["cases_not_asked"] == 1
+    stopped.stdout.fnmatch_lines(["*write-hello-seed0*error: not asked: the run's budget is spent: --max-total-tokens=2500 reached*"])
+    assert finished.ret == 0, finished.stdout.str()
+    (case,) = report(pytester)["cases"]
+    # resumed: the steps asked before came back from the response cache (at no cost now), the rest were asked
+    assert case["verdict"] == "hit" and case["steps"] == 4 and len(before) + len(after) == 4
+    assert case["cached_usage"]["calls"] == len(before) and case["usage"]["calls"] == len(after)
+    assert [s.get("cached", False) for s in case["episode"]["trajectory"]] == [True] * len(before) + [False] * len(after)
+
+
 def test_a_deterministic_episode_runs_again_from_the_cache_step_by_step(pytester: pytest.Pytester, tmp_path) -> None:
     suite(pytester)
     with fakeserver.serve(tmp_path, script=script("guitest", "normalized")) as server:

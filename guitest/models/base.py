@@ -59,9 +59,12 @@ class Model:
     """Base adapter; ``profile`` holds the conventions of the model family.
 
     ``cacheable``: its replies go through the response cache (False for models that cost nothing).
+    ``metered``: its calls are counted (tokens, model time, dollars: :mod:`guitest.usage`) and kept to the run's
+    budget (False for models that spend no tokens: the baselines, replayed replies, the OCR baseline).
     """
 
     cacheable = True
+    metered = True
     #: the settings this adapter reads, the ones its report lists (None: all of them, for an adapter that does not say)
     uses: tuple[str, ...] | None = None
 
@@ -155,6 +158,7 @@ class Blind(Model):
     """A model that never looks at pixels (baselines, replayed replies): the image is not decoded, nothing is cached."""
 
     cacheable = False
+    metered = False
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
         return SentImage(image=None, size=case.sent_size)

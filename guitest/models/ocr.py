@@ -292,6 +292,7 @@ class OCRModel(Model):
 
     threshold = THRESHOLD
     uses = ("concurrency", "min_pixels", "max_pixels")
+    metered = False  # it reads text off the screen: no tokens, no price
     # Cached like any model (a re-run of the demo is free); the key carries the OCR package's
     # version and this matcher's, so a change of either never serves a stale answer.
     MATCHER_VERSION = 1

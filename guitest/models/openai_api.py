@@ -275,7 +275,7 @@ class OpenAIChat(Model):
         calls = [c.model_dump() if hasattr(c, "model_dump") else c for c in (getattr(message, "tool_calls", None) or [])]
         finish = getattr(choice, "finish_reason", None)
         used = getattr(completion, "usage", None)
-        usage = from_chat(used.model_dump() if used is not None and hasattr(used, "model_dump") else used)
+        usage = from_chat(used.model_dump(warnings=False) if used is not None and hasattr(used, "model_dump") else used)
         return reply_text(getattr(message, "content", None), calls, finish), finish, usage
 
     def _call_stdlib(self, endpoint: Endpoint, payload: dict[str, Any]) -> tuple[str, str | None, Usage | None]:

@@ -134,6 +134,7 @@ class Pipeline(Model):
         self.generation = dict(generation)
         self.source = source
         self.cacheable = inner.cacheable
+        self.metered = inner.metered
 
     def _call(self, stage: str, *args: Any) -> Any:
         chosen = self.stages[stage]

@@ -114,6 +114,14 @@ def summary_line(usage: Mapping[str, Any] | None, run: Mapping[str, Any]) -> str
     everything = usage["all"]
     if everything.get("calls", 0) != paid.get("calls", 0) + cached.get("calls", 0):
         line += f"; the report's {usage['cases']} cases in all: {usage_mod.tokens(everything):,} tokens" + (f", {dollars(everything['cost'])}" if "cost" in everything else "")
+    endpoint = own.get("endpoint")
+    if endpoint:
+        line += f"; the endpoint's time {dollars(endpoint['cost'])} ({endpoint['seconds']:.0f} s at {dollars(endpoint['per_hour'])}/hour)"
+    if usage.get("tokens_per_episode") is not None:  # a live suite: what an episode, and a success, cost
+        per_success = usage.get("tokens_per_success")
+        line += f"; {usage['tokens_per_episode']:,.0f} tokens per episode, " + (f"{per_success:,.0f} per success" if per_success is not None else "no success")
+        if usage.get("cost_per_success") is not None:
+            line += f" ({dollars(usage['cost_per_success'])})"
     if run.get("price"):
         line += f" [prices: {price_source(run['price'])}]"
     return line

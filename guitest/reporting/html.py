@@ -115,6 +115,11 @@ def _settings(report: Report) -> str:
         if isinstance(task_settings, Mapping):
             rows += [(f"live: {k}", _fmt(v)) for k, v in task_settings.items() if not (k == "success_rule" and isinstance(rule, Mapping))]
     rows.append(("guitest", _fmt(report["guitest"] or "–")))
+    usage = report.get("usage")
+    if isinstance(usage, Mapping) and isinstance(run.get("usage"), Mapping):
+        from . import costs
+
+        rows.append(("cost", (costs.summary_line(usage, run) or "–").removeprefix("cost: ")))
     if run.get("data"):  # where this suite's data came from (a suite with its own data reads nothing under the data root)
         rows.append(("data", _fmt(run["data"])))
     else:
@@ -546,6 +551,9 @@ def _warnings(report: Report) -> str:
     down = run.get("unreachable")
     if isinstance(down, Mapping):
         notes.append(f"Endpoint {down.get('url')} {down.get('state', 'unreachable')} ({down.get('reason')}): {down.get('cases_not_asked')} case(s) not asked (errors); re-run them with --lf.")
+    budget = run.get("budget")
+    if isinstance(budget, Mapping) and budget.get("reached"):
+        notes.append(f"Budget reached: {budget['reached']}; {budget.get('cases_not_asked', 0)} case(s) not asked: re-run them with --lf.")
     return "".join(f'<p class="warn">{_e(n)}</p>' for n in notes)
 
 

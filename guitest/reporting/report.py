@@ -273,6 +273,12 @@ def markdown(report: Report, task_lines: Sequence[str] = ()) -> str:
     down = report["run"].get("unreachable")
     if down:
         out.append(f"- **endpoint {down.get('state', 'unreachable')}**: {down['url']} ({down['reason']}); {down['cases_not_asked']} case(s) not asked (errors): re-run them with `--lf`")
+    spent = costs.summary_line(report.get("usage"), report["run"])
+    if spent:
+        out.append(f"- {md_cell(spent)}")
+    budget = report["run"].get("budget") or {}
+    if budget.get("reached"):
+        out.append(f"- **budget reached**: {md_cell(budget['reached'])}; {budget.get('cases_not_asked', 0)} case(s) not asked: re-run them with `--lf`")
     cells = [[md_cell(c) for c in row] for row in table_cells(report)]
     out += ["", "| " + " | ".join(cells[0]) + " |", "|" + "|".join("---" for _ in cells[0]) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in cells[1:]]
