@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from . import bundled, pricing
+from . import bundled
 from . import usage as usage_mod
 from . import cache as cache_mod
 from .reporting import builder, history, summary
@@ -33,7 +33,8 @@ from .profiles import Profile
 from .runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
 from .sample import Sample
-from .spending import Budget, Spending, not_asked, worker_slot
+from .pricing import PricesError
+from .spending import Priced, Spending, make_spending, not_asked, worker_slot
 from .suite import Suite, load_suite
 from .suite_reports import SuiteReports, suite_key
 from .tasks import Task, load_task
@@ -143,21 +144,19 @@ class Session:
         config, model = self.config, self.model
         if model is None or not model.metered or config.collect_only:
             return None
+        given = worker.get("guitest_budget") if worker is not None else None
+
+        def folder() -> tuple[str, float]:  # the run's budget folder: the controller's, made when a budget needs one
+            if given:
+                return given, float(worker["guitest_started"])  # type: ignore[index]  # given only by a worker's input
+            self._budget_folder = tempfile.mkdtemp(prefix="guitest-budget-")
+            return self._budget_folder, self.started
+
+        priced = Priced(model.name, priced_name(model), getattr(getattr(model, "inner", model), "base_url", None), config.prices)
         try:
-            pricer = pricing.make_pricer(priced_name(model), getattr(getattr(model, "inner", model), "base_url", None), config.prices)
-        except pricing.PricesError as exc:
+            return make_spending(priced, config.max_cost, config.max_total_tokens, folder, worker_slot(worker.get("workerid") if worker is not None else None))
+        except PricesError as exc:
             raise ConfigError(str(exc)) from None
-        if config.max_cost is not None and pricer.source["source"] == "none" and not pricer.per_hour:
-            raise ConfigError(f"--max-cost={config.max_cost:g}: no price is known for {model.name}: {pricer.source['why']}; give one with --prices FILE, or cap tokens with --max-total-tokens")
-        if config.max_cost is None and config.max_total_tokens is None and not pricer.per_hour:
-            return Spending(pricer)
-        if worker is not None and worker.get("guitest_budget"):
-            folder, started = worker["guitest_budget"], float(worker["guitest_started"])
-        else:
-            folder, started = self._budget_folder or tempfile.mkdtemp(prefix="guitest-budget-"), self.started
-            self._budget_folder = folder
-        slot = worker_slot(worker.get("workerid") if worker is not None else None)
-        return Spending(pricer, Budget(Path(folder), config.max_cost, config.max_total_tokens, pricer.per_hour, started, slot=slot))
 
     def worker_input(self) -> dict[str, Any]:
         """What each xdist worker is given, so that it runs as part of this run (its folder, the cache's run, the budget's folder)."""

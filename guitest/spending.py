@@ -3,10 +3,11 @@ budget (``--max-cost``, ``--max-total-tokens``), and tallied (:mod:`guitest.usag
 
 The budget is the whole run's, over every process of the run on this machine: each process keeps what it paid in
 its own slot of a small file in a folder the controller made (:class:`Budget`), and a process about to call the
-model reads every slot. (Shards on other machines each keep their own budget.) Once the sum reaches a limit no process asks the model again: a call already sent finishes and is
-paid, a reply the response cache holds is still read (it costs nothing now), and every case that would have asked is
-*not asked* (:class:`BudgetReached`): it is a failed test for pytest, so ``--lf`` runs it, and a missing case for
-the report, which names the budget. A run overshoots a limit by the calls in flight when it is reached: at most
+model reads every slot (shards on other machines each keep their own budget). Once the sum reaches a limit no
+process asks the model again: a call already sent finishes and is paid, no new case starts, a case in flight still
+reads the replies the response cache holds (they cost nothing now), and every case that would have asked is *not
+asked* (:class:`BudgetReached`): a failed test for pytest, so ``--lf`` runs it, and a missing case for the report,
+which names the budget. A run overshoots a limit by the calls in flight when it is reached: at most
 ``--concurrency`` per process (per endpoint).
 """
 
@@ -16,12 +17,13 @@ import os
 import struct
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from . import usage as usage_mod
 from .errors import GuitestError
-from .pricing import Pricer
+from .pricing import Pricer, PricesError, make_pricer
 from .usage import Usage
 
 
@@ -195,3 +197,27 @@ class Meter:
         if self.reused:
             out["cached_usage"] = dict(self.reused)
         return out
+
+
+@dataclass(frozen=True)
+class Priced:
+    """What prices a model: ``spec`` (``--model``, for messages), the ``name`` it is priced by, its endpoint's
+    ``base_url`` (None: run on this machine) and the ``--prices`` file (or ``off``)."""
+
+    spec: str
+    name: str
+    base_url: str | None
+    prices: str | None
+
+
+def make_spending(priced: Priced, max_cost: float | None, max_tokens: int | None, folder: Callable[[], tuple[str, float]], slot: int) -> Spending:
+    """A process's spending: the model's pricer, and the run's budget when a limit (or a rate per hour) is given;
+    ``folder()`` gives the budget's folder and the run's start (called only then). Raises
+    :class:`~guitest.pricing.PricesError` for a prices file that cannot be read, or ``--max-cost`` without a price."""
+    pricer = make_pricer(priced.name, priced.base_url, priced.prices)
+    if max_cost is not None and pricer.source["source"] == "none" and not pricer.per_hour:
+        raise PricesError(f"--max-cost={max_cost:g}: no price is known for {priced.spec}: {pricer.source['why']}; give one with --prices FILE, or cap tokens with --max-total-tokens")
+    if max_cost is None and max_tokens is None and not pricer.per_hour:
+        return Spending(pricer)
+    where, started = folder()
+    return Spending(pricer, Budget(Path(where), max_cost, max_tokens, pricer.per_hour, started, slot=slot))
