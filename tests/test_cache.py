@@ -349,3 +349,24 @@ def test_a_huge_reply_is_kept_bounded_in_reports_and_cache(pytester: pytest.Pyte
     assert all(len(c["response"]) <= MAX_REPLY_CHARS + 100 and "reply_cut" in c["notes"] for c in data["cases"])
     for name in ("tiny.json", "tiny.html", FILENAME):
         assert (folder / name).stat().st_size < 2_000_000, name
+
+
+def test_a_cache_written_before_usage_was_recorded_is_read_and_extended(tmp_path) -> None:
+    from guitest.cache import ResponseCache
+
+    # the replies table as guitest wrote it before each reply kept its call's usage (no usage column)
+    db = sqlite3.connect(tmp_path / FILENAME)
+    db.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, text TEXT NOT NULL, finish_reason TEXT, model TEXT, created REAL, run TEXT)")
+    db.execute("INSERT INTO replies VALUES ('old', 'Answer: [0.5, 0.5]', 'stop', 'm', 1.0, NULL)")
+    db.commit()
+    db.close()
+    cache = ResponseCache(tmp_path, "on")
+    old = cache.get("old")
+    assert old is not None and old.text == "Answer: [0.5, 0.5]" and old.usage is None  # its usage unknown, never zero
+    tally = {"calls": 1, "seconds": 0.25, "input_tokens": 900, "output_tokens": 12, "cost": 0.0002}
+    cache.put("new", "Answer: [0.1, 0.2]", "stop", "m", tally)
+    cache.close()
+    again = ResponseCache(tmp_path, "on")
+    new = again.get("new")
+    assert new is not None and new.usage == tally and again.get("old").usage is None  # type: ignore[union-attr]
+    again.close()
