@@ -180,6 +180,9 @@ def test_ctrl_c_stops_every_vm_the_pool_made(pytester: pytest.Pytester, monkeypa
         proc = pytester.popen(
             [sys.executable, "-m", "pytest", "suites/fleet", "--model=oracle", "--concurrency=4", "--env-provider=fleetvm", "--env-provider-option", "machines=3", "-p", "no:cacheprovider"],
             stdin=subprocess.DEVNULL,
+            # Ctrl-C as a terminal delivers it: a test run started in the background by a shell without job control
+            # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler in the child
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
