@@ -204,17 +204,18 @@ class Asker:
                     self.meter.add_reused(stored.usage)
                 return Reply(text=stored.text, finish_reason=stored.finish_reason, usage=Usage.from_dict(stored.usage)), stored, 0
         tally = None
+        metered = model.metered  # a model that spends no tokens (a baseline, replayed replies, OCR) is neither metered nor stopped
         with self.slot:  # the budget is checked holding the slot: a call waiting for one sees the calls before it paid
-            if model.metered:  # a model that spends no tokens (a baseline, replayed replies, OCR) is neither metered nor stopped
+            if metered:
                 self.spending.check()
             started, clock = time.time(), time.perf_counter()
             try:
                 reply = model.generate(prompt, sent, case)
             except PaidError as exc:  # a reply that cannot be used, paid for all the same
-                if model.metered:
+                if metered:
                     self.meter.add_paid(self.spending.call(exc.usage if isinstance(exc.usage, Usage) else None, time.perf_counter() - clock, started))
                 raise
-            if model.metered:
+            if metered:
                 tally = self.spending.call(reply.usage, time.perf_counter() - clock, started)
         if tally is not None:
             self.meter.add_paid(tally)

@@ -79,11 +79,7 @@ class Pricer:
         if usage.cache_write_tokens:
             counts["cache_write_tokens"] = usage.cache_write_tokens
         stamp = datetime.fromtimestamp(when, timezone.utc)
-        if self.provider_url is not None:
-            result = calc_price(PricedUsage(**counts), self.model, provider_api_url=self.provider_url, genai_request_timestamp=stamp)
-        else:
-            result = calc_price(PricedUsage(**counts), self.model, genai_request_timestamp=stamp)
-        return float(result.total_price)
+        return float(calc_price(PricedUsage(**counts), self.model, provider_api_url=self.provider_url, genai_request_timestamp=stamp).total_price)
 
 
 def _by_rates(rates: Rates, usage: Usage) -> float:
@@ -159,7 +155,7 @@ def make_pricer(model: str, base_url: str | None, prices: str | None) -> Pricer:
     version = f"genai-prices {genai_prices.__version__}"
     url = base_url if base_url and _known_url(base_url) else None
     try:
-        found = calc_price(PricedUsage(input_tokens=1, output_tokens=1), model, provider_api_url=url) if url else calc_price(PricedUsage(input_tokens=1, output_tokens=1), model)
+        found = calc_price(PricedUsage(input_tokens=1, output_tokens=1), model, provider_api_url=url)  # None: by the model's name
     except LookupError:
         why = f"{version} has no price for {model!r}" + (f" at {url}" if url else "")
         return Pricer(model, {"source": "none", "why": why + (f" and --prices={prices} does not name it" if prices else "; give your own with --prices FILE")})

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ..errors import EndpointDown, ModelError
+from ..usage import tokens as usage_tokens
 from .actions import Action, bounded, takes
 from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 
@@ -359,7 +360,7 @@ def run_episode(
         if stop is not None:
             end = stop
             break
-        used += (decision.usage or {}).get("input_tokens", 0) + (decision.usage or {}).get("output_tokens", 0)
+        used += usage_tokens(decision.usage)
         if max_tokens is not None and used >= max_tokens and index + 1 < max_steps:
             end = TOKEN_CAP
             break
