@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
+import numpy as np
+
 from guitest.reporting.compare import BETTER, SAME, WORSE, compare, format_text, main, mcnemar_exact, mcnemar_p
+from guitest.reporting.significance import fixed_set_test, mcnemar_critical, mcnemar_detectable, mcnemar_power, population_test
 
 VERDICTS = ("hit", "miss", "unparsed", "refused", "truncated", "error")
 
@@ -436,3 +439,98 @@ def test_the_noise_floor_of_repeated_runs_is_said_beside_the_change() -> None:
     assert result["noise"] == {"std_across_runs": 0.235702, "flip_rate": 0.333333, "within": True}  # +16.7 points < 2 x 23.6
     assert "runs of one setting spread 23.6 points, a case's verdict flips between two runs 33.3% of the time; the headline change is inside twice that" in format_text(result)
     assert compare(make_report({"text-0": "hit"}), make_report({"text-0": "hit"}))["noise"] is None  # no repeats: not measured
+
+
+def _power_by_hand(m: int, q: Fraction, alpha: Fraction) -> Fraction:
+    """The exact test's power by brute force: the chance, b ~ Binomial(m, q), of every split the exact p-value rejects."""
+    return sum((math.comb(m, b) * q**b * (1 - q) ** (m - b) for b in range(m + 1) if mcnemar_exact(b, m - b) < alpha), Fraction(0))
+
+
+def test_mcnemar_critical_split_and_power_against_brute_force() -> None:
+    a = Fraction(1, 20)
+    for m in range(41):
+        k = mcnemar_critical(m, a)
+        assert [b for b in range(m + 1) if mcnemar_exact(b, m - b) < a] == ([] if k is None else [b for b in range(m + 1) if min(b, m - b) <= k])
+    assert mcnemar_critical(5, a) is None and mcnemar_critical(6, a) == 0
+    for m, q in ((6, Fraction(1, 10)), (24, Fraction(3, 10)), (57, Fraction(9, 20))):
+        assert mcnemar_power(m, float(q), a) == pytest.approx(float(_power_by_hand(m, q, a)), rel=1e-12)
+    powers = [mcnemar_power(40, q / 100, a) for q in range(51)]  # falls as the split nears even
+    assert powers == sorted(powers, reverse=True) and powers[0] == 1 and powers[-1] <= 0.05
+
+
+def test_the_clustered_standard_error_is_inspect_ais() -> None:
+    """The values inspect_ai's own ``_clustered_stderr`` (UKGovernmentBEIS/inspect_ai at 499e615,
+    src/inspect_ai/scorer/_metrics/std.py, the function run as it ships) returns for these paired changes and clusters."""
+    shares = [0.5, 0.0, -1.0, 0.25, 1.0, 0.0, 0.0, -0.5, 0.75, 0.0]
+    clusters = np.array([0, 0, 1, 1, 1, 2, 3, 3, 4, 4])
+    old_h = np.array([2 if d >= 0 else 4 for d in shares])
+    new_h = old_h + np.array([round(4 * d) for d in shares])
+    test = population_test(old_h, 4, new_h, 4, 0.05, clusters=clusters)
+    assert float(test["se"]) == pytest.approx(0.1057709790065309, rel=1e-12) and float(test["se_by_case"]) == pytest.approx(0.1833333333333333, rel=1e-12)
+
+
+# -- simulation: the stated alpha and power hold ------------------------------------------------------
+# Each check runs the very functions guitest compare runs, over R replications at once. With R = 4000 a rate's own
+# simulation error is sqrt(r (1 - r) / R): 0.0034 at 5%, 0.0063 at 80%; each is held to three of them.
+
+R = 4000
+
+
+def _within_simulation_error(rate: float, expected: float) -> bool:
+    return abs(rate - expected) <= 3 * math.sqrt(expected * (1 - expected) / R)
+
+
+def test_simulated_alpha_and_power_of_the_noise_test_on_this_task_set() -> None:
+    """docs/live.md's 100-task live suite with a flip rate of about 12%, K = 11 runs a side (the table's row for a 3-point
+    change): two releases of one model are called different 5% of the time, and a change of the size the test says it
+    detects is caught 80% of the time; the old rule (inside twice one run's spread) called that change inside."""
+    rng = np.random.default_rng(20261205)
+    n, k = 100, 11
+    p = np.concatenate([np.linspace(0.2, 0.8, 27), np.ones(40), np.zeros(33)])  # 27 tasks a run can flip, 73 it never does
+    assert np.mean(2 * p * (1 - p)) == pytest.approx(0.1176, abs=1e-4)
+    same = fixed_set_test(rng.binomial(k, p, (R, n)), k, rng.binomial(k, p, (R, n)), k, 0.05)
+    assert same is not None and _within_simulation_error(float(np.mean(same["p_value"] < 0.05)), 0.05)
+    stated = float(np.mean(same["detectable"]))
+    assert stated == pytest.approx(2.8016 * math.sqrt(np.sum(2 * p * (1 - p)) / k) / n, rel=0.01) and stated < 0.03  # the docs' 3 points at K = 11
+    shift = np.where((p > 0) & (p < 1), stated * n / 27 / 2, 0.0)  # the tasks that can change move by the stated change in all
+    moved = fixed_set_test(rng.binomial(k, p - shift, (R, n)), k, rng.binomial(k, p + shift, (R, n)), k, 0.05)
+    assert moved is not None and float(np.mean(moved["change"])) == pytest.approx(stated, rel=0.02)
+    assert _within_simulation_error(float(np.mean(moved["p_value"] < 0.05)), 0.8)
+    assert np.mean(np.abs(moved["change"]) <= 2 * moved["old_sigma"]) > 0.9  # the old verdict: "inside" nearly always
+
+
+def test_simulated_alpha_and_power_of_the_task_population_test() -> None:
+    """Tasks drawn afresh each replication, each changing by 30 points one way or the other (a release helps some tasks
+    and hurts others): with no change on average over the population, the population test says so 95% of the time, and
+    a mean change of its stated size (every task's change shifted by it) is caught 80% of the time; this task set's
+    test, asking another question, rejects far more often: these very tasks did change."""
+    rng = np.random.default_rng(7)
+    n, k = 100, 5
+    base = rng.uniform(0.25, 0.75, (R, n))
+    swing = rng.choice([-0.3, 0.3], (R, n))
+    old, new = rng.binomial(k, base - swing / 2), rng.binomial(k, base + swing / 2)
+    same = population_test(old, k, new, k, 0.05)
+    assert _within_simulation_error(float(np.mean(same["p_value"] < 0.05)), 0.05)
+    fixed = fixed_set_test(old, k, new, k, 0.05)
+    assert fixed is not None and np.mean(fixed["p_value"] < 0.05) > 0.1
+    stated = float(np.mean(same["detectable"]))
+    moved = population_test(rng.binomial(k, base - swing / 2 - stated / 2), k, rng.binomial(k, base + swing / 2 + stated / 2), k, 0.05)
+    assert _within_simulation_error(float(np.mean(moved["p_value"] < 0.05)), 0.8)
+
+
+def test_simulated_alpha_and_power_of_the_paired_mcnemar_test() -> None:
+    """One run a side of 200 cases: with no change the exact test rejects at most 5% of the time; at 24 discordant
+    cases, a change of the size the comparison states is caught 80% of the time."""
+    rng = np.random.default_rng(11)
+    a = Fraction(1, 20)
+    p = np.concatenate([np.linspace(0.2, 0.8, 60), np.ones(80), np.zeros(60)])
+    old, new = rng.random((R, 200)) < p, rng.random((R, 200)) < p
+    b, c = (old & ~new).sum(axis=1), (~old & new).sum(axis=1)
+    decide = {(x, y): mcnemar_exact(x, y) < a for x, y in set(zip(b.tolist(), c.tolist(), strict=True))}
+    rate = float(np.mean([decide[x, y] for x, y in zip(b.tolist(), c.tolist(), strict=True)]))
+    assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / R)  # the exact test is conservative
+    found = mcnemar_detectable(200, 24, a)
+    assert found is not None
+    lost = rng.binomial(24, found["loss_share"], R)  # each of the 24 changed cases lost with the stated split's chance
+    assert float(np.mean(-(lost - (24 - lost)) / 200)) == pytest.approx(found["change"], rel=0.05)
+    assert _within_simulation_error(float(np.mean([mcnemar_exact(int(x), 24 - int(x)) < a for x in lost])), 0.8)

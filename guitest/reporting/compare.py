@@ -36,6 +36,8 @@ from .gate import DEFAULT_MIN_PAIRED
 from .tallies import group_key
 from .report import align_table
 from .document import Counts, Report, from_json
+from .significance import mcnemar_exact
+from .significance import mcnemar_p as mcnemar_p  # where callers of guitest compare have always found it
 from .. import manifest
 from ..verdict import ERROR, HIT, CaseResult
 
@@ -45,32 +47,6 @@ OVERALL = "overall"
 
 class ReportError(GuitestError):
     """A report file that cannot be read or is not a guitest report; the message names the file."""
-
-
-# -- statistics ---------------------------------------------------------------------------------
-
-
-def mcnemar_exact(b: int, c: int) -> Fraction:
-    """The exact two-sided McNemar p-value for b and c discordant pairs, as an exact fraction.
-
-    p = min(1, 2 * sum_{i=0}^{min(b, c)} C(b + c, i) / 2^(b + c)), and 1 when b + c = 0.
-    """
-    if b < 0 or c < 0:
-        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
-    n = b + c
-    if n == 0:
-        return Fraction(1)
-    tail = 0
-    term = 1  # C(n, 0), then C(n, i) by the exact recurrence C(n, i+1) = C(n, i) * (n - i) / (i + 1)
-    for i in range(min(b, c) + 1):
-        tail += term
-        term = term * (n - i) // (i + 1)
-    return min(Fraction(1), Fraction(2 * tail, 2**n))
-
-
-def mcnemar_p(b: int, c: int) -> float:
-    """The exact two-sided McNemar p-value as the float nearest to the exact fraction."""
-    return float(mcnemar_exact(b, c))
 
 
 # -- reading reports ------------------------------------------------------------------------------
