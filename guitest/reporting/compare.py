@@ -22,7 +22,8 @@ Below the verdicts, on the overall paired cases, each figure says which question
 population of tasks it samples; :mod:`~guitest.reporting.significance` holds the formulas): the change McNemar's test
 detects with 80% power at the discordance observed, with ``--repeats`` the two-sample test of the change of avg@K
 against the runs' own noise, and the task population's standard error of the paired change (``--cluster TAG``:
-clustered by a tag).
+clustered by a tag). When either run's headline is its mean score (OSWorld's), the table leads with the mean score as
+OSWorld's show_result.py prints it, the success rate beside it.
 """
 
 from __future__ import annotations
@@ -156,18 +157,21 @@ def _paired(pairs: Iterable[tuple[str, str]], alpha: Fraction, min_drop: float) 
 def _side(row: Counts | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    return {"n": row.get("n"), "hit": row.get("hit"), "error": row.get("error"), "accuracy": row.get("accuracy")}
+    return {"n": row.get("n"), "hit": row.get("hit"), "error": row.get("error"), "accuracy": row.get("accuracy"), "mean_score": row.get("mean_score")}
+
+
+def _difference(new: float | None, old: float | None) -> float | None:
+    return round(new - old, 6) if old is not None and new is not None else None
 
 
 def _row(category: str, value: str, old_row: Counts | None, new_row: Counts | None, paired: dict[str, Any]) -> dict[str, Any]:
-    old_acc = old_row.get("accuracy") if old_row else None
-    new_acc = new_row.get("accuracy") if new_row else None
     return {
         "category": category,
         "value": value,
         "old": _side(old_row),
         "new": _side(new_row),
-        "delta": round(new_acc - old_acc, 6) if old_acc is not None and new_acc is not None else None,
+        "delta": _difference(new_row.get("accuracy") if new_row else None, old_row.get("accuracy") if old_row else None),
+        "mean_score_delta": _difference(new_row.get("mean_score") if new_row else None, old_row.get("mean_score") if old_row else None),
         "paired": paired,
         "verdict": paired["verdict"],
     }
@@ -184,6 +188,9 @@ def _describe(report: Report) -> dict[str, Any]:
         "n_results": len(report["cases"]),
         "complete": report["complete"],
         "headline": report["headline"].get("accuracy"),
+        "headline_figure": report["headline"].get("figure") or "accuracy",
+        "success_rate": report["overall"].get("accuracy"),
+        "mean_score": report["overall"].get("mean_score"),
     }
 
 
@@ -196,6 +203,7 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
     ``excluded`` (shared case ids left out of the paired test because they errored),
     ``warnings`` (different suites, incomplete runs, tags that changed between the runs),
     ``comparable`` (how many of the cases both runs selected were paired, and whether that reaches ``min_paired``),
+    ``figure`` (``mean_score`` when either run's headline is its mean score, as OSWorld's is: the table leads with it),
     and on the overall paired cases, each saying which question it answers: ``detectable`` (the change McNemar's test
     detects with ``power`` at the discordance observed), ``noise`` (with ``--repeats`` on either side: the two-sample
     test of avg@K on this task set) and ``population`` (the paired change's standard error over the task population,
@@ -259,6 +267,7 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
     return {
         "old": d_old,
         "new": d_new,
+        "figure": "mean_score" if "mean_score" in (d_old["headline_figure"], d_new["headline_figure"]) else "accuracy",
         "differences": differences,
         "detectable": _detectable(rows[0]["paired"], alpha_q, power),
         "noise": _noise(pairs, old["overall"].get("repeats"), new["overall"].get("repeats"), alpha, power),
@@ -484,25 +493,57 @@ def _ids(ids: list[str], limit: int = 20) -> str:
 
 
 HEADER = ("category", "value", "old%", "new%", "delta", "paired", "lost", "gained", "p", "verdict")
+#: the table when a run's headline is its mean score (OSWorld's): the mean score first, x 100 as OSWorld prints it
+MEAN_SCORE_HEADER = ("category", "value", "old mean score", "new mean score", "delta", "old success%", "new success%", "paired", "lost", "gained", "p", "verdict")
+
+
+def _score100(value: float | None) -> str:
+    """A mean score x 100 to two decimals, as OSWorld's show_result.py prints it ("Success Rate: 41.67 %" rounded)."""
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def _score_pts(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.2f}"
 
 
 def _table(result: dict[str, Any]) -> list[str]:
-    """The per-category table and its legend."""
-    cells = [HEADER]
+    """The per-category table and its legend: accuracies, or with a mean-score headline the mean score and the success
+    rate beside it, each named."""
+    by_score = result.get("figure") == "mean_score"
+    cells = [MEAN_SCORE_HEADER if by_score else HEADER]
     for r in result["rows"]:
         p = r["paired"]
-        old_acc = r["old"]["accuracy"] if r["old"] else None
-        new_acc = r["new"]["accuracy"] if r["new"] else None
+        old, new = r["old"] or {}, r["new"] or {}
         verdict = r["verdict"].upper() if r["verdict"] in (WORSE, BETTER) else r["verdict"] if p["n"] else "no paired case"
-        cells.append((r["category"], r["value"], _pct(old_acc), _pct(new_acc), _pts(r["delta"]), str(p["n"]), str(p["b"]), str(p["c"]), _p(p["p_value"]), verdict))
-    lines = align_table(cells, left=(0, 1, 9))
-    lines += [
-        "",
-        "delta: new - old accuracy in points (each report's own); paired: cases scored in both runs (errors left out);",
-        "lost: hit in old only; gained: hit in new only; p: exact two-sided McNemar on lost vs gained, per row, not corrected",
-        f"for multiple comparisons. worse = p < {result['alpha']:g} and paired accuracy down by at least {100 * result['min_drop']:.1f} points.",
-    ]
+        tested = (str(p["n"]), str(p["b"]), str(p["c"]), _p(p["p_value"]), verdict)
+        if by_score:
+            figures: tuple[str, ...] = (_score100(old.get("mean_score")), _score100(new.get("mean_score")), _score_pts(r.get("mean_score_delta")), _pct(old.get("accuracy")), _pct(new.get("accuracy")))
+        else:
+            figures = (_pct(old.get("accuracy")), _pct(new.get("accuracy")), _pts(r["delta"]))
+        cells.append((r["category"], r["value"], *figures, *tested))
+    lines = align_table(cells, left=(0, 1, len(cells[0]) - 1))
+    lines.append("")
+    if by_score:
+        lines += [
+            "mean score: the mean of the tasks' scores x 100, the figure OSWorld's show_result.py prints as each domain's and the overall",
+            '"Success Rate"; delta: new - old mean score; success%: the share of tasks that succeeded (score 1), each report\'s own;',
+            "paired: cases scored in both runs (errors left out); lost: succeeded in old only; gained: in new only; p: exact",
+            "two-sided McNemar on lost vs gained, per row, not corrected for multiple comparisons.",
+        ]
+    else:
+        lines += [
+            "delta: new - old accuracy in points (each report's own); paired: cases scored in both runs (errors left out);",
+            "lost: hit in old only; gained: hit in new only; p: exact two-sided McNemar on lost vs gained, per row, not corrected",
+            "for multiple comparisons.",
+        ]
+    lines[-1] += f" worse = p < {result['alpha']:g} and paired {'success rate' if by_score else 'accuracy'} down by at least {100 * result['min_drop']:.1f} points."
     return lines
+
+
+def _headline_line(o: dict[str, Any], n: dict[str, Any], by_score: bool) -> str:
+    if by_score:
+        return f"headline: mean score {_score100(o.get('mean_score'))} -> {_score100(n.get('mean_score'))} (x 100, as OSWorld's show_result.py prints it); success rate {_pct(o.get('success_rate'))}% -> {_pct(n.get('success_rate'))}%"
+    return f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%"
 
 
 def _power_lines(result: dict[str, Any]) -> list[str]:
@@ -532,7 +573,7 @@ def _power_lines(result: dict[str, Any]) -> list[str]:
             f"p {p}: {'inside' if noise['within'] else 'outside'} the noise. At alpha {noise['alpha']:g} it detects a change of {100 * noise['detectable']:.1f} points {100 * noise['power']:.0f}% of the time"
         )
     pop = result.get("population")
-    what = "accuracy"
+    what = "the success rate" if result.get("figure") == "mean_score" else "accuracy"
     if pop and pop["se"] == 0 and pop["change"] == 0:
         lines.append(f"task population (would the change hold on other tasks drawn like these?): no paired case changed, so these runs say nothing of how {what} varies from task to task")
     elif pop:
@@ -558,7 +599,7 @@ def format_text(result: dict[str, Any]) -> str:
     ]
     differs = result.get("differences") or []
     lines.append("the runs differ in: " + "; ".join(differs) if differs else "the runs differ in nothing the reports record (versions, data, prompts, settings)")
-    lines.append(f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%")
+    lines.append(_headline_line(o, n, result.get("figure") == "mean_score"))
     if result.get("cost"):  # beside the score: what a point costs
         lines.append(result["cost"])
     lines.append("")
