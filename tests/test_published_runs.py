@@ -96,9 +96,35 @@ def test_compare_sets_a_published_run_beside_a_guitest_run(tmp_path: Path, capsy
     report_mod.write_json(ours, tmp_path / "ours.json")
     assert main(["compare", str(folder), str(tmp_path / "ours.json"), "--min-paired", "0.8"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^overall\s+\S+\s+\S+\s+\S+\s+16\s+1\s+0\b", out, re.M), out  # the 16 finished tasks paired, the one hit lost
+    assert re.search(r"^overall(\s+\S+){5}\s+16\s+1\s+0\b", out, re.M), out  # the 16 finished tasks paired, the one hit lost
     assert "errored in old, left out of the paired test (3): libreoffice_impress-i2, os-o3, thunderbird-t2" in out
     assert main(["compare", str(tmp_path / "ours.json"), str(tmp_path / "nothing-here")]) == 2
+
+
+def test_compares_table_prints_what_show_result_prints_with_the_success_rate_beside_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: the per-domain table printed the success rate (chrome 50.0) under the words show_result.py uses for its
+    mean score (83.33): each domain's and the overall figure of show_result.py, run here, are the table's mean score."""
+    folder = write_results(tmp_path / "results")
+    printed = show_result(tmp_path / "results")
+    assert main(["compare", str(folder), str(folder), "--min-paired", "0.8", "--json", str(tmp_path / "cmp.json")]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("category"))
+    assert header.split() == ["category", "value", "old", "mean", "score", "new", "mean", "score", "delta", "old", "success%", "new", "success%", "paired", "lost", "gained", "p", "verdict"]
+    report = osworld_report(folder)
+    domains = re.findall(r"Domain: (\S+) Runned: \d+ Success Rate: (\S+) %", printed)
+    assert len(domains) == len(SCORES)
+    for domain, rate in domains:
+        cells = re.search(rf"^app\s+{domain}\s+(\S+)\s+(\S+)\s+\S+\s+(\S+)\s+(\S+)\s", out, re.M)
+        assert cells is not None, domain
+        success = f"{100 * report['breakdown']['app'][domain]['accuracy']:.1f}"
+        assert cells.groups() == (f"{float(rate):.2f}", f"{float(rate):.2f}", success, success), domain  # show_result's figure, then the success rate
+    overall = float(re.search(r"Current Success Rate: (\S+) %", printed).group(1))  # type: ignore[union-attr]
+    assert f"headline: mean score {overall:.2f} -> {overall:.2f} (x 100, as OSWorld's show_result.py prints it); success rate 43.8% -> 43.8%" in out
+    assert re.search(rf"^overall\s+{overall:.2f}\s+{overall:.2f}\s+\+0\.00\s+43\.8\s+43\.8\s", out, re.M), out
+    data = json.loads((tmp_path / "cmp.json").read_text("utf-8"))
+    chrome = next(r for r in data["rows"] if r["value"] == "chrome")
+    assert data["figure"] == "mean_score" and data["old"]["headline_figure"] == "mean_score"
+    assert chrome["old"]["mean_score"] == pytest.approx(float(dict(domains)["chrome"]) / 100, abs=1e-6) and chrome["old"]["accuracy"] == 0.5 and chrome["mean_score_delta"] == 0
 
 
 def test_a_folder_that_is_not_results_is_named(tmp_path: Path) -> None:

@@ -133,3 +133,24 @@ def test_flip_rate_is_the_chance_two_runs_of_a_case_disagree() -> None:
     assert stats["flip_rate"] == round((1 + 0 + 2 / 3) / 3, 6) == 0.555556
     assert repeat_stats([["hit", "hit"], ["miss", "miss"]])["flip_rate"] == 0.0
     assert repeat_stats([["hit"], ["miss"]])["flip_rate"] is None  # one run each: nothing to flip
+
+
+def test_the_noise_test_of_guitest_compare_reads_the_reports_flip_rate() -> None:
+    """``guitest compare``'s noise test and the report's ``repeats.flip_rate`` are one estimate: each case's
+    h (K - h) / (K (K - 1)) is half the chance two of its attempts disagree, and one run's standard deviation is
+    sqrt(f / (2N)) (docs/live.md, "The noise floor")."""
+    import random
+
+    import numpy as np
+
+    from guitest.reporting.significance import fixed_set_test
+
+    rng = random.Random(3)
+    cases = [[rng.choice(["hit", "miss"]) if i % 3 else "hit" for _ in range(4)] for i in range(30)]
+    stats = repeat_stats(cases)
+    hits = np.array([c.count("hit") for c in cases])
+    test = fixed_set_test(hits, 4, hits, 4, 0.05)
+    assert test is not None and 0 < stats["flip_rate"] < 1
+    assert round(float(test["old_flip_rate"]), 6) == stats["flip_rate"]
+    assert float(test["old_sigma"]) == pytest.approx(math.sqrt(stats["flip_rate"] / (2 * 30)), rel=1e-5)
+    assert float(test["se"]) == pytest.approx(math.sqrt(2 * stats["flip_rate"] / (2 * 30) / 4), rel=1e-5)  # two runs' avg@4

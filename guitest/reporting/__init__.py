@@ -10,5 +10,6 @@
 - :mod:`~guitest.reporting.agreement`: agreement between two raters (a judge and the labels), Cohen's kappa.
 - :mod:`~guitest.reporting.gate`: the release gate, accuracy thresholds overall and per category.
 - :mod:`~guitest.reporting.compare`: two reports compared, a paired exact McNemar test (``guitest compare``).
+- :mod:`~guitest.reporting.significance`: the statistics of a comparison: McNemar and its power, avg@K's noise test, clustered standard errors.
 - :mod:`~guitest.reporting.history`: earlier runs' reports kept beside the latest.
 """

@@ -1,6 +1,6 @@
 """Compare two guitest reports: accuracy per category, a paired exact McNemar test, a CI exit status.
 
-``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--json OUT]``
+``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--cluster TAG] [--json OUT]``
 
 Accuracies are the reports' own (``overall`` and ``breakdown``). Significance is decided
 on the cases both runs share and both scored (an error in either run takes the case out):
@@ -17,6 +17,13 @@ at least ``min_paired`` (default :data:`DEFAULT_MIN_PAIRED`) must be scored in b
 (every case of the new run errored, a run that stopped early, two different suites) the runs are
 "not comparable", which ``--fail-on-regression`` fails like a regression: a run that produced
 nothing must not pass a gate as "no detectable change".
+
+Below the verdicts, on the overall paired cases, each figure says which question it answers (this task set, or the
+population of tasks it samples; :mod:`~guitest.reporting.significance` holds the formulas): the change McNemar's test
+detects with 80% power at the discordance observed, with ``--repeats`` the two-sample test of the change of avg@K
+against the runs' own noise, and the task population's standard error of the paired change (``--cluster TAG``:
+clustered by a tag). When either run's headline is its mean score (OSWorld's), the table leads with the mean score as
+OSWorld's show_result.py prints it, the success rate beside it.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from .. import strictjson
 from ..errors import GuitestError
 from . import costs
@@ -36,6 +45,8 @@ from .gate import DEFAULT_MIN_PAIRED
 from .tallies import group_key
 from .report import align_table
 from .document import Counts, Report, from_json
+from .significance import POWER, fixed_set_test, mcnemar_detectable, mcnemar_exact, population_test
+from .significance import mcnemar_p as mcnemar_p  # where callers of guitest compare have always found it
 from .. import manifest
 from ..verdict import ERROR, HIT, CaseResult
 
@@ -45,32 +56,6 @@ OVERALL = "overall"
 
 class ReportError(GuitestError):
     """A report file that cannot be read or is not a guitest report; the message names the file."""
-
-
-# -- statistics ---------------------------------------------------------------------------------
-
-
-def mcnemar_exact(b: int, c: int) -> Fraction:
-    """The exact two-sided McNemar p-value for b and c discordant pairs, as an exact fraction.
-
-    p = min(1, 2 * sum_{i=0}^{min(b, c)} C(b + c, i) / 2^(b + c)), and 1 when b + c = 0.
-    """
-    if b < 0 or c < 0:
-        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
-    n = b + c
-    if n == 0:
-        return Fraction(1)
-    tail = 0
-    term = 1  # C(n, 0), then C(n, i) by the exact recurrence C(n, i+1) = C(n, i) * (n - i) / (i + 1)
-    for i in range(min(b, c) + 1):
-        tail += term
-        term = term * (n - i) // (i + 1)
-    return min(Fraction(1), Fraction(2 * tail, 2**n))
-
-
-def mcnemar_p(b: int, c: int) -> float:
-    """The exact two-sided McNemar p-value as the float nearest to the exact fraction."""
-    return float(mcnemar_exact(b, c))
 
 
 # -- reading reports ------------------------------------------------------------------------------
@@ -172,18 +157,21 @@ def _paired(pairs: Iterable[tuple[str, str]], alpha: Fraction, min_drop: float) 
 def _side(row: Counts | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    return {"n": row.get("n"), "hit": row.get("hit"), "error": row.get("error"), "accuracy": row.get("accuracy")}
+    return {"n": row.get("n"), "hit": row.get("hit"), "error": row.get("error"), "accuracy": row.get("accuracy"), "mean_score": row.get("mean_score")}
+
+
+def _difference(new: float | None, old: float | None) -> float | None:
+    return round(new - old, 6) if old is not None and new is not None else None
 
 
 def _row(category: str, value: str, old_row: Counts | None, new_row: Counts | None, paired: dict[str, Any]) -> dict[str, Any]:
-    old_acc = old_row.get("accuracy") if old_row else None
-    new_acc = new_row.get("accuracy") if new_row else None
     return {
         "category": category,
         "value": value,
         "old": _side(old_row),
         "new": _side(new_row),
-        "delta": round(new_acc - old_acc, 6) if old_acc is not None and new_acc is not None else None,
+        "delta": _difference(new_row.get("accuracy") if new_row else None, old_row.get("accuracy") if old_row else None),
+        "mean_score_delta": _difference(new_row.get("mean_score") if new_row else None, old_row.get("mean_score") if old_row else None),
         "paired": paired,
         "verdict": paired["verdict"],
     }
@@ -200,18 +188,27 @@ def _describe(report: Report) -> dict[str, Any]:
         "n_results": len(report["cases"]),
         "complete": report["complete"],
         "headline": report["headline"].get("accuracy"),
+        "headline_figure": report["headline"].get("figure") or "accuracy",
+        "success_rate": report["overall"].get("accuracy"),
+        "mean_score": report["overall"].get("mean_score"),
     }
 
 
-def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05, min_paired: float = DEFAULT_MIN_PAIRED) -> dict[str, Any]:
+def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05, min_paired: float = DEFAULT_MIN_PAIRED, power: float = POWER, cluster: str | None = None) -> dict[str, Any]:
     """Compare two reports: overall and per breakdown value (present in either), accuracies, the paired test, a verdict.
 
     Returns plain builtins (JSON-ready): ``rows`` (overall first, then each breakdown's
     values in sorted order), ``regressions`` and ``improvements`` (the rows judged worse
     or better), ``only_in_old`` / ``only_in_new`` (case ids in one run only, sorted),
     ``excluded`` (shared case ids left out of the paired test because they errored),
-    ``warnings`` (different suites, incomplete runs, tags that changed between the runs) and
-    ``comparable`` (how many of the cases both runs selected were paired, and whether that reaches ``min_paired``).
+    ``warnings`` (different suites, incomplete runs, tags that changed between the runs),
+    ``comparable`` (how many of the cases both runs selected were paired, and whether that reaches ``min_paired``),
+    ``figure`` (``mean_score`` when either run's headline is its mean score, as OSWorld's is: the table leads with it),
+    and on the overall paired cases, each saying which question it answers: ``detectable`` (the change McNemar's test
+    detects with ``power`` at the discordance observed), ``noise`` (with ``--repeats`` on either side: the two-sample
+    test of avg@K on this task set) and ``population`` (the paired change's standard error over the task population,
+    clustered by the new run's tag ``cluster``, else case by case). :class:`ClusterError` when a paired case lacks
+    the ``cluster`` tag.
     """
     if not 0 < alpha <= 1:
         raise ValueError(f"alpha must be in (0, 1], got {alpha}")
@@ -219,6 +216,8 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
         raise ValueError(f"min_drop must be >= 0, got {min_drop}")
     if not 0 <= min_paired <= 1:
         raise ValueError(f"min_paired must be in [0, 1], got {min_paired}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power}")
     alpha_q = Fraction(str(alpha))
     old_cases = {c["id"]: c for c in old["cases"]}
     new_cases = {c["id"]: c for c in new["cases"]}
@@ -264,12 +263,15 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
     for what in differences:
         if what.startswith(("data changed", "suite file changed")):
             warnings.append(f"{what}: the runs did not read the same benchmark files, so a difference may be the data's")
+    pairs = [(old_cases[i], new_cases[i]) for i in scored]
     return {
         "old": d_old,
         "new": d_new,
+        "figure": "mean_score" if "mean_score" in (d_old["headline_figure"], d_new["headline_figure"]) else "accuracy",
         "differences": differences,
-        "detectable": _detectable(len(scored), alpha_q),
-        "noise": _noise(old, new, rows[0]["delta"]),
+        "detectable": _detectable(rows[0]["paired"], alpha_q, power),
+        "noise": _noise(pairs, old["overall"].get("repeats"), new["overall"].get("repeats"), alpha, power),
+        "population": _population(pairs, alpha, power, cluster),
         "cost": costs.difference(old.get("usage"), new.get("usage")),
         "alpha": alpha,
         "min_drop": min_drop,
@@ -288,26 +290,129 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
     }
 
 
-def _detectable(paired: int, alpha: Fraction) -> dict[str, Any]:
-    """The smallest change in accuracy the paired test can call significant at this size: every discordant case one way,
-    ``k`` of them, the fewest for which McNemar's p < alpha (6 at 0.05), over the paired cases; None when even all of
-    them could not be."""
-    k = next((k for k in range(1, paired + 1) if mcnemar_exact(k, 0) < alpha), None)
-    return {"discordant": k, "points": round(100 * k / paired, 2) if k else None}
-
-
-def _noise(old: Report, new: Report, delta: float | None) -> dict[str, Any] | None:
-    """The run-to-run noise either report measured with --repeats (the spread of its runs' accuracy, and how often a
-    case's verdict flips between two of its runs), and whether the headline change lies within two spreads of it."""
-    spreads = [r for r in (old["overall"].get("repeats"), new["overall"].get("repeats")) if r and r.get("std_across_runs") is not None]
-    if not spreads:
-        return None
-    std = max(float(r["std_across_runs"] or 0) for r in spreads)
-    flips = [float(f) for r in spreads if (f := r.get("flip_rate")) is not None]
+def _detectable(paired: dict[str, Any], alpha: Fraction, power: float) -> dict[str, Any]:
+    """The power of the paired exact McNemar test at the discordance observed: of ``paired`` cases, ``discordant``
+    changed verdict; the smallest expected change (``points``) the test then detects with ``power`` at ``alpha``
+    (None when no split of so few discordant cases reaches p < alpha), and its power there."""
+    n, m = paired["n"], paired["b"] + paired["c"]
+    found = mcnemar_detectable(n, m, alpha, power)
     return {
-        "std_across_runs": std,
-        "flip_rate": max(flips) if flips else None,
-        "within": delta is not None and abs(delta) <= 2 * std,
+        "question": "these paired cases, one run of each side: a change beyond the verdict flips chance gives (this task set when no task's chance changed; its population when tasks are drawn independently)",
+        "test": "exact two-sided McNemar",
+        "alpha": float(alpha),
+        "power": power,
+        "paired": n,
+        "discordant": m,
+        "discordance": round(m / n, 6) if n else None,
+        "points": round(100 * found["change"], 2) if found else None,
+        "power_at_points": round(found["power"], 6) if found else None,
+    }
+
+
+def _hits(case: CaseResult) -> tuple[int, int]:
+    """A case's hits and scored attempts (one for a case that ran once)."""
+    verdicts = [a.get("verdict") for a in case["attempts"]] if case.get("attempts") else [case["verdict"]]
+    scored = [v for v in verdicts if v != ERROR]
+    return scored.count(HIT), len(scored)
+
+
+def _attempt_table(pairs: list[tuple[CaseResult, CaseResult]]) -> tuple[list[int], set[int], list[int], set[int]]:
+    """Each paired case's hits, old then new, and the attempt counts each side's cases had."""
+    old = [_hits(o) for o, _ in pairs]
+    new = [_hits(n) for _, n in pairs]
+    return [h for h, _ in old], {k for _, k in old}, [h for h, _ in new], {k for _, k in new}
+
+
+def _number(value: Any, digits: int = 6) -> float | None:
+    """A figure for the JSON: rounded to ``digits``, None for NaN (an infinite z stays: the strict JSON writer nulls it)."""
+    x = float(value)
+    if math.isnan(x):
+        return None
+    return x if math.isinf(x) else round(x, digits)
+
+
+def _noise(pairs: list[tuple[CaseResult, CaseResult]], old_repeats: Any, new_repeats: Any, alpha: float, power: float) -> dict[str, Any] | None:
+    """With --repeats on either side, the two-sample test of the change of avg@K on this task set (the paired cases):
+    each side's avg@K over its own K attempts, its flip rate and one run's standard deviation, the change, its standard
+    error, z, p, whether the change is inside the noise (p >= alpha) and the change the test detects with ``power``.
+    A side that ran once is taken as noisy as the other; ``unavailable`` says why no test was made."""
+    old_h, old_ks, new_h, new_ks = _attempt_table(pairs)
+    if max(old_ks | new_ks, default=1) < 2 or 0 in old_ks | new_ks:
+        return None
+    out: dict[str, Any] = {"question": "this task set: did the model's chance of success on these very cases change, beyond what reruns of one setting vary by", "cases": len(pairs)}
+    uneven = [side for side, ks in (("old", old_ks), ("new", new_ks)) if len(ks) > 1]
+    if uneven:
+        out["unavailable"] = f"the {' and '.join(uneven)} run's cases had different numbers of attempts (stopped at the first hit, --attempt-strategy=pass): its share of hits is not avg@K"
+        return out
+    old_k, new_k = old_ks.pop(), new_ks.pop()
+    test = fixed_set_test(np.array(old_h), old_k, np.array(new_h), new_k, alpha, power)
+    assert test is not None  # a side repeated
+    spread = {"old": old_repeats, "new": new_repeats}
+    for side, k in (("old", old_k), ("new", new_k)):
+        reported = spread[side].get("std_across_runs") if isinstance(spread[side], dict) else None
+        out[side] = {
+            "k": k,
+            "avg": _number(test[f"{side}_avg"]),
+            "flip_rate": _number(test[f"{side}_flip_rate"]),
+            "sigma": _number(test[f"{side}_sigma"]),
+            "std_across_runs": reported,
+        }
+    p = float(test["p_value"])
+    out.update(
+        {
+            "measured_by": "both" if min(old_k, new_k) > 1 else ("old" if old_k > 1 else "new"),
+            "change": _number(test["change"]),
+            "se": _number(test["se"]),
+            "z": _number(test["z"]),
+            "p_value": float(f"{p:.6g}"),
+            "alpha": alpha,
+            "power": power,
+            "within": not p < alpha,
+            "detectable": _number(test["detectable"]),
+        }
+    )
+    return out
+
+
+class ClusterError(GuitestError):
+    """``--cluster TAG`` names a tag a paired case does not have; the message names the case."""
+
+
+def _population(pairs: list[tuple[CaseResult, CaseResult]], alpha: float, power: float, cluster: str | None) -> dict[str, Any] | None:
+    """The paired change over the task population (the paired cases as a sample of tasks drawn like them): its mean,
+    standard error clustered by the new run's ``cluster`` tag (case by case without one, each case with its attempts a
+    cluster), the case-by-case standard error beside it, z, p and the change detected with ``power``. None with fewer
+    than two clusters."""
+    old_h, old_ks, new_h, new_ks = _attempt_table(pairs)
+    if len(old_ks) > 1 or len(new_ks) > 1 or not pairs or 0 in old_ks | new_ks:
+        return None  # attempts stopped at the first hit: a case's share of hits is not its chance
+    groups = None
+    if cluster is not None:
+        values = []
+        for _, case in pairs:
+            value = (case.get("tags") or {}).get(cluster)
+            if not isinstance(value, str):
+                raise ClusterError(f"--cluster {cluster}: the new run's case {case['id']!r} has no tag {cluster!r} (its tags: {', '.join(sorted(case.get('tags') or {})) or 'none'})")
+            values.append(value)
+        names = sorted(set(values))
+        groups = np.array([names.index(v) for v in values], dtype=np.int64)
+    test = population_test(np.array(old_h), old_ks.pop(), np.array(new_h), new_ks.pop(), alpha, power, groups)
+    if math.isnan(float(test["se"])):
+        return None
+    p = float(test["p_value"])
+    return {
+        "question": "the task population: would the change hold on other tasks drawn as these were (which tasks were drawn is noise too)",
+        "cases": len(pairs),
+        "cluster": cluster or "case",
+        "clusters": len(set(groups.tolist())) if groups is not None else len(pairs),
+        "change": _number(test["change"]),
+        "se": _number(test["se"]),
+        "se_by_case": _number(test["se_by_case"]),
+        "z": _number(test["z"]),
+        "p_value": float(f"{p:.6g}"),
+        "alpha": alpha,
+        "power": power,
+        "detectable": _number(test["detectable"]),
     }
 
 
@@ -388,6 +493,101 @@ def _ids(ids: list[str], limit: int = 20) -> str:
 
 
 HEADER = ("category", "value", "old%", "new%", "delta", "paired", "lost", "gained", "p", "verdict")
+#: the table when a run's headline is its mean score (OSWorld's): the mean score first, x 100 as OSWorld prints it
+MEAN_SCORE_HEADER = ("category", "value", "old mean score", "new mean score", "delta", "old success%", "new success%", "paired", "lost", "gained", "p", "verdict")
+
+
+def _score100(value: float | None) -> str:
+    """A mean score x 100 to two decimals, as OSWorld's show_result.py prints it ("Success Rate: 41.67 %" rounded)."""
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def _score_pts(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.2f}"
+
+
+def _table(result: dict[str, Any]) -> list[str]:
+    """The per-category table and its legend: accuracies, or with a mean-score headline the mean score and the success
+    rate beside it, each named."""
+    by_score = result.get("figure") == "mean_score"
+    cells = [MEAN_SCORE_HEADER if by_score else HEADER]
+    for r in result["rows"]:
+        p = r["paired"]
+        old, new = r["old"] or {}, r["new"] or {}
+        verdict = r["verdict"].upper() if r["verdict"] in (WORSE, BETTER) else r["verdict"] if p["n"] else "no paired case"
+        tested = (str(p["n"]), str(p["b"]), str(p["c"]), _p(p["p_value"]), verdict)
+        if by_score:
+            figures: tuple[str, ...] = (_score100(old.get("mean_score")), _score100(new.get("mean_score")), _score_pts(r.get("mean_score_delta")), _pct(old.get("accuracy")), _pct(new.get("accuracy")))
+        else:
+            figures = (_pct(old.get("accuracy")), _pct(new.get("accuracy")), _pts(r["delta"]))
+        cells.append((r["category"], r["value"], *figures, *tested))
+    lines = align_table(cells, left=(0, 1, len(cells[0]) - 1))
+    lines.append("")
+    if by_score:
+        lines += [
+            "mean score: the mean of the tasks' scores x 100, the figure OSWorld's show_result.py prints as each domain's and the overall",
+            '"Success Rate"; delta: new - old mean score; success%: the share of tasks that succeeded (score 1), each report\'s own;',
+            "paired: cases scored in both runs (errors left out); lost: succeeded in old only; gained: in new only; p: exact",
+            "two-sided McNemar on lost vs gained, per row, not corrected for multiple comparisons.",
+        ]
+    else:
+        lines += [
+            "delta: new - old accuracy in points (each report's own); paired: cases scored in both runs (errors left out);",
+            "lost: hit in old only; gained: hit in new only; p: exact two-sided McNemar on lost vs gained, per row, not corrected",
+            "for multiple comparisons.",
+        ]
+    lines[-1] += f" worse = p < {result['alpha']:g} and paired {'success rate' if by_score else 'accuracy'} down by at least {100 * result['min_drop']:.1f} points."
+    return lines
+
+
+def _headline_line(o: dict[str, Any], n: dict[str, Any], by_score: bool) -> str:
+    if by_score:
+        return f"headline: mean score {_score100(o.get('mean_score'))} -> {_score100(n.get('mean_score'))} (x 100, as OSWorld's show_result.py prints it); success rate {_pct(o.get('success_rate'))}% -> {_pct(n.get('success_rate'))}%"
+    return f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%"
+
+
+def _power_lines(result: dict[str, Any]) -> list[str]:
+    """What the paired test could have seen, the noise of repeated runs, and the task population's standard error,
+    each line naming the question it answers."""
+    lines = []
+    d = result.get("detectable") or {}
+    if d.get("paired"):
+        seen = f"power of the paired test (McNemar on these cases: a change beyond the flips chance gives): {d['discordant']} of the {d['paired']} paired cases changed verdict ({100 * d['discordance']:.1f}%)"
+        if d.get("points") is not None:
+            lines.append(f"{seen}; at that discordance, at alpha {d['alpha']:g}, it detects a change of {d['points']:.1f} points {100 * d['power']:.0f}% of the time")
+        else:
+            lines.append(f"{seen}: too few for any split of them to reach p < {d['alpha']:g}, so no change is detectable at this discordance")
+    noise = result.get("noise")
+    if noise and noise.get("unavailable"):
+        lines.append(f"noise (this task set, --repeats): not tested: {noise['unavailable']}")
+    elif noise:
+        o, n = noise["old"], noise["new"]
+        flips = " and ".join(f"{100 * s['flip_rate']:.1f}%" for s in (o, n) if s["flip_rate"] is not None)
+        borrowed = {"old": " (the new run ran each case once: its noise taken as the old run's)", "new": " (the old run ran each case once: its noise taken as the new run's)"}.get(
+            noise["measured_by"], ""
+        )
+        p = "0 (no case's attempts ever differed)" if noise["se"] == 0 and noise["change"] else _p(noise["p_value"])
+        lines.append(
+            f"noise (this task set: did these cases' chance of success change? --repeats): avg@K {_pct(o['avg'])}% (K={o['k']}) -> {_pct(n['avg'])}% (K={n['k']}) "
+            f"on {noise['cases']} paired cases, {_pts(noise['change'])} points; standard error {100 * noise['se']:.1f} points from the runs' flip rates ({flips}){borrowed}; "
+            f"p {p}: {'inside' if noise['within'] else 'outside'} the noise. At alpha {noise['alpha']:g} it detects a change of {100 * noise['detectable']:.1f} points {100 * noise['power']:.0f}% of the time"
+        )
+    pop = result.get("population")
+    what = "the success rate" if result.get("figure") == "mean_score" else "accuracy"
+    if pop and pop["se"] == 0 and pop["change"] == 0:
+        lines.append(f"task population (would the change hold on other tasks drawn like these?): no paired case changed, so these runs say nothing of how {what} varies from task to task")
+    elif pop:
+        by = (
+            f"clustered by {pop['cluster']}: {pop['clusters']} clusters; {100 * pop['se_by_case']:.1f} case by case"
+            if pop["cluster"] != "case"
+            else "case by case; --cluster TAG for tasks drawn in groups"
+        )
+        p = "0 (every case changed by the same)" if pop["se"] == 0 and pop["change"] else _p(pop["p_value"])
+        lines.append(
+            f"task population (would the change hold on other tasks drawn like these?): paired change of {what} {_pts(pop['change'])} points over {pop['cases']} cases, "
+            f"standard error {100 * pop['se']:.1f} points ({by}), p {p}; at alpha {pop['alpha']:g} it detects a change of {100 * pop['detectable']:.1f} points {100 * pop['power']:.0f}% of the time"
+        )
+    return lines
 
 
 def format_text(result: dict[str, Any]) -> str:
@@ -399,24 +599,11 @@ def format_text(result: dict[str, Any]) -> str:
     ]
     differs = result.get("differences") or []
     lines.append("the runs differ in: " + "; ".join(differs) if differs else "the runs differ in nothing the reports record (versions, data, prompts, settings)")
-    lines.append(f"headline: {_pct(o['headline'])}% -> {_pct(n['headline'])}%")
+    lines.append(_headline_line(o, n, result.get("figure") == "mean_score"))
     if result.get("cost"):  # beside the score: what a point costs
         lines.append(result["cost"])
     lines.append("")
-    cells = [HEADER]
-    for r in result["rows"]:
-        p = r["paired"]
-        old_acc = r["old"]["accuracy"] if r["old"] else None
-        new_acc = r["new"]["accuracy"] if r["new"] else None
-        verdict = r["verdict"].upper() if r["verdict"] in (WORSE, BETTER) else r["verdict"] if p["n"] else "no paired case"
-        cells.append((r["category"], r["value"], _pct(old_acc), _pct(new_acc), _pts(r["delta"]), str(p["n"]), str(p["b"]), str(p["c"]), _p(p["p_value"]), verdict))
-    lines += align_table(cells, left=(0, 1, 9))
-    lines += [
-        "",
-        "delta: new - old accuracy in points (each report's own); paired: cases scored in both runs (errors left out);",
-        "lost: hit in old only; gained: hit in new only; p: exact two-sided McNemar on lost vs gained, per row, not corrected",
-        f"for multiple comparisons. worse = p < {result['alpha']:g} and paired accuracy down by at least {100 * result['min_drop']:.1f} points.",
-    ]
+    lines += _table(result)
     if result["regressions"]:
         lines.append("REGRESSION: " + ", ".join(result["regressions"]))
     if result["improvements"]:
@@ -426,16 +613,7 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(f"NOT COMPARABLE: {unfit}")
     elif not result["regressions"] and not result["improvements"]:
         lines.append("no detectable change")
-    detectable = result.get("detectable") or {}
-    if detectable.get("points") is not None:
-        lines.append(
-            f"at {result['paired']} paired cases the smallest change the test can detect is {detectable['points']:.1f} points ({detectable['discordant']} cases gained or lost, none the other way)"
-        )
-    noise = result.get("noise")
-    if noise:
-        flips = f", a case's verdict flips between two runs {100 * noise['flip_rate']:.1f}% of the time" if noise.get("flip_rate") is not None else ""
-        where = "inside" if noise["within"] else "outside"
-        lines.append(f"noise floor (--repeats): runs of one setting spread {100 * noise['std_across_runs']:.1f} points{flips}; the headline change is {where} twice that")
+    lines += _power_lines(result)
     for w in result["warnings"]:
         lines.append(f"warning: {w}")
     if result["only_in_old"]:
@@ -475,7 +653,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-drop", type=_fraction_arg(0, 1, False), default=0.0, metavar="X", help="smallest drop of paired accuracy (0..1, e.g. 0.02 = 2 points) that counts as a regression; default 0"
     )
-    parser.add_argument("--alpha", type=_fraction_arg(0, 1, True), default=0.05, metavar="A", help="significance level of the McNemar test; default 0.05")
+    parser.add_argument("--alpha", type=_fraction_arg(0, 1, True), default=0.05, metavar="A", help="significance level of the McNemar test, the noise test and the detectable changes; default 0.05")
+    parser.add_argument(
+        "--cluster",
+        metavar="TAG",
+        help="the tag whose cases were drawn together (the same screenshot, app or document): the task population's standard error is clustered by its value; default: case by case",
+    )
     parser.add_argument(
         "--min-paired",
         type=_fraction_arg(0, 1, False),
@@ -495,7 +678,11 @@ def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report) -
     except ReportError as exc:
         print(f"guitest compare: {exc}", file=sys.stderr)
         return 2
-    result = compare(old, new, min_drop=args.min_drop, alpha=args.alpha, min_paired=args.min_paired)
+    try:
+        result = compare(old, new, min_drop=args.min_drop, alpha=args.alpha, min_paired=args.min_paired, cluster=args.cluster)
+    except ClusterError as exc:
+        print(f"guitest compare: {args.new}: {exc}", file=sys.stderr)
+        return 2
     result["old"]["path"], result["new"]["path"] = str(args.old), str(args.new)
     # With --json - the JSON owns stdout and the table goes to stderr.
     print(format_text(result), end="", file=sys.stderr if args.json == "-" else sys.stdout)
@@ -515,7 +702,7 @@ def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--json OUT]``."""
+    """``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--cluster TAG] [--json OUT]``."""
     parser = argparse.ArgumentParser(
         prog="guitest compare",
         description="Compare two guitest reports: accuracy per category and an exact paired McNemar test on the shared cases.",
