@@ -223,7 +223,8 @@ def clustered_se(values: Array, clusters: npt.NDArray[np.int64] | None = None) -
     else:
         ids = np.unique(clusters, return_inverse=True)[1].reshape(-1)
         count = int(ids.max()) + 1 if n else 0
-        sums = dev @ np.eye(count, dtype=np.float64)[ids]
+        sums = np.zeros((*dev.shape[:-1], count), dtype=np.float64)
+        np.add.at(sums, (..., ids), dev)  # each cluster's sum of deviations, without a cases x clusters matrix
     if count < 2:
         return np.full(v.shape[:-1], np.nan)
     return np.asarray(np.sqrt((sums**2).sum(axis=-1) * count / (count - 1)) / n, dtype=np.float64)
