@@ -284,3 +284,38 @@ def test_the_first_release_replays_to_its_own_figures_through_the_suite(pytester
 
     overall = leaderboard.entry(report, "screenspot_pro")[report["model"]["spec"]]["results"]["overall"]
     assert overall == pytest.approx({"icon": metrics["icon_acc"], "text": metrics["text_acc"], "avg": metrics["action_acc"]}, abs=1e-6)
+
+
+def test_a_recorded_point_off_the_screen_or_not_finite_is_a_miss_that_says_so(tmp_path: Path) -> None:
+    """The script's comparisons make NaN and a point off the screen wrong; the report says which (Python's json
+    writes NaN for a float nan, and reads it back)."""
+    path, root, details = official_file(tmp_path, lambda d: (d[0].update(pred=[float("nan"), 5.0]), d[1].update(pred=[-5, 10])))
+    _, cases = replayed(path, root)
+    nan, off = cases[key(details[0])], cases[key(details[1])]
+    assert nan["verdict"] == "miss" and "non_finite_point" in nan["notes"]
+    assert off["verdict"] == "miss" and "outside_image" in off["notes"] and off["prediction"]["pixel"] == [-5, 10]
+
+
+def test_a_recorded_point_reaches_only_a_task_that_judges_points(tmp_path: Path) -> None:
+    """A task without judge_recorded (the default) makes the case an error that says so, never a guessed verdict."""
+    from guitest.exchange import Prompt, Recorded, Reply
+    from guitest.models.base import Blind
+    from guitest.tasks import Task
+
+    class Recording(Blind):
+        needs_screenshot = False
+
+        def generate(self, prompt: Any, image: Any, case: Any) -> Reply:
+            return Reply(text="(1, 2)", recorded=Recorded((1.0, 2.0)))
+
+    class Words(Task):
+        name = "words"
+
+        def build_prompt(self, profile: Any, case: Any, template: str | None) -> Prompt:
+            return Prompt(user=case.sample.instruction)
+
+    sample = Sample(id="a", image=str(tmp_path / "absent.png"), instruction="find it", box=(0, 0, 5, 5), tags={}, source="x.json#0", size=(10, 10))
+    result = run_case(sample, Recording("recording", Settings()), Words())
+    assert result["verdict"] == "error" and result["error"] == "task words judges replies only; a recorded point answers grounding cases"
+    grounding = run_case(sample, Recording("recording", Settings()))  # the screenshot is not there and is not needed
+    assert grounding["verdict"] == "hit" and grounding["size"] == [10, 10] and "thumbnail" not in grounding
