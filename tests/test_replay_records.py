@@ -319,3 +319,14 @@ def test_a_recorded_point_reaches_only_a_task_that_judges_points(tmp_path: Path)
     assert result["verdict"] == "error" and result["error"] == "task words judges replies only; a recorded point answers grounding cases"
     grounding = run_case(sample, Recording("recording", Settings()))  # the screenshot is not there and is not needed
     assert grounding["verdict"] == "hit" and grounding["size"] == [10, 10] and "thumbnail" not in grounding
+
+
+def test_a_jsonl_line_that_is_neither_a_reply_nor_a_record_says_what_either_holds(tmp_path: Path) -> None:
+    path = tmp_path / "replies.jsonl"
+    path.write_text('{"case": "a", "answer": "[0.1, 0.1]"}\n')
+    with pytest.raises(ModelError) as info:
+        Replay("replay:x", Settings(), str(path))
+    assert str(info.value) == f'replay file {path}, line 1: expected {{"id": str, "response": str}} or a per-sample record (task_filename, img_path, prompt_to_evaluate, bbox, pred)'
+    path.write_text('{"id": "a", "response": "x"}\n{"id": "b"}\n')
+    with pytest.raises(ModelError, match=r'line 2: expected \{"id": str, "response": str\} like the lines before it$'):
+        Replay("replay:x", Settings(), str(path))

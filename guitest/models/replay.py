@@ -140,7 +140,8 @@ class Replay(Blind):
                 self._record(row, f"line {number}")
                 continue
             if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("response"), str):
-                raise ModelError(f'{where}: expected {{"id": str, "response": str}} like the lines before it')
+                kinds = "like the lines before it" if self.replies else f"or a per-sample record ({', '.join(NEEDED)}, pred)"
+                raise ModelError(f'{where}: expected {{"id": str, "response": str}} {kinds}')
             case_id = row["id"]
             if case_id in first_line:
                 raise ModelError(f"{where}: id {printable(case_id)!r} again (first on line {first_line[case_id]}): keep one reply per case")
