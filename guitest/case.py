@@ -47,7 +47,7 @@ class RunOptions:
 
     repeats: int = 1
     strategy: str = "avg"
-    thumbnail: Callable[[str, Image.Image], str] | None = None
+    thumbnail: Callable[[str, Image.Image | None], str] | None = None
     cache: ResponseCache | None = None
     slot: ContextManager[Any] | None = None
     max_steps: int | None = 15
@@ -75,6 +75,8 @@ def run_case(sample: Sample, model: Model, task: Task | None = None, prompt_temp
     notes = list(sample.notes)
     if not sample.image:  # a case with no screenshot of its own (a trajectory whose images the task opens)
         return _run_opened(_Opened(sample, model, task, None, tuple(sample.size or (0, 0)), notes), prompt_template, options)  # type: ignore[arg-type]
+    if not model.needs_screenshot and sample.size is not None:  # the annotation's size is all such a model reads
+        return _run_opened(_Opened(sample, model, task, None, (sample.size[0], sample.size[1]), notes, unread=True), prompt_template, options)
     try:
         image = open_image(sample.image)
     except FileNotFoundError:
@@ -89,7 +91,8 @@ def run_case(sample: Sample, model: Model, task: Task | None = None, prompt_temp
 
 @dataclass(frozen=True)
 class _Opened:
-    """A case whose screenshot is open (``image`` None for a case without one), with the notes gathered so far."""
+    """A case whose screenshot is open (``image`` None for a case without one, or ``unread``: left unread, its size the
+    annotation's, for a model that reads no pixels), with the notes gathered so far."""
 
     sample: Sample
     model: Model
@@ -97,6 +100,7 @@ class _Opened:
     image: Image.Image | None
     size: tuple[int, int]
     notes: list[str]
+    unread: bool = False
 
 
 def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOptions) -> CaseResult:
@@ -109,7 +113,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
     if problem is not None:
         return case_result(sample.id, ERROR, sample.tags, error=problem, **common)
     try:
-        case = Case(sample=sample, original_size=size, truth=truth, sent_size=model.plan_size(size) if image is not None else size, task=task)
+        case = Case(sample=sample, original_size=size, truth=truth, sent_size=model.plan_size(size) if image is not None or opened.unread else size, task=task)
         decided = task.decide(case)
         if decided is not None:  # settled by a rule of the benchmark: the model is not asked
             verdict, prediction = decided
@@ -123,7 +127,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
         return case_result(sample.id, ERROR, sample.tags, error=str(exc), **common)
     except Exception as exc:  # an adapter's bug must not stop the other cases
         return case_result(sample.id, ERROR, sample.tags, error=f"{type(exc).__name__}: {exc}", **common)
-    if options.thumbnail is not None and image is not None:
+    if options.thumbnail is not None and (image is not None or (opened.unread and os.path.isfile(sample.image))):
         try:
             common["thumbnail"] = options.thumbnail(sample.image, image)
         except OSError:
@@ -256,7 +260,7 @@ def _attempt(case: Case, task: Task, prompt: Prompt, sent: SentImage, asker: Ask
         reply, stored, cut = asker.ask(case, prompt, sent)
         records += [stored] if stored else []
         text = model.parse_response(model.postprocess(reply, case), case)
-        repair = task.repair_prompt(text, reply.finish_reason, prompt, case)
+        repair = task.repair_prompt(text, reply.finish_reason, prompt, case) if reply.recorded is None else None
         if repair is not None:
             first = reply
             reply, again, more = asker.ask(case, repair, sent)
@@ -274,14 +278,21 @@ def _attempt(case: Case, task: Task, prompt: Prompt, sent: SentImage, asker: Ask
     if cut:
         notes.append("reply_cut")
     try:
-        verdict, prediction = task.judge(text, reply.finish_reason, case, model.profile, sent.size)
+        if reply.recorded is not None:  # another harness's answer as data: judged as it is, no text read
+            verdict, prediction = task.judge_recorded(reply.recorded, case)
+        else:
+            verdict, prediction = task.judge(text, reply.finish_reason, case, model.profile, sent.size)
+    except GuitestError as exc:
+        if reply.recorded is None:
+            return Attempt.failed(f"guitest bug: the {task.name} judge raised {type(exc).__name__}: {exc}", reply.text)
+        return Attempt.failed(str(exc), reply.text)  # a recorded answer the case's task does not take
     except Exception as exc:  # a judge must never raise; if it does, the case says so instead of the run dying
         return Attempt.failed(f"guitest bug: the {task.name} judge raised {type(exc).__name__}: {exc}", reply.text)
     if prediction and prediction.get("space_guessed"):
         notes.append(f"auto_space={prediction['space']}")
     if prediction and prediction.get("outside_image"):
         notes.append("outside_image")
-    if prediction and "raw" in prediction and prediction.get("space") not in (None, "normalized") and max(abs(v) for v in prediction["raw"]) <= 1:
+    if reply.recorded is None and prediction and "raw" in prediction and prediction.get("space") not in (None, "normalized") and max(abs(v) for v in prediction["raw"]) <= 1:
         notes.append("coordinates_look_normalized")  # a profile/model mismatch would score ~0 silently: say so
     for note in (prediction or {}).pop("notes", ()):
         notes.append(note)

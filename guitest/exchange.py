@@ -78,14 +78,25 @@ class SentImage:
 
 
 @dataclass(frozen=True)
+class Recorded:
+    """An answer another harness recorded as data, replayed as it is (:mod:`guitest.models.replay`): ``point`` in
+    pixels of the original screenshot, or None when the harness recorded no point. The task judges it without reading
+    any text, so no profile's syntax or coordinate space takes part in its verdict."""
+
+    point: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
 class Reply:
     """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...), how many tries it took, and the
-    tokens its API reported (:mod:`guitest.usage`; None when it reported none)."""
+    tokens its API reported (:mod:`guitest.usage`; None when it reported none). ``recorded``: an answer another
+    harness recorded, which the task judges instead of the text (the text is then the evidence shown beside it)."""
 
     text: str
     finish_reason: str | None = "stop"
     attempts: int = 1
     usage: Usage | None = None
+    recorded: Recorded | None = None
 
 
 @dataclass(frozen=True)

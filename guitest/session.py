@@ -9,6 +9,7 @@ results and ends the run, on a worker it runs cases and sends what its endpoints
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -24,7 +25,7 @@ from .reporting import builder, history, summary
 from .reporting.document import CacheRecord, RunRecord
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
-from .errors import GuitestError, SuiteError
+from .errors import GuitestError, ModelError, SuiteError
 from .formats import read_suite_samples
 from .models import SPECS, choose_profile, load_model
 from .models.base import Model, Settings
@@ -178,6 +179,11 @@ class Session:
         suite = load_suite(path)
         data_dir = locate(str(suite.folder), suite.data, str(self.data_root), self.data_root_source, str(path))
         samples = read_suite_samples(suite, data_dir)
+        if self.model is not None:  # a model answering from a file of its own (replay:) matches it to the samples
+            try:
+                self.model.read_samples(samples, os.path.normpath(os.path.join(data_dir, suite.data.get("images", ""))))
+            except ModelError as exc:
+                raise SuiteError(f"{path}: {exc}") from None
         task = load_task(suite.task, suite.settings, str(suite.path))
         live = None
         if suite.task == "live":

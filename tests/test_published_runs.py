@@ -9,7 +9,6 @@ import importlib.util
 import io
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -152,39 +151,3 @@ def test_a_run_written_in_osworld_layout_reads_back_through_show_result(tmp_path
     assert int(runned) == 16 and float(overall) / 100 == pytest.approx(report["overall"]["mean_score"], abs=1e-6)  # the report keeps 6 decimals
     again = osworld_report(folder)
     assert again["breakdown"] == report["breakdown"] and again["overall"] == report["overall"]
-
-
-RECORDED = Path(__file__).parent / "data" / "screenspot_pro_reference"
-REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_screenspot_pros_official_results_replay_to_its_own_figures(pytester: pytest.Pytester, mode: list[str]) -> None:
-    """The results ScreenSpot-Pro's eval_screenspot_pro.py wrote (recorded at bd8bbbb, README there) replayed as they are
-    through guitest's own screenspot_pro suite: its report gives the script's own overall, text and icon accuracies."""
-    from PIL import Image
-
-    official = json.loads((RECORDED / "results.json").read_text())
-    shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
-    data = pytester.path / "data-root" / "ScreenSpot-Pro"  # where the suite file says its data is, under the data root
-    shutil.copytree(RECORDED / "annotations", data / "annotations")
-    for path in (RECORDED / "annotations").glob("*.json"):
-        for row in json.loads(path.read_text()):
-            image = data / "images" / row["img_filename"]
-            image.parent.mkdir(parents=True, exist_ok=True)
-            Image.new("L", tuple(row["img_size"])).save(image)  # the replay looks at no pixel; its size is the row's
-    result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{RECORDED / 'results.json'}", "--data-root=data-root", "-p", "no:cacheprovider", *mode)
-    assert result.ret in (0, 1), result.stdout.str()
-    report = json.loads((pytester.path / "reports" / "screenspot_pro.json").read_text())
-    metrics = official["metrics"]["overall"]
-    assert report["overall"]["n"] == metrics["num_total"] == 12 and report["overall"]["hit"] == metrics["num_correct_action"] == 4
-    assert report["overall"]["accuracy"] == pytest.approx(metrics["action_acc"], abs=1e-6)
-    assert report["breakdown"]["ui_type"]["text"]["accuracy"] == pytest.approx(metrics["text_acc"], abs=1e-6)
-    assert report["breakdown"]["ui_type"]["icon"]["accuracy"] == pytest.approx(metrics["icon_acc"], abs=1e-6)
-    wrong_format = {f"{d['group']}-{d['application']}-{d['platform']}-{d['ui_type']}-{d['id']}" for d in official["details"] if d["correctness"] == "wrong_format"}
-    assert {c["id"] for c in report["cases"] if c["verdict"] == "unparsed"} == wrong_format and len(wrong_format) == 4
-    # the same run as a leaderboard entry: its overall record is the script's own three figures
-    from guitest.reporting import leaderboard
-
-    overall = leaderboard.entry(report, "screenspot_pro")[report["model"]["spec"]]["results"]["overall"]
-    assert overall == pytest.approx({"icon": metrics["icon_acc"], "text": metrics["text_acc"], "avg": metrics["action_acc"]}, abs=1e-6)

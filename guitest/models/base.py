@@ -10,7 +10,7 @@ sizing and the answer convention that the default stages use. The data the stage
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from PIL import Image
 
@@ -19,6 +19,9 @@ from ..profiles import PROFILES, Profile
 from ..errors import EndpointDown, ModelError
 from ..secrets import redact_urls
 from ..exchange import Case, Prompt, Reply, SentImage  # noqa: F401  (re-exported: adapters import them from here)
+
+if TYPE_CHECKING:
+    from ..sample import Sample
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,13 @@ class Model:
     ``cacheable``: its replies go through the response cache (False for models that cost nothing).
     ``metered``: its calls are counted (tokens, model time, dollars: :mod:`guitest.usage`) and kept to the run's
     budget (False for models that spend no tokens: the baselines, replayed replies, the OCR baseline).
+    ``needs_screenshot``: False for a model that reads no pixel and no file of the screenshot (replayed answers): a
+    case whose annotation gives the image's size then runs on that size and never opens the screenshot.
     """
 
     cacheable = True
     metered = True
+    needs_screenshot = True
     #: the settings this adapter reads, the ones its report lists (None: all of them, for an adapter that does not say)
     uses: tuple[str, ...] | None = None
 
@@ -111,6 +117,11 @@ class Model:
         """The text the task's judge reads, from the answer text: a model with its own output format
         rewrites it here into the form the task's prompt asked for. Identity by default."""
         return answer
+
+    def read_samples(self, samples: Sequence[Sample], images_dir: str) -> None:
+        """Called with every sample of each suite file this process collects, before any case runs (``images_dir``:
+        the folder their screenshot paths are under): a model answering from a file of its own matches the file to
+        them here, raising :class:`~guitest.errors.ModelError` for what does not fit. Nothing by default."""
 
     def generation_settings(self) -> dict[str, Any]:
         """The settings a reply depends on (part of the response cache's key)."""

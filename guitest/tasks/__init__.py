@@ -33,7 +33,7 @@ from ..verdict import ERROR, HIT
 if TYPE_CHECKING:
     from PIL import Image
 
-    from ..exchange import Case, Prompt, SentImage
+    from ..exchange import Case, Prompt, Recorded, SentImage
     from ..models.base import Model
     from ..profiles import Profile
     from ..sample import Sample
@@ -71,11 +71,16 @@ class Task:
         """The prompt and the image sent, through the model's ``build_prompt`` and ``preprocess`` stages.
 
         ``image`` is the sample's screenshot, opened lazily; None when the sample names none
-        (``Sample.image == ""``), which only tasks that open their own images accept. Raise
+        (``Sample.image == ""``), which only tasks that open their own images accept, or when the model reads no
+        pixels (``needs_screenshot`` False) and the annotation gives the size (the file is then not read). Raise
         :class:`~guitest.errors.GuitestError` for a case that cannot be asked (an error outcome).
         """
         if image is None:
-            raise SuiteError(f"{case.sample.source}: the sample names no screenshot, which a {self.name} case needs")
+            if model.needs_screenshot or not case.sample.image:
+                raise SuiteError(f"{case.sample.source}: the sample names no screenshot, which a {self.name} case needs")
+            from ..exchange import SentImage  # a model that reads no pixels, and the screenshot left unread: its size only
+
+            return model.build_prompt(case, template), SentImage(image=None, size=case.sent_size)
         return model.build_prompt(case, template), model.preprocess(image, case)
 
     def judge(self, text: str, finish_reason: str | None, case: "Case", profile: "Profile", sent_size: tuple[int, int]) -> tuple[str, dict[str, Any] | None]:
@@ -85,6 +90,12 @@ class Task:
         notes (counted in the report), e.g. ``["truncated_element_dropped"]``.
         """
         raise NotImplementedError
+
+    def judge_recorded(self, recorded: "Recorded", case: "Case") -> tuple[str, dict[str, Any] | None]:
+        """The verdict of an answer another harness recorded as data (:class:`guitest.exchange.Recorded`) and the
+        prediction behind it, judged as it is: no text read, no profile. A task that takes no recorded answer (the
+        default) raises :class:`~guitest.errors.SuiteError` saying so, which the case reports as its error."""
+        raise SuiteError(f"task {self.name} judges replies only; a recorded point answers grounding cases")
 
     def variants(self, case: "Case") -> int:
         """How many variants of the question one attempt asks (``case.variant`` 0..n-1 reach ``build_prompt`` and

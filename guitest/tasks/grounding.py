@@ -10,8 +10,8 @@ import sys
 
 from typing import Any
 
-from ..geometry import Box, center, clip, contains, guess_space, is_proper, to_original_pixels
-from ..exchange import Case, Prompt
+from ..geometry import Box, center, clip, contains, guess_space, is_proper, normalize, to_original_pixels
+from ..exchange import Case, Prompt, Recorded
 from ..answers.region import is_refusal, parse_answer
 from ..profiles import Profile
 from ..sample import Sample
@@ -37,6 +37,9 @@ class Grounding(Task):
 
     def judge(self, text: str, finish_reason: str | None, case: Case, profile: Profile, sent_size: tuple[int, int]) -> tuple[str, dict[str, Any] | None]:
         return judge(text, finish_reason, case.truth, profile, sent_size, case.original_size, case.sample.expect_refusal)
+
+    def judge_recorded(self, recorded: Recorded, case: Case) -> tuple[str, dict[str, Any] | None]:
+        return judge_point(recorded.point, case.truth, case.original_size, case.sample.expect_refusal)
 
     def oracle_text(self, case: Case, profile: Profile) -> str | None:
         return point_text(center(case.truth), case, profile)
@@ -104,6 +107,32 @@ def judge(
     if expect_refusal:
         return MISS, prediction
     return (HIT if contains(truth, (px, py)) else MISS), prediction
+
+
+def judge_point(point: tuple[float, float] | None, truth: Box, original_size: tuple[int, int], expect_refusal: bool = False) -> tuple[str, dict[str, Any] | None]:
+    """The verdict for a point another harness recorded (pixels of the original image; None: it recorded none, which is
+    unparsed, as ScreenSpot-Pro's ``wrong_format``) and the prediction behind it.
+
+    The point is compared with the truth box in fractions of the image, edges included, as eval_screenspot_pro.py
+    compares: its model's point (fractions) against ``bbox / img_size``. The harness wrote its pixel point as that
+    fraction times the size, so dividing by the size gives back the very fraction it judged (for whole pixels, the
+    0..1000 grid and decimal answers on every real row: docs/replay.md, "The edge rule"), where comparing pixels
+    would call out a whole-pixel point on an edge that the multiplication left a hair outside. A point that is not
+    finite is a miss, as the script's comparisons make it.
+    """
+    if point is None:
+        return UNPARSED, None
+    x, y = point
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return MISS, {"via": "recorded", "notes": ["non_finite_point"]}
+    ow, oh = original_size
+    fx, fy = x / ow, y / oh
+    prediction: dict[str, Any] = {"point": [round(fx, 6), round(fy, 6)], "pixel": [round(x, 2), round(y, 2)], "raw": [x, y], "space": "pixel_original", "via": "recorded"}
+    if not (0 <= x <= ow and 0 <= y <= oh):
+        prediction["outside_image"] = True
+    if expect_refusal:
+        return MISS, prediction
+    return (HIT if contains(normalize(truth, original_size), (fx, fy)) else MISS), prediction
 
 
 def _finite(value: float) -> float:

@@ -1,4 +1,4 @@
-"""Records what ScreenSpot-Pro's official evaluation script writes, for tests/test_published_runs.py. Run by hand,
+"""Records what ScreenSpot-Pro's official evaluation script writes, for tests/test_replay_records.py. Run by hand,
 never in CI: the test replays the recording (tests/data/screenspot_pro_reference/), so CI needs neither the script
 nor a network.
 
@@ -71,7 +71,7 @@ def main() -> None:
     (OUT / "README.md").write_text(
         f"Recorded by tests/reference/record_screenspot_pro.py from likaixin2000/ScreenSpot-Pro-GUI-Grounding at {args.commit}:\n"
         "results.json is what its eval_screenspot_pro.py writes for the rows of annotations/ (real ScreenSpot-Pro rows),\n"
-        "its model stood in for (see the script). tests/test_published_runs.py replays it.\n"
+        "its model stood in for (see the script). tests/test_replay_records.py replays it.\n"
     )
 
 
