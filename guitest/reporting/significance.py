@@ -223,8 +223,9 @@ def clustered_se(values: Array, clusters: npt.NDArray[np.int64] | None = None) -
     else:
         ids = np.unique(clusters, return_inverse=True)[1].reshape(-1)
         count = int(ids.max()) + 1 if n else 0
-        sums = np.zeros((*dev.shape[:-1], count), dtype=np.float64)
-        np.add.at(sums, (..., ids), dev)  # each cluster's sum of deviations, without a cases x clusters matrix
+        order = np.argsort(ids, kind="stable")  # the cases cluster by cluster, so each cluster's sum is one run of them
+        starts = np.concatenate([[0], np.cumsum(np.bincount(ids))[:-1]]) if n else np.zeros(0, dtype=np.int64)
+        sums = np.add.reduceat(dev[..., order], starts, axis=-1) if n else dev
     if count < 2:
         return np.full(v.shape[:-1], np.nan)
     return np.asarray(np.sqrt((sums**2).sum(axis=-1) * count / (count - 1)) / n, dtype=np.float64)
