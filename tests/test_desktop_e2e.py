@@ -132,6 +132,9 @@ def test_a_policy_that_does_nothing_scores_zero_twice_on_a_desktop_nothing_reset
     there (a saved file, a made folder), an agent that does nothing scores 0 on them, run after run: each task sets up
     its own preconditions."""
     suite(pytester)
+    copied = pytester.path / "suites" / "desktop_local" / "suite.yaml"  # nothing done, nothing to settle before the evaluation
+    copied.write_text(copied.read_text().replace("evaluate_after: 2 ", "evaluate_after: 0 "))
+    assert "evaluate_after: 0 " in copied.read_text()
     with start_desktop(reset=False) as desktop:
         env = env_on(tmp_path / "leases", desktop.url)
         try:
