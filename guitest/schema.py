@@ -18,9 +18,12 @@ def has_schema(name: str) -> bool:
 
 @functools.cache
 def validator(name: str) -> jsonschema.protocols.Validator:
-    """Return the compiled validator for ``schemas/<name>.schema.json`` (compiled once per process)."""
+    """Return the compiled validator for ``schemas/<name>.schema.json`` (compiled once per process). The shipped
+    schemas are not checked against their metaschema here: that took 60 ms a schema in every process that wrote a
+    report, and tests/test_schema_fast.py checks each of them once."""
     text = resources.files("guitest").joinpath("schemas", f"{name}.schema.json").read_text("utf-8")
-    return validator_of(json.loads(text))
+    schema = json.loads(text)
+    return jsonschema.validators.validator_for(schema)(schema)
 
 
 def field_path(error: jsonschema.ValidationError) -> str:

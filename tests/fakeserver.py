@@ -22,6 +22,8 @@ key's list is exhausted the request is answered normally (later keys are NOT tri
 Counters are per key and thread-safe. An ACTION is an object; its fields combine:
 
 * ``{"sleep": 5}``                sleep that long before answering (provokes client timeouts)
+* ``{"hold": "NAME"}``            answer only once the test has called :meth:`Server.release` with NAME (a reply
+  that comes late by as long as the test needs, whatever the machine's load, rather than after a guessed time)
 * ``{"status": 500}``             HTTP error with an OpenAI-style ``{"error": {...}}`` body;
   ``"retry_after": 0`` adds a ``Retry-After`` header, ``"message": "..."`` sets the error
   message, ``"echo_key": true`` puts the received bearer key into the error message (to
@@ -513,6 +515,10 @@ class Handler(BaseHTTPRequestHandler):
         delay = self.server.latency + float(action.get("sleep", 0) or 0)
         if delay > 0:
             time.sleep(delay)
+        if action.get("hold"):
+            released = Path(self.server.hold_folder) / f"release-{action['hold']}"
+            while not released.exists():
+                time.sleep(0.02)
         if action.get("drop"):
             self.close_connection = True
             self._answered()
@@ -617,7 +623,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def publish_and_serve(server: ThreadingHTTPServer, port_file: str) -> int:
-    """Write the server's port to ``port_file`` (atomically: temp file + rename), then serve until killed."""
+    """Write the server's port to ``port_file`` (atomically: temp file + rename), then serve until killed. The folder
+    of ``port_file`` is where :meth:`Server.release` drops the files that let held replies go."""
+    server.hold_folder = os.path.dirname(os.path.abspath(port_file))  # type: ignore[attr-defined]
     tmp = f"{port_file}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(f"{server.server_address[1]}\n")
@@ -659,6 +667,10 @@ class Server:
             return []
         lines = self.log_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
+
+    def release(self, name: str) -> None:
+        """Let the replies held by ``{"hold": name}`` go (those held now and any later)."""
+        (self.directory / f"release-{name}").touch()
 
     def stderr(self) -> str:
         path = self.directory / "stderr.txt"

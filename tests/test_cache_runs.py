@@ -40,12 +40,25 @@ def stored(folder: Path) -> int:
         db.close()
 
 
-def start_slow_run(pytester: pytest.Pytester, base_url: str, mode: list[str]) -> subprocess.Popen[bytes]:
-    """A run asking one case at a time of a slow endpoint, in a process group of its own (so it can be killed whole),
-    once it has stored replies in the cache."""
+#: every reply its own commit, so a run that is held after its first reply has stored it (by default the cache commits
+#: a batch when the next reply comes a second later, which a held run never sends)
+COMMIT_EACH = "import guitest.cache\nguitest.cache.BATCH = 1\n"
+
+
+def held_script(mode: list[str]) -> dict:
+    """The first reply at once, then every request held until the test releases "first": one in flight per process
+    at --concurrency=1 (the answered worker's next request and, under -n 2, the other worker's first)."""
+    return {"*": [{}] + [{"hold": "first"}] * (2 if mode else 1)}
+
+
+def start_held_run(pytester: pytest.Pytester, server: fakeserver.Server, mode: list[str]) -> subprocess.Popen[bytes]:
+    """A run asking one case at a time, in a process group of its own (so it can be stopped and killed whole),
+    returned once it has stored its first reply and every process of it waits for a held reply: it cannot end
+    before the test lets it, however busy the machine."""
+    pytester.makeconftest(COMMIT_EACH)
     out = open(pytester.path / "first.txt", "wb")  # noqa: SIM115 (closed with the process below)
     first = subprocess.Popen(
-        command(base_url, "--concurrency=1", *mode),
+        command(server.base_url, "--concurrency=1", *mode),
         cwd=pytester.path,
         stdout=out,
         stderr=subprocess.STDOUT,
@@ -53,11 +66,12 @@ def start_slow_run(pytester: pytest.Pytester, base_url: str, mode: list[str]) ->
         start_new_session=True,
     )
     out.close()
-    deadline = time.monotonic() + 60
-    while stored(pytester.path / "reports") == 0:
+    asked = len(held_script(mode)["*"])  # the answered request and the held ones
+    deadline = time.monotonic() + 120
+    while stored(pytester.path / "reports") == 0 or len(server.requests()) < asked:
         assert first.poll() is None, (pytester.path / "first.txt").read_text()
-        assert time.monotonic() < deadline, "the first run stored no reply within 60 s"
-        time.sleep(0.1)
+        assert time.monotonic() < deadline, "the first run did not store a reply and wait for the next within 120 s"
+        time.sleep(0.05)
     return first
 
 
@@ -65,8 +79,10 @@ def start_slow_run(pytester: pytest.Pytester, base_url: str, mode: list[str]) ->
 def test_a_run_started_while_another_runs_on_the_same_cache_never_reads_its_replies(pytester: pytest.Pytester, tmp_path, mode: list[str]) -> None:
     """Before: the second run took the first, still running, for an interrupted run, resumed it and read its replies."""
     write_suite(pytester.path / "suites" / "tiny")
-    with fakeserver.serve(tmp_path, latency=2.0) as server:
-        first = start_slow_run(pytester, server.base_url, mode)  # 6 cases, one at a time per process: 6-12 s
+    with fakeserver.serve(tmp_path, script=held_script(mode)) as server:
+        first = start_held_run(pytester, server, mode)
+        os.killpg(first.pid, signal.SIGSTOP)  # running still (its lock held), but it can no longer end meanwhile
+        server.release("first")  # the second run's requests are answered (a hold left over included)
         try:
             # its own report folder (the first writes reports/tiny.* as it ends), the same cache
             second = pytester.run(*command(server.base_url, "--report-dir=second", "--cache-dir=reports", *mode), timeout=120)
@@ -92,11 +108,13 @@ def test_a_killed_run_is_still_resumed_by_the_next_one(pytester: pytest.Pytester
     """SIGKILL (no chance to release anything): the OS releases the run's lock, so the next run resumes it and reads
     back what it stored."""
     write_suite(pytester.path / "suites" / "tiny")
-    with fakeserver.serve(tmp_path, latency=1.0) as server:
-        first = start_slow_run(pytester, server.base_url, mode)
+    with fakeserver.serve(tmp_path, script=held_script(mode)) as server:
+        first = start_held_run(pytester, server, mode)
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
         kept = stored(pytester.path / "reports")
+        assert kept == 1
+        server.release("first")
         asked = len(server.requests())
         second = pytester.run(*command(server.base_url, *mode), timeout=120)
         assert second.ret == 0, second.stdout.str()

@@ -89,12 +89,12 @@ def test_a_dropped_execute_is_not_repeated_and_takes_the_machine_out(machine: Fa
 
 
 def test_no_answer_within_the_timeout(machine: FakeMachine) -> None:
-    machine.fault("POST /execute", {"sleep": 1.5})
+    machine.fault("POST /execute", {"sleep": 30})
     began = time.monotonic()
     with pytest.raises(MachineFailure) as info:
         client(machine.url, command_timeout=0.5).execute(["sleep", "10"])
     assert info.value.kind == "timeout" and info.value.taken_out
-    assert time.monotonic() - began < 1.4
+    assert time.monotonic() - began < 20  # it gave up, never waiting for the answer (30 s)
     assert "no answer within 0.5 s" in str(info.value)
 
 

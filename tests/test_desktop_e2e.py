@@ -58,12 +58,18 @@ FAMILIES = {
 
 
 def policy(convention: str, space: str, only: list[str] = TASKS) -> dict:
-    """Each task's scripted solution (its oracle, screen pixels) as replies the fake server gives, step by step."""
+    """Each task's scripted solution (its oracle, screen pixels) as replies the fake server gives, step by step.
+
+    In UI-TARS syntax a ``wait()`` is the reference's 5 s (the oracle's own is 0.3 to 0.5 s), so its policy keeps the
+    oracle's wait on the first task only: the suite's evaluate_after gives the others their moment, and the one kept
+    runs the reference's wait on the desktop."""
     script = {}
-    for name in only:
+    for n, name in enumerate(only):
         task = json.loads((LOCAL / "examples" / f"{name}.json").read_text())
         steps = []
         for action in task["oracle"]:
+            if convention == "uitars" and action["kind"] == "wait" and n:
+                continue
             act = {k: v for k, v in action.items() if k in ("kind", "text", "keys")}
             if "point" in action:
                 act["point"] = [action["point"][0] / SCREEN[0], action["point"][1] / SCREEN[1]]
@@ -86,7 +92,8 @@ def report(pytester: pytest.Pytester) -> dict:
     return json.loads((pytester.path / "reports" / "desktop_local.json").read_text())
 
 
-@pytest.mark.parametrize(("family", "mode"), [("pyautogui", []), ("ui-tars", []), ("qwen3", ["-n", "2"])], ids=["pyautogui", "ui-tars", "qwen3-xdist"])
+# UI-TARS's episodes wait the reference's 5 s per wait() and call_user(): two desktops (-n 2) wait side by side
+@pytest.mark.parametrize(("family", "mode"), [("pyautogui", []), ("ui-tars", ["-n", "2"]), ("qwen3", ["-n", "2"])], ids=["pyautogui", "ui-tars-xdist", "qwen3-xdist"])
 def test_a_scripted_policy_completes_the_local_tasks(pytester: pytest.Pytester, tmp_path, family: str, mode: list[str]) -> None:
     suite(pytester)
     model, convention, space, extra = FAMILIES[family]
@@ -125,6 +132,9 @@ def test_a_policy_that_does_nothing_scores_zero_twice_on_a_desktop_nothing_reset
     there (a saved file, a made folder), an agent that does nothing scores 0 on them, run after run: each task sets up
     its own preconditions."""
     suite(pytester)
+    copied = pytester.path / "suites" / "desktop_local" / "suite.yaml"  # nothing done, nothing to settle before the evaluation
+    copied.write_text(copied.read_text().replace("evaluate_after: 2 ", "evaluate_after: 0 "))
+    assert "evaluate_after: 0 " in copied.read_text()
     with start_desktop(reset=False) as desktop:
         env = env_on(tmp_path / "leases", desktop.url)
         try:
@@ -147,7 +157,7 @@ def test_a_desktop_that_dies_mid_episode_is_an_error_that_lf_completes(pytester:
     suite(pytester)
     slow = policy("guitest", "normalized", ["mousepad/new-note"])
     (steps,) = slow.values()
-    steps[1] = {**steps[1], "sleep": 3}  # the second step's reply comes late: the desktop is killed meanwhile
+    steps[1] = {**steps[1], "hold": "killed"}  # the second step's reply waits until the desktop is killed
     first_desktop = start_desktop()
     try:
         with fakeserver.serve(tmp_path, script=slow) as server:
@@ -157,6 +167,7 @@ def test_a_desktop_that_dies_mid_episode_is_an_error_that_lf_completes(pytester:
             while len(server.requests()) < 2 and time.monotonic() < deadline and process.poll() is None:
                 time.sleep(0.05)
             first_desktop.stop()
+            server.release("killed")
             out, _ = process.communicate(timeout=120)
             port = server.port
     finally:

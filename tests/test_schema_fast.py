@@ -49,6 +49,16 @@ def test_fast_check_agrees_with_jsonschema_on_every_shipped_schema(row, name) ->
     assert fast_check(name)(row) == validator(name).is_valid(row)
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_every_shipped_schema_is_a_valid_schema(name: str) -> None:
+    """guitest.schema.validator trusts its own files (checking them against the metaschema cost every report 0.2 s):
+    each is checked here, once, against the metaschema it names."""
+    import jsonschema
+
+    schema = validator(name).schema
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+
+
 def test_the_row_schemas_compile_to_generated_code() -> None:
     """The annotation schemas use only keywords the generator knows (else the slow jsonschema path serves them)."""
     for name in ("formats/screenspot", "formats/screenspot_pro"):
