@@ -1,0 +1,63 @@
+"""``--limit=N``: a first try of N cases of each suite, spread over the suite's categories as the whole suite is.
+
+Per suite file, among the cases still selected when guitest chooses (after ``-k``, ``-m``, ``--deselect`` and node ids;
+before ``--shard`` splits them and before pytest's ``--lf`` keeps the failed ones), the N cases are a systematic sample
+of the cases ordered by category: by their values of the suite's breakdown tags, in the suite's order (ScreenSpot-Pro:
+group, application, platform, ui_type), and within one category by a hash of the seed and the case's id. Every
+category, and every combination of the first tags, then gets its share of the N in proportion to its size, rounded
+down or up (a category of a tenth of the cases gets a tenth of the N, give or take one); which of its cases come out
+is the seed's. The choice is a pure function of the cases' ids, their tags, N and the seed (``--seed``, 0 when not
+given), never of their order or of the process: every xdist worker, every shard and a re-run pick the same cases.
+
+lmms-eval and evalscope take the first N rows instead (docs/selection.md): in a data set sorted by application, as
+ScreenSpot-Pro's files are, that is one or two applications and says nothing of the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable, Mapping, Sequence
+
+#: the seed of the choice when ``--seed`` is not given
+DEFAULT_SEED = 0
+
+
+def seed_of(seed: int | None) -> int:
+    """The seed the choice uses: ``--seed``, else :data:`DEFAULT_SEED`."""
+    return DEFAULT_SEED if seed is None else seed
+
+
+def stratum(tags: Mapping[str, str], strata: Sequence[str]) -> tuple[str, ...]:
+    """A case's category: its values of the tags ``strata`` in that order (a tag it lacks counts as the empty value)."""
+    return tuple(str(tags.get(tag) or "") for tag in strata)
+
+
+def _digest(seed: int, text: str) -> bytes:
+    return hashlib.sha256(f"{seed}\x00{text}".encode("utf-8")).digest()[:8]
+
+
+def choose(cases: Iterable[tuple[str, str, tuple[str, ...]]], n: int, seed: int) -> set[str]:
+    """The ids of the cases kept by ``--limit=n``: ``cases`` are ``(case id, suite, category)``; per suite, ``n`` of its
+    cases (all of them when it has no more), spread over its categories in proportion to their sizes (module docstring)."""
+    suites: dict[str, list[tuple[tuple[str, ...], bytes, str]]] = {}
+    for case_id, suite, category in cases:
+        suites.setdefault(suite, []).append((category, _digest(seed, case_id), case_id))
+    kept: set[str] = set()
+    for suite, members in suites.items():
+        members.sort()
+        m = len(members)
+        k = min(n, m)
+        # one start in [0, m), then every m/k-th case: positions floor((start + i * m) / k), i < k, all distinct and
+        # below m; a run of s consecutive cases (one category) holds floor or ceil of s * k / m of them
+        start = int.from_bytes(_digest(seed, suite), "big") % m
+        kept.update(members[(start + i * m) // k][2] for i in range(k))
+    return kept
+
+
+def narrowing(keyword: str, markexpr: str, deselect: Sequence[str], node_ids: bool) -> tuple[str, ...]:
+    """pytest's own selections a run was given, as a report names them: ``-k``, ``-m``, ``--deselect``, node ids."""
+    out = [f"-k {keyword!r}"] if keyword else []
+    out += [f"-m {markexpr!r}"] if markexpr else []
+    out += [f"--deselect ({len(deselect)})"] if deselect else []
+    out += ["node ids"] if node_ids else []
+    return tuple(out)
