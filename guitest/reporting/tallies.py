@@ -59,6 +59,25 @@ def counts(results: Iterable[Mapping[str, Any]], left_out: frozenset[str] = LEFT
     return out
 
 
+def exact_accuracy(results: Iterable[Mapping[str, Any]], left_out: frozenset[str] = LEFT_OUT) -> float | None:
+    """The accuracy :func:`counts` gives, not rounded: hits over the scored cases as the float nearest to that fraction
+    (``hits / scored`` in Python, bit for bit; with repeats, avg@k), None when no case was scored."""
+    hits = scored = 0
+    shares: list[Fraction] = []
+    for result in results:
+        runs = result["attempts"] if result.get("attempts") else [result]
+        counted = [run["verdict"] for run in runs if run["verdict"] not in left_out]
+        if len(runs) > 1:
+            if counted:
+                shares.append(Fraction(counted.count(HIT), len(counted)))
+        elif counted:
+            hits, scored = hits + (counted[0] == HIT), scored + 1
+    if not shares:
+        return hits / scored if scored else None
+    shares += [Fraction(1)] * hits + [Fraction(0)] * (scored - hits)
+    return float(sum(shares, Fraction(0)) / len(shares))
+
+
 def _is_score(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
