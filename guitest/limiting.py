@@ -1,22 +1,22 @@
 """``--limit=N``: a first try of N cases of each suite, spread over the suite's categories as the whole suite is.
 
-Per suite file, among the cases still selected when guitest chooses (after ``-k``, ``-m``, ``--deselect`` and node ids;
-before ``--shard`` splits them and before pytest's ``--lf`` keeps the failed ones), the N cases are a systematic sample
-of the cases ordered by category: by their values of the suite's breakdown tags, in the suite's order (ScreenSpot-Pro:
-group, application, platform, ui_type), and within one category by a hash of the seed and the case's id. Every
-category, and every combination of the first tags, then gets its share of the N in proportion to its size, rounded
-down or up (a category of a tenth of the cases gets a tenth of the N, give or take one); which of its cases come out
-is the seed's. The choice is a pure function of the cases' ids, their tags, N and the seed (``--seed``, 0 when not
-given), never of their order or of the process: every xdist worker, every shard and a re-run pick the same cases.
+Per suite file, among the cases every other selection left (``-k``, ``-m``, ``--deselect``, node ids, and pytest's
+``--lf``, which keeps the cases that failed), before ``--shard`` splits them, the N cases are a systematic sample of the
+cases ordered by category: by their values of the suite's breakdown tags, in the suite's order (ScreenSpot-Pro: group,
+application, platform, ui_type), and within one category by a hash of the seed and the case's id. Every category, and
+every combination of the first tags, then gets its share of the N in proportion to its size, rounded down or up (a
+category of a tenth of the cases gets a tenth of the N, give or take one); which of its cases come out is the seed's.
+The choice is a pure function of the cases' ids, their tags, N and the seed (``--seed``, 0 when not given), never of
+their order or of the process: every xdist worker, every shard and a re-run pick the same cases.
 
-lmms-eval and evalscope take the first N rows instead (docs/selection.md): in a data set sorted by application, as
-ScreenSpot-Pro's files are, that is one or two applications and says nothing of the rest.
+lmms-eval and evalscope take the first N rows instead (docs/selection.md): where a data set's rows come grouped, as
+ScreenSpot-Pro's files come one application each, that tries one application and says nothing of the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 #: the seed of the choice when ``--seed`` is not given
 DEFAULT_SEED = 0
@@ -32,26 +32,32 @@ def stratum(tags: Mapping[str, str], strata: Sequence[str]) -> tuple[str, ...]:
     return tuple(str(tags.get(tag) or "") for tag in strata)
 
 
-def _digest(seed: int, text: str) -> bytes:
-    return hashlib.sha256(f"{seed}\x00{text}".encode("utf-8")).digest()[:8]
-
-
 def choose(cases: Iterable[tuple[str, str, tuple[str, ...]]], n: int, seed: int) -> set[str]:
     """The ids of the cases kept by ``--limit=n``: ``cases`` are ``(case id, suite, category)``; per suite, ``n`` of its
     cases (all of them when it has no more), spread over its categories in proportion to their sizes (module docstring)."""
-    suites: dict[str, list[tuple[tuple[str, ...], bytes, str]]] = {}
+    salt = hashlib.sha256(f"{seed}\x00".encode("utf-8"))
+    suites: dict[str, list[tuple[tuple[str, ...], str]]] = {}
     for case_id, suite, category in cases:
-        suites.setdefault(suite, []).append((category, _digest(seed, case_id), case_id))
+        suites.setdefault(suite, []).append((category, case_id))
     kept: set[str] = set()
     for suite, members in suites.items():
-        members.sort()
-        m = len(members)
+        # one integer per case, its category's rank above a hash of its id: sorted as (category, hash), ties by id
+        rank = {category: r for r, category in enumerate(sorted({category for category, _ in members}))}
+        order = sorted(((rank[category] << 64) | _hash(salt, case_id), case_id) for category, case_id in members)
+        m = len(order)
         k = min(n, m)
         # one start in [0, m), then every m/k-th case: positions floor((start + i * m) / k), i < k, all distinct and
         # below m; a run of s consecutive cases (one category) holds floor or ceil of s * k / m of them
-        start = int.from_bytes(_digest(seed, suite), "big") % m
-        kept.update(members[(start + i * m) // k][2] for i in range(k))
+        start = _hash(salt, suite) % m
+        kept.update(order[(start + i * m) // k][1] for i in range(k))
     return kept
+
+
+def _hash(salt: Any, text: str) -> int:
+    """64 bits of SHA-256 of the seed and ``text``."""
+    h = salt.copy()
+    h.update(text.encode("utf-8"))
+    return int.from_bytes(h.digest()[:8], "big")
 
 
 def narrowing(keyword: str, markexpr: str, deselect: Sequence[str], node_ids: bool) -> tuple[str, ...]:
