@@ -2,10 +2,13 @@
 
 Per suite file, among the cases every other selection left (``-k``, ``-m``, ``--deselect``, node ids, and pytest's
 ``--lf``, which keeps the cases that failed), before ``--shard`` splits them, the N cases are a systematic sample of the
-cases ordered by category: by their values of the suite's breakdown tags, in the suite's order (ScreenSpot-Pro: group,
-application, platform, ui_type), and within one category by a hash of the seed and the case's id. Every category, and
-every combination of the first tags, then gets its share of the N in proportion to its size, rounded down or up (a
-category of a tenth of the cases gets a tenth of the N, give or take one); which of its cases come out is the seed's.
+cases ordered by category (:func:`strata`: the tags of the suite's first cross breakdown, the table the benchmark
+publishes, then its other breakdown tags; ScreenSpot-Pro: group, ui_type, application, platform), and within one
+category by a hash of the seed and the case's id. Every value of the first tag, and every combination of the first
+tags (each group, each group's text and icon cases, ...), then gets its share of the N in proportion to its size,
+rounded down or up (a category of a tenth of the cases gets a tenth of the N, give or take one), the later tags nearly
+so; which of a category's cases come out is the seed's. Every case is chosen with the same chance, N in the number
+selected, so a first try's accuracy estimates the whole selection's.
 The choice is a pure function of the cases' ids, their tags, N and the seed (``--seed``, 0 when not given), never of
 their order or of the process: every xdist worker, every shard and a re-run pick the same cases.
 
@@ -25,6 +28,13 @@ DEFAULT_SEED = 0
 def seed_of(seed: int | None) -> int:
     """The seed the choice uses: ``--seed``, else :data:`DEFAULT_SEED`."""
     return DEFAULT_SEED if seed is None else seed
+
+
+def strata(tables: Sequence[str], cross: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The tags a suite's cases are ordered by: its first ``cross`` breakdown's (ScreenSpot-Pro's group x text/icon,
+    ScreenSpot's split x text/icon, MMBench-GUI L2's basic/advanced x platform), then its other breakdown ``tables``."""
+    first = tuple(cross[0]) if cross else ()
+    return first + tuple(tag for tag in tables if tag not in first)
 
 
 def stratum(tags: Mapping[str, str], strata: Sequence[str]) -> tuple[str, ...]:

@@ -171,7 +171,7 @@ class CaseError(Exception):
 class SuiteFile(pytest.File):
     """A ``suite.yaml``: one item per sample of its data set."""
 
-    strata: tuple[str, ...] = ()  # the tags --limit spreads the cases over (the suite's breakdown)
+    strata: tuple[str, ...] = ()  # the tags --limit spreads the cases over (guitest.limiting.strata)
 
     def collect(self) -> Iterator[pytest.Item]:
         session = self.config.stash[STATE].session
@@ -179,7 +179,7 @@ class SuiteFile(pytest.File):
             suite, samples, task, live = session.read_suite(self.path, self.nodeid)
         except SuiteError as exc:  # may quote the data: an escape sequence in a row must not reach the terminal
             raise self.CollectError(printable(f"guitest: {exc}")) from None
-        self.strata = suite.tables
+        self.strata = limiting.strata(suite.tables, suite.cross)
         session.suites.note_total(self.nodeid, len(samples))
         template = prompt_text(suite)
         marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags

@@ -255,8 +255,8 @@ class RunConfig:
     limit: int | None = option(
         metavar="N",
         check=_at_least_one,
-        help="a first try: run N cases of each suite, spread over its categories in proportion (stratified by its breakdown tags, chosen by --seed, 0 when not given), "
-        "after -k/-m and before --shard; every report says it is a subset, and guitest leaderboard refuses it (docs/selection.md)",
+        help="a first try: run N cases of each suite, spread over its categories in proportion (stratified by its first cross breakdown, then its other breakdown tags; chosen by --seed, 0 when not given), "
+        "among what -k, -m and --lf left, before --shard; every report says it is a subset, and guitest leaderboard refuses it (docs/selection.md)",
     )
     gate_exit_code: int = option(DEFAULT_EXIT_CODE, metavar="N", check=_not_pytests_own, help=f"exit status of a failed gate (default {DEFAULT_EXIT_CODE})")
     max_cost: float | None = option(

@@ -201,7 +201,7 @@ class SuiteReports:
         config = self.config
         skipped = sum(nodeid in self.skipped for nodeid in self.selected.get(key, []))
         by = [*config.selected_by, *(["--lf"] if config.last_failed else []), *([f"{skipped} skipped"] if skipped else [])]
-        limit: LimitRecord | None = {"n": config.limit, "seed": limiting.seed_of(config.seed), "strata": list(suite.tables)} if config.limit and suite else None
+        limit: LimitRecord | None = {"n": config.limit, "seed": limiting.seed_of(config.seed), "strata": list(limiting.strata(suite.tables, suite.cross))} if config.limit and suite else None
         return {"n_suite": self.totals.get(key) if suite else None, "subset": False, "by": by, "limit": limit}
 
     def _manifest(self, key: str, suite: Suite | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from guitest.suite import load_suite
 
 PRO = SHARED_DATA / "screenspot_pro"
 PRO_TAGS = ("group", "application", "platform", "ui_type")
+PRO_STRATA = limiting.strata(PRO_TAGS, [["group", "ui_type"], ["platform", "ui_type"]])  # its suite.yaml's tags and cross
 #: 24 cases: 18 desktop, 6 mobile; a third of each icons; sources windows, macos (desktop), ios (mobile)
 ROWS = [
     (split, f"shot{n}.png", (400, 300), [(10 * k, 10, 30, 30, f"target {n}-{k}", "icon" if k % 3 == 0 else "text", source) for k in range(6)])
@@ -32,7 +33,7 @@ def pro_cases() -> list[tuple[str, str, tuple[str, ...]]]:
     for path in sorted(PRO.glob("*.json")):
         for row in json.loads(path.read_text()):
             case_id = "-".join(str(row[t]) for t in (*PRO_TAGS, "id"))
-            cases.append((f"suites/screenspot_pro/suite.yaml::{case_id}", "suites/screenspot_pro/suite.yaml", limiting.stratum(row, PRO_TAGS)))
+            cases.append((f"suites/screenspot_pro/suite.yaml::{case_id}", "suites/screenspot_pro/suite.yaml", limiting.stratum(row, PRO_STRATA)))
     return cases
 
 
@@ -48,14 +49,15 @@ def within_share(chosen: set[str], cases: list[tuple[str, str, tuple[str, ...]]]
 @pytest.mark.skipif(not PRO.is_dir(), reason=f"real annotations not found at {PRO} (see ../shared/data/README.md)")
 def test_a_first_try_of_screenspot_pro_spreads_over_its_groups_and_applications_in_proportion() -> None:
     cases = pro_cases()
-    assert len(cases) == 1581
-    chosen = limiting.choose(cases, 50, 0)
-    assert len(chosen) == 50
-    for depth in (1, 2, 4):  # each group, each application in it, each application x text/icon
-        within_share(chosen, cases, depth, 50)
-    assert len({category[1] for case_id, _, category in cases if case_id in chosen}) >= 24  # of 26 applications
+    assert len(cases) == 1581 and PRO_STRATA == ("group", "ui_type", "application", "platform")
+    for n in (20, 50):
+        chosen = limiting.choose(cases, n, 0)
+        assert len(chosen) == n
+        for depth in (1, 2, 3):  # each group, each group's text and icon cases (the leaderboard's cells), each application's
+            within_share(chosen, cases, depth, n)
+    assert len({category[2] for case_id, _, category in cases if case_id in chosen}) >= 24  # of 26 applications
     # the first 50 cases in the order they are read are one application's: a first-N limit would try android_studio alone
-    assert {category[1] for _, _, category in cases[:50]} == {"android_studio"}
+    assert {category[2] for _, _, category in cases[:50]} == {"android_studio"}
     # a pure function of the ids, the tags and the seed: any order of collection, any process
     shuffled = cases[:]
     random.Random(1).shuffle(shuffled)
@@ -91,7 +93,7 @@ def expected(folder: Path, n: int, seed: int, keyword: str | None = None) -> set
     suite = load_suite(folder / "suite.yaml")
     samples = read_suite_samples(suite, str(folder / "data"))
     key = "suites/tiny/suite.yaml"
-    cases = [(f"{key}::{s.id}", key, limiting.stratum(s.tags, suite.tables)) for s in samples if keyword is None or keyword in s.tags.values()]
+    cases = [(f"{key}::{s.id}", key, limiting.stratum(s.tags, limiting.strata(suite.tables, suite.cross))) for s in samples if keyword is None or keyword in s.tags.values()]
     return {node.split("::")[1] for node in limiting.choose(cases, n, seed)}
 
 
