@@ -29,7 +29,7 @@ from .errors import GuitestError
 from .models.endpoints import merged_stats
 from .suite import load_suite
 from .tasks import load_task, task_named
-from .reporting import builder, html
+from .reporting import builder, html, summary
 from .reporting import gate as gate_mod
 from .reporting import report as report_mod
 from .reporting.document import CacheRecord, Report, RunRecord, SelectionRecord, from_json
@@ -227,6 +227,9 @@ def run(args: Any) -> int:
     paths = write(report, args.report_dir, lines)
     table = report_mod.text_table(report, lines)
     print(f"guitest merge: {report['suite']['name']}: {len(args.reports)} shard(s), {report['n_results']} results of {report['n_selected']} selected cases")
+    part = summary.subset_sentence(report)
+    if part:
+        print(part)
     print("\n".join(table))
     if not report["complete"]:
         print(f"INCOMPLETE: {len(report['missing'])} case(s) or part(s) missing: {', '.join(report['missing'][:5])}")
@@ -234,7 +237,7 @@ def run(args: Any) -> int:
     if gate["failures"]:
         print("GATE FAILED: " + "; ".join(gate["failures"]))
     elif gate["passed"]:
-        print("gate passed")
+        print("gate passed" + summary.subset_suffix(report))
     print("reports: " + ", ".join(str(p) for p in paths))
     if gate["failures"]:
         return int(args.gate_exit_code)

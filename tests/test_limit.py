@@ -118,7 +118,7 @@ def test_a_limited_run_is_the_same_labelled_subset_serial_and_under_xdist(pytest
     assert said.replace("'", "&#x27;") in page and "gate passed on a SUBSET (8 of the suite&#x27;s 24 cases)" in page
 
 
-def test_limit_chooses_after_k_and_lf_before_the_shard(pytester: pytest.Pytester) -> None:
+def test_limit_chooses_after_k_and_lf_before_the_shard(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     from guitest.cli import main
 
     folder = write_suite(pytester.path / "suites" / "tiny", rows=ROWS)
@@ -132,10 +132,12 @@ def test_limit_chooses_after_k_and_lf_before_the_shard(pytester: pytest.Pytester
         assert parts[-1] == {i for i in chosen if sharding.part_of(f"suites/tiny/suite.yaml::{i}", 2) == k}
         assert report["selection"]["by"] == ["-k 'text'"] and report["selection"]["subset"]
     assert parts[0] | parts[1] == chosen and len(chosen) == 4
+    capsys.readouterr()
     assert main(["merge", "s1/tiny.json", "s2/tiny.json", f"--rootdir={pytester.path}", f"--report-dir={pytester.path / 'merged'}"]) == 0
     merged = json.loads((pytester.path / "merged" / "tiny.json").read_text())
     assert merged["n_selected"] == 4 and merged["selection"] == {"n_suite": 24, "subset": True, "by": ["-k 'text'"], "limit": {"n": 4, "seed": 0, "strata": ["split", "data_type", "data_source"]}}
     assert "SUBSET: 4 of the suite's 24 cases" in (pytester.path / "merged" / "tiny.md").read_text()
+    assert "SUBSET: 4 of the suite's 24 cases (--limit=4: spread over split, data_type, data_source, seed 0; -k 'text')" in capsys.readouterr().out
 
     # the cases a limited run left failed: --lf runs them (--limit, given again, chooses among them: all two), and its
     # report folds into the limited run's, which it covers
