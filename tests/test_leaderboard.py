@@ -232,3 +232,19 @@ def test_a_report_built_from_part_of_its_suite_records_it_and_its_gate_says_so()
         selection={"n_suite": 1581, "subset": False, "by": ["--lf"], "limit": None},
     )  # type: ignore[arg-type]
     assert again["selection"] == {"n_suite": 1581, "subset": True, "by": [], "limit": limit} and again["n_selected"] == 60
+
+
+def test_the_exact_accuracy_is_the_tables_own_unrounded_with_or_without_repeats() -> None:
+    from guitest.reporting.tallies import counts, exact_accuracy
+
+    rng = random.Random(1)
+    verdicts = ["hit", "miss", "error", "unparsed"]
+    for _ in range(300):
+        repeated = rng.random() < 0.5
+        cases = [
+            {"id": str(i), "verdict": "hit", "attempts": [{"verdict": rng.choice(verdicts)} for _ in range(rng.randint(1, 4))]} if repeated else {"id": str(i), "verdict": rng.choice(verdicts)}
+            for i in range(rng.randint(1, 40))
+        ]
+        table, exact = counts(cases)["accuracy"], exact_accuracy(cases)
+        assert (table is None and exact is None) or round(exact, 6) == table  # type: ignore[arg-type]
+    assert exact_accuracy([{"id": "a", "verdict": "hit"}, {"id": "b", "verdict": "miss"}, {"id": "c", "verdict": "miss"}]) == 1 / 3
