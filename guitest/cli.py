@@ -127,9 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="a report as an entry of the grounding leaderboard (ScreenSpot-Pro, ScreenSpot-v2), or set beside one of its rows",
         description=(
             "Write a ScreenSpot-Pro or ScreenSpot-v2 report as an entry in the schema of GUI-Agent/grounding-leaderboard "
-            "(results/screenspot_pro.json: per group and per application {icon, text, avg}, and overall; fractions 0-1). "
-            "With --against, print field by field where it differs from a row of a leaderboard file. Exit 0; 2 for a "
-            "report that is not such a run, incomplete, or a file that cannot be read."
+            "(results/screenspot_pro.json: per group and per application {icon, text, avg}, and overall; fractions 0-1, at "
+            "full precision). With --against, print field by field where it differs from a row of a leaderboard file. Exit 0; "
+            "2 for a report that is not such a run, incomplete, of part of its suite (-k, -m, --limit, --shard; write it "
+            "with --subset, labelled), or a file that cannot be read."
         ),
     )
     leaderboard.add_arguments(lb)

@@ -29,10 +29,10 @@ from .errors import GuitestError
 from .models.endpoints import merged_stats
 from .suite import load_suite
 from .tasks import load_task, task_named
-from .reporting import builder, html
+from .reporting import builder, html, summary
 from .reporting import gate as gate_mod
 from .reporting import report as report_mod
-from .reporting.document import CacheRecord, Report, RunRecord, from_json
+from .reporting.document import CacheRecord, Report, RunRecord, SelectionRecord, from_json
 from .verdict import CaseResult
 
 #: where a model was served and how fast it was asked, which shards on different hosts may differ in (their own
@@ -49,6 +49,7 @@ SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
     ("manifest.digests", lambda r: (r.get("manifest") or {}).get("digests"), "prompt, system or runner texts"),
     ("run.success_rule", lambda r: r["run"].get("success_rule"), "success rule"),
     ("gate.thresholds", lambda r: r["gate"].get("thresholds"), "gate thresholds"),
+    ("selection", lambda r: _selected_as(r.get("selection")), "selection of cases (-k, -m, --limit, the suite's total)"),
 )
 
 
@@ -73,6 +74,12 @@ def _model_itself(model: dict[str, Any]) -> dict[str, Any]:
     if isinstance(value.get("settings"), dict):
         value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
     return value
+
+
+def _selected_as(selection: SelectionRecord | None) -> dict[str, Any] | None:
+    """What the shards of one run selected alike: the suite's total, what narrowed the run and its --limit (each shard's
+    ``subset`` is its own: a part is one)."""
+    return {k: v for k, v in selection.items() if k != "subset"} if selection is not None else None
 
 
 def check(reports: list[tuple[Path, Report]]) -> tuple[int, list[int]]:
@@ -177,6 +184,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
         limits=first["gate"].get("thresholds") or gate_mod.thresholds({}, None),
         allow_unknown_state=allow_unknown_state,
         unaccounted=[f"(part {k}/{n} of the run: its report was not given)" for k in absent],
+        selection={**first["selection"], "by": list(first["selection"]["by"])} if "selection" in first else None,
     )
     if "manifest" in first:  # the shards read the same files with the same texts (checked above): the first's stands for all
         report["manifest"] = first["manifest"]
@@ -219,6 +227,9 @@ def run(args: Any) -> int:
     paths = write(report, args.report_dir, lines)
     table = report_mod.text_table(report, lines)
     print(f"guitest merge: {report['suite']['name']}: {len(args.reports)} shard(s), {report['n_results']} results of {report['n_selected']} selected cases")
+    part = summary.subset_sentence(report)
+    if part:
+        print(part)
     print("\n".join(table))
     if not report["complete"]:
         print(f"INCOMPLETE: {len(report['missing'])} case(s) or part(s) missing: {', '.join(report['missing'][:5])}")
@@ -226,7 +237,7 @@ def run(args: Any) -> int:
     if gate["failures"]:
         print("GATE FAILED: " + "; ".join(gate["failures"]))
     elif gate["passed"]:
-        print("gate passed")
+        print("gate passed" + summary.subset_suffix(report))
     print("reports: " + ", ".join(str(p) for p in paths))
     if gate["failures"]:
         return int(args.gate_exit_code)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pytest
 
 from . import bundled
+from . import limiting
 from . import sharding
 from .errors import SuiteError
 from .gcpause import CollectorPause
@@ -75,6 +76,7 @@ def run_config(config: pytest.Config) -> RunConfig:
         collect_only=bool(opt.collectonly),
         workers=getattr(opt, "numprocesses", None) or 0,
         pytest_args=tuple(config.invocation_params.args),
+        selected_by=limiting.narrowing(opt.keyword, opt.markexpr, getattr(opt, "deselect", None) or (), any("::" in str(a) for a in config.args)),
     )
 
 
@@ -169,12 +171,16 @@ class CaseError(Exception):
 class SuiteFile(pytest.File):
     """A ``suite.yaml``: one item per sample of its data set."""
 
+    strata: tuple[str, ...] = ()  # the tags --limit spreads the cases over (guitest.limiting.strata)
+
     def collect(self) -> Iterator[pytest.Item]:
         session = self.config.stash[STATE].session
         try:
             suite, samples, task, live = session.read_suite(self.path, self.nodeid)
         except SuiteError as exc:  # may quote the data: an escape sequence in a row must not reach the terminal
             raise self.CollectError(printable(f"guitest: {exc}")) from None
+        self.strata = limiting.strata(suite.tables, suite.cross)
+        session.suites.note_total(self.nodeid, len(samples))
         template = prompt_text(suite)
         marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags
         for sample in samples:
@@ -326,20 +332,29 @@ class GuitestHooks:
             self.config.workeroutput["guitest_cache"] = self.session.worker_cache()  # type: ignore[attr-defined]
         if self.session.is_worker and self.session.suites.deselected:
             self.config.workeroutput["guitest_deselected"] = [self.session.suites.deselected, sorted(self.session.suites.deselected_tags)]  # type: ignore[attr-defined]
+        if self.session.is_worker:
+            self.config.workeroutput["guitest_totals"] = self.session.suites.totals  # type: ignore[attr-defined]
         session.exitstatus = exit_status(session.exitstatus, code)
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        if not self.session.config.shard:
-            return
-        part, parts = sharding.parse(self.session.config.shard)
-        kept: list[pytest.Item] = []
-        left: list[pytest.Item] = []
-        for item in items:  # only guitest's cases are split; other tests run in every part
-            (left if isinstance(item, GuitestItem) and sharding.part_of(item.nodeid, parts) != part else kept).append(item)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Any:
+        # After every other selection: -k, -m, --deselect, and --lf's, which is a wrapper too but registered before this
+        # one, so inside it. --limit chooses among what they left, then --shard splits the choice; only guitest's cases.
+        outcome = yield
+        run = self.session.config
+        if not run.limit and not run.shard:
+            return outcome
+        cases = [item for item in items if isinstance(item, GuitestItem)]
+        chosen = None
+        if run.limit:
+            strata = [(item.nodeid, item.parent.nodeid, limiting.stratum(item.sample.tags, getattr(item.parent, "strata", ()))) for item in cases if item.parent is not None]
+            chosen = limiting.choose(strata, run.limit, limiting.seed_of(run.seed))
+        shard = sharding.parse(run.shard) if run.shard else None
+        left = {id(item) for item in cases if (chosen is not None and item.nodeid not in chosen) or (shard is not None and sharding.part_of(item.nodeid, shard[1]) != shard[0])}
         if left:
-            items[:] = kept
-            config.hook.pytest_deselected(items=left)
+            config.hook.pytest_deselected(items=[item for item in items if id(item) in left])
+            items[:] = [item for item in items if id(item) not in left]
+        return outcome
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         cases = [item for item in items if isinstance(item, GuitestItem)]
@@ -407,6 +422,8 @@ class XdistHooks:
         if output.get("guitest_deselected"):
             n, tags = output["guitest_deselected"]
             self.session.suites.note_deselected(n, {(str(k), str(v)) for k, v in tags}, same_cases=True)
+        for key, n in (output.get("guitest_totals") or {}).items():
+            self.session.suites.note_total(key, n)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under ``--dist load`` (what ``-n`` uses by default): xdist's scheduling with every worker's queue kept

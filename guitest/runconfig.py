@@ -252,6 +252,12 @@ class RunConfig:
         check=_shard,
         help="run part K of N of the selected cases, the same part on every run and machine (each case's part is a hash of its id); merge the parts' reports with `guitest merge` (README, Shards)",
     )
+    limit: int | None = option(
+        metavar="N",
+        check=_at_least_one,
+        help="a first try: run N cases of each suite, spread over its categories in proportion (stratified by its first cross breakdown, then its other breakdown tags; chosen by --seed, 0 when not given), "
+        "among what -k, -m and --lf left, before --shard; every report says it is a subset, and guitest leaderboard refuses it (docs/selection.md)",
+    )
     gate_exit_code: int = option(DEFAULT_EXIT_CODE, metavar="N", check=_not_pytests_own, help=f"exit status of a failed gate (default {DEFAULT_EXIT_CODE})")
     max_cost: float | None = option(
         metavar="DOLLARS",
@@ -274,12 +280,14 @@ class RunConfig:
         help="dollars per million tokens of your own models or negotiated rates (YAML or JSON, README 'What a run cost'); a model it does not name is priced by genai-prices; off: tokens only",
     )
 
-    # what pytest was told: the rootdir, --lf, --collect-only, -n, and the command line (for the report)
+    # what pytest was told: the rootdir, --lf, --collect-only, -n, the command line (for the report), and its own
+    # selections (-k, -m, --deselect, node ids: guitest.limiting.narrowing)
     rootdir: str = "."
     last_failed: bool = False
     collect_only: bool = False
     workers: int = 0
     pytest_args: tuple[str, ...] = ()
+    selected_by: tuple[str, ...] = ()
 
     @property
     def in_flight(self) -> int:

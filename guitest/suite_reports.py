@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import bundled
+from . import limiting
 from . import manifest
 from .datapath import data_folder, describe_data
 from .formats import annotation_files
@@ -21,7 +22,7 @@ from .reporting import builder, summary, writer
 from .reporting import compare as compare_mod
 from .reporting import gate as gate_mod
 from .reporting import report as report_mod
-from .reporting.document import CacheRecord, Report, RunRecord, SuiteRecord
+from .reporting.document import CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord, SuiteRecord
 from .secrets import scrub_args
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
 from .tasks import Task, load_task
@@ -47,6 +48,7 @@ class SuiteReports:
         self.data_root, self.data_root_source = data_root, data_root_source
         self.report_dir = config.report_folder
         self.selected: dict[str, list[str]] = {}  # per suite (its file, or a Python test module): node ids selected
+        self.totals: dict[str, int] = {}  # per suite file: the cases it has, before any selection (an xdist worker's, on the controller)
         self.results: dict[str, list[CaseResult]] = {}
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
         self.not_asked: dict[str, str] = {}  # node id -> why the run's budget kept the case from asking (missing, for --lf)
@@ -70,6 +72,10 @@ class SuiteReports:
             key = suite_key(nodeid)
             if key is not None:
                 self.selected.setdefault(key, []).append(nodeid)
+
+    def note_total(self, key: str, n: int) -> None:
+        """Suite file ``key`` has ``n`` cases, before -k, -m, --limit or any other selection (every xdist worker says the same)."""
+        self.totals[key] = int(n)
 
     def note_python(self, path: str, nodeid: str) -> None:
         """A Python test over a guitest sample was selected (its module is its suite)."""
@@ -174,9 +180,29 @@ class SuiteReports:
         run.update(run_extra(results))
         run.update(rule)  # type: ignore[typeddict-item]  # {"success_rule": ...} or nothing
         limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
-        report = builder.suite_report(shape, task, model=model, results=results, selected=selected, run=run, limits=limits, allow_unknown_state=config.allow_unknown_state, previous=previous)
+        report = builder.suite_report(
+            shape,
+            task,
+            model=model,
+            results=results,
+            selected=selected,
+            run=run,
+            limits=limits,
+            allow_unknown_state=config.allow_unknown_state,
+            previous=previous,
+            selection=self._selection(key, suite),
+        )
         report["manifest"] = self._manifest(key, suite)
         return report
+
+    def _selection(self, key: str, suite: Suite | None) -> SelectionRecord:
+        """Which part of suite ``key`` this run selected: the suite file's total, what narrowed the run, its --limit
+        (the builder says whether that is a subset, once --lf has folded the run into the previous report)."""
+        config = self.config
+        skipped = sum(nodeid in self.skipped for nodeid in self.selected.get(key, []))
+        by = [*config.selected_by, *(["--lf"] if config.last_failed else []), *([f"{skipped} skipped"] if skipped else [])]
+        limit: LimitRecord | None = {"n": config.limit, "seed": limiting.seed_of(config.seed), "strata": list(limiting.strata(suite.tables, suite.cross))} if config.limit and suite else None
+        return {"n_suite": self.totals.get(key) if suite else None, "subset": False, "by": by, "limit": limit}
 
     def _manifest(self, key: str, suite: Suite | None) -> dict[str, Any]:
         """What a re-run needs and two runs may differ by (:mod:`guitest.manifest`): versions, the suite file's and the

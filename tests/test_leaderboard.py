@@ -1,15 +1,19 @@
 """A ScreenSpot-Pro or -v2 report written as a grounding-leaderboard entry (GUI-Agent/grounding-leaderboard, its
-results/*.json schema at ef17af0): every figure equals the report's own breakdown, and --against sets it beside a row."""
+results/*.json schema at ef17af0): every figure is the report's own accuracy at full precision, bit for bit what the
+leaderboard's submission notebook builds from the official script's file of the same replies; a run of part of the
+suite is refused unless --subset, and the entry then says so; --against sets an entry beside a row."""
 
 from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
 
-from guitest.reporting import leaderboard
+from builders import REPO, SHARED_DATA
+from guitest.reporting import builder, leaderboard
 from guitest.reporting import report as report_mod
 
 GROUPS = {"CAD": ["autocad", "solidworks"], "Dev": ["vscode", "pycharm"], "Office": ["word"]}
@@ -26,7 +30,7 @@ def pro_report(seed: int = 3) -> dict:
                 cases.append(
                     {"id": f"{group}-{app}-{kind}-{i}", "verdict": verdict, "tags": {"group": group, "application": app, "platform": "windows", "ui_type": kind}, "prediction": None, "response": None}
                 )
-    return report_mod.build(
+    report = report_mod.build(
         suite={"name": "screenspot_pro", "path": "suites/screenspot_pro/suite.yaml", "format": "screenspot_pro", "task": "grounding"},
         model={"spec": "openai:m"},
         results=cases,  # type: ignore[arg-type]
@@ -36,7 +40,14 @@ def pro_report(seed: int = 3) -> dict:
         cross=[["group", "ui_type"], ["platform", "ui_type"]],
         gate={},
         run={},
-    )  # type: ignore[return-value]
+    )
+    report["selection"] = {"n_suite": len(cases), "subset": False, "by": [], "limit": None}  # the whole suite
+    return report  # type: ignore[return-value]
+
+
+def exact(row: dict) -> float:
+    """A table row's accuracy unrounded: its hits over its cases not in error."""
+    return row["hit"] / (row["n"] - row["error"])
 
 
 def test_every_figure_is_the_reports_own() -> None:
@@ -45,11 +56,13 @@ def test_every_figure_is_the_reports_own() -> None:
     results = made["openai:m"]["results"]
     cells = report["breakdown"]["group/ui_type"]
     for group in GROUPS:
-        assert results["group"][group] == {"icon": cells[f"{group}/icon"]["accuracy"], "text": cells[f"{group}/text"]["accuracy"], "avg": report["breakdown"]["group"][group]["accuracy"]}
+        assert results["group"][group] == {"icon": exact(cells[f"{group}/icon"]), "text": exact(cells[f"{group}/text"]), "avg": exact(report["breakdown"]["group"][group])}
     for app in (a for apps in GROUPS.values() for a in apps):
-        assert results["application"][app]["avg"] == report["breakdown"]["application"][app]["accuracy"]
+        assert results["application"][app]["avg"] == exact(report["breakdown"]["application"][app])
     by_type = report["breakdown"]["ui_type"]
-    assert results["overall"] == {"icon": by_type["icon"]["accuracy"], "text": by_type["text"]["accuracy"], "avg": report["overall"]["accuracy"]}
+    assert results["overall"] == {"icon": exact(by_type["icon"]), "text": exact(by_type["text"]), "avg": exact(report["overall"])}
+    # the report's tables keep six decimals of the same figures
+    assert round(results["overall"]["avg"], 6) == report["overall"]["accuracy"] and results["overall"]["avg"] != report["overall"]["accuracy"]
 
 
 def test_overall_avg_is_micro_as_the_leaderboard_rows_are() -> None:
@@ -60,8 +73,10 @@ def test_overall_avg_is_micro_as_the_leaderboard_rows_are() -> None:
     report = report_mod.build(
         suite={"name": "screenspot_pro", "path": "p", "format": "f", "task": "grounding"}, model={"spec": "m"}, results=cases, n_selected=1581, missing=[], tags=["ui_type"], cross=[], gate={}, run={}
     )  # type: ignore[arg-type]
+    report["selection"] = {"n_suite": 1581, "subset": False, "by": [], "limit": None}
     overall = leaderboard.entry(report, "screenspot_pro")["m"]["results"]["overall"]
-    assert overall == pytest.approx({"icon": 0.45364238410596025, "text": 0.7031729785056294, "avg": 0.6078431372549019}, abs=1e-6)
+    # at full precision, as the row holds them (the report's tables keep six decimals: 0.453642)
+    assert overall == {"icon": 0.45364238410596025, "text": 0.7031729785056294, "avg": 0.6078431372549019}
 
 
 def test_v2_and_refusals(tmp_path: Path) -> None:
@@ -71,7 +86,7 @@ def test_v2_and_refusals(tmp_path: Path) -> None:
     for case in report["cases"]:
         case["tags"] |= {"split": "desktop", "data_type": case["tags"]["ui_type"]}
     made = leaderboard.entry(report, "screenspot_v2", name="mine")  # type: ignore[arg-type]
-    assert set(made["mine"]["results"]) == {"platform", "overall_avg"} and made["mine"]["results"]["overall_avg"] == report["overall"]["accuracy"]
+    assert set(made["mine"]["results"]) == {"platform", "overall_avg"} and made["mine"]["results"]["overall_avg"] == exact(report["overall"])
     report["complete"], report["missing"] = False, ["x"]
     with pytest.raises(leaderboard.LeaderboardError, match="incomplete"):
         leaderboard.entry(report, "screenspot_pro")  # type: ignore[arg-type]
@@ -93,3 +108,143 @@ def test_the_command_writes_the_entry_and_sets_it_beside_a_row(tmp_path: Path, c
     ours = entry["ours"]["results"]["group"]["CAD"]["icon"]
     assert "1 field(s) differ" in out and f"group.CAD.icon {ours:.4f} vs 0.9000" in out
     assert main(["leaderboard", str(tmp_path / "screenspot_pro.json"), "--against", str(tmp_path / "board.json"), "--row", "nobody"]) == 2
+
+
+RECORDED = Path(__file__).parent / "data" / "screenspot_pro_leaderboard"
+PRO = SHARED_DATA / "screenspot_pro"
+
+
+def notebook_entries(results_folder: Path, out: Path) -> dict:
+    """What the leaderboard's submission notebook writes for the per-sample files in ``results_folder``: its own code
+    cell run as its tutorial says (the cell before it names the folder and the output file; README there)."""
+    cells = json.loads((RECORDED / "leaderboard_submission.ipynb").read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert code[0].startswith("# Specify the folder") and "def process_json_files" in code[1]
+    exec(compile(code[1], "leaderboard_submission.ipynb", "exec"), {"input_folder": str(results_folder), "output_json": str(out)})  # noqa: S102
+    return json.loads(out.read_text())
+
+
+@pytest.mark.skipif(not PRO.is_dir(), reason=f"real annotations not found at {PRO} (see ../shared/data/README.md)")
+def test_an_entry_is_the_official_notebooks_bit_for_bit(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    """ScreenSpot-Pro's eval_screenspot_pro.py wrote stand-in.json for 104 real rows (every group and application, icon
+    and text; recorded at bd8bbbb, README there); the leaderboard's notebook makes its entry from it, and guitest's run
+    of the same replies (replay, through suites/screenspot_pro) makes its own: the two are equal bit for bit."""
+    from PIL import Image
+
+    from guitest.cli import main
+
+    details = json.loads((RECORDED / "stand-in.json").read_text())["details"]
+    (pytester.path / "results").mkdir()
+    shutil.copyfile(RECORDED / "stand-in.json", pytester.path / "results" / "stand-in.json")
+    theirs = notebook_entries(pytester.path / "results", pytester.path / "en_results.json")["stand-in"]["results"]
+
+    shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
+    data = pytester.path / "data-root" / "ScreenSpot-Pro"
+    (data / "annotations").mkdir(parents=True)
+    wanted = {(d["task_filename"], d["id"]) for d in details}
+    blanks: dict[tuple[int, int], Path] = {}
+    for name in sorted({name for name, _ in wanted}):
+        rows = [r for r in json.loads((PRO / f"{name}.json").read_text()) if (name, r["id"]) in wanted]
+        (data / "annotations" / f"{name}.json").write_text(json.dumps(rows))
+        for row in rows:  # the replay looks at no pixel: a blank image of the row's size, one file per size
+            size = tuple(row["img_size"])
+            if size not in blanks:
+                blanks[size] = pytester.path / f"blank-{size[0]}x{size[1]}.png"
+                Image.new("L", size).save(blanks[size])
+            image = data / "images" / row["img_filename"]
+            image.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(blanks[size], image)
+    result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{RECORDED / 'stand-in.json'}", "--data-root=data-root", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    capsys.readouterr()
+    assert main(["leaderboard", str(pytester.path / "reports" / "screenspot_pro.json"), "--name", "stand-in", "--out", str(pytester.path / "entry.json")]) == 0
+    ours = json.loads((pytester.path / "entry.json").read_text())["stand-in"]["results"]
+    assert len(ours["application"]) == 26 and len(ours["group"]) == 6
+    # the same keys, and every figure the same float: repr is shortest round-trip, so equal text is equal bits
+    assert json.dumps(ours, sort_keys=True) == json.dumps(theirs, sort_keys=True)
+    assert ours["overall"]["avg"] == 35 / 104 == 0.33653846153846156  # not 0.336538, the report's six decimals
+
+
+def subset_report(selection: dict | None, shard: str | None = None) -> dict:
+    report = pro_report()
+    report.pop("selection")
+    if selection is not None:
+        report["selection"] = selection
+    report["run"]["shard"] = shard
+    return report
+
+
+def test_a_part_of_the_suite_is_refused_unless_asked_for_and_then_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from guitest.cli import main
+
+    n = len(pro_report()["cases"])
+    whole = subset_report({"n_suite": n, "subset": False, "by": [], "limit": None})
+    assert set(leaderboard.entry(whole, "screenspot_pro")["openai:m"]) == {"link", "description", "results"}  # type: ignore[arg-type]
+    # a -k run: 60 of the suite's 1581 cases
+    picked = subset_report({"n_suite": 1581, "subset": True, "by": ["-k 'icon'"], "limit": None})
+    with pytest.raises(leaderboard.LeaderboardError, match=r"the run covers 60 of the suite's 1581 cases \(-k 'icon'\): a leaderboard row counts the whole suite; run it whole, or pass --subset"):
+        leaderboard.entry(picked, "screenspot_pro")  # type: ignore[arg-type]
+    made = leaderboard.entry(picked, "screenspot_pro", subset=True)["openai:m"]  # type: ignore[arg-type]
+    assert made["description"].startswith("SUBSET: 60 of 1581 cases. guitest ")
+    assert made["subset"] == {"cases": 60, "of": 1581, "by": ["-k 'icon'"], "limit": None, "shard": None}
+    assert made["results"] == leaderboard.entry(whole, "screenspot_pro")["openai:m"]["results"]  # type: ignore[arg-type]
+    # a limited run and a shard, as the report records them
+    limited = subset_report({"n_suite": 1581, "subset": True, "by": [], "limit": {"n": 60, "seed": 0, "strata": ["group", "ui_type"]}}, shard="1/2")
+    with pytest.raises(leaderboard.LeaderboardError, match=r"60 of the suite's 1581 cases \(--limit=60: spread over group, ui_type, seed 0; --shard=1/2\)"):
+        leaderboard.entry(limited, "screenspot_pro")  # type: ignore[arg-type]
+    # a report written before guitest recorded its selection cannot be told from a whole run
+    with pytest.raises(leaderboard.LeaderboardError, match="does not record how many cases its suite has"):
+        leaderboard.entry(subset_report(None), "screenspot_pro")  # type: ignore[arg-type]
+    # the command: exit 2 with the reason, and --subset writes the labelled entry
+    report_mod.write_json(picked, tmp_path / "screenspot_pro.json")  # type: ignore[arg-type]
+    capsys.readouterr()
+    assert main(["leaderboard", str(tmp_path / "screenspot_pro.json")]) == 2
+    assert "the run covers 60 of the suite's 1581 cases (-k 'icon')" in capsys.readouterr().err
+    assert main(["leaderboard", str(tmp_path / "screenspot_pro.json"), "--subset", "--out", str(tmp_path / "entry.json")]) == 0
+    assert json.loads((tmp_path / "entry.json").read_text())["openai:m"]["subset"]["of"] == 1581
+
+
+def test_a_report_built_from_part_of_its_suite_records_it_and_its_gate_says_so() -> None:
+    cases = pro_report()["cases"]
+    shape = builder.SuiteShape({"name": "screenspot_pro", "path": "p", "format": "f", "task": "grounding"}, ["group", "ui_type"])
+    limits = {"metric": "accuracy", "accuracy": 0.1, "by": {}}
+
+    def built(selection: dict, n_selected: int) -> dict:
+        ids = [c["id"] for c in cases]
+        return builder.suite_report(shape, None, model={"spec": "m"}, results=cases, selected=ids + [f"x{i}" for i in range(n_selected - len(ids))], run={}, limits=limits, selection=selection)  # type: ignore[arg-type,return-value]
+
+    whole = built({"n_suite": 60, "subset": False, "by": [], "limit": None}, 60)
+    assert whole["selection"]["subset"] is False and whole["gate"]["notes"] == []
+    part = built({"n_suite": 1581, "subset": False, "by": ["-k 'icon'"], "limit": None}, 60)
+    assert part["selection"]["subset"] is True and part["gate"]["notes"] == ["gated on a subset: 60 of the suite's 1581 cases; a pass says nothing of the other 1521"]
+    # --lf folds a re-run into the report of a limited run: it covers that run's cases, so it keeps its --limit
+    limit = {"n": 60, "seed": 4, "strata": ["group", "ui_type"]}
+    previous = built({"n_suite": 1581, "subset": False, "by": [], "limit": limit}, 60)
+    again = builder.suite_report(
+        shape,
+        None,
+        model={"spec": "m"},
+        results=cases[:2],
+        selected=[c["id"] for c in cases[:2]],
+        run={},
+        limits=limits,
+        previous=previous,
+        selection={"n_suite": 1581, "subset": False, "by": ["--lf"], "limit": None},
+    )  # type: ignore[arg-type]
+    assert again["selection"] == {"n_suite": 1581, "subset": True, "by": [], "limit": limit} and again["n_selected"] == 60
+
+
+def test_the_exact_accuracy_is_the_tables_own_unrounded_with_or_without_repeats() -> None:
+    from guitest.reporting.tallies import counts, exact_accuracy
+
+    rng = random.Random(1)
+    verdicts = ["hit", "miss", "error", "unparsed"]
+    for _ in range(300):
+        repeated = rng.random() < 0.5
+        cases = [
+            {"id": str(i), "verdict": "hit", "attempts": [{"verdict": rng.choice(verdicts)} for _ in range(rng.randint(1, 4))]} if repeated else {"id": str(i), "verdict": rng.choice(verdicts)}
+            for i in range(rng.randint(1, 40))
+        ]
+        table, exact = counts(cases)["accuracy"], exact_accuracy(cases)
+        assert (table is None and exact is None) or round(exact, 6) == table  # type: ignore[arg-type]
+    assert exact_accuracy([{"id": "a", "verdict": "hit"}, {"id": "b", "verdict": "miss"}, {"id": "c", "verdict": "miss"}]) == 1 / 3

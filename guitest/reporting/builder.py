@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from ..verdict import CaseResult
 from . import gate as gate_mod
 from . import report as report_mod
-from .document import CacheRecord, Report, RunRecord, SuiteRecord, from_json
+from .document import CacheRecord, Report, RunRecord, SelectionRecord, SuiteRecord, from_json
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,22 @@ def suite_report(
     allow_unknown_state: bool = False,
     previous: Report | None = None,
     unaccounted: Sequence[str] = (),
+    selection: SelectionRecord | None = None,
 ) -> Report:
     """The suite's report, gated by ``limits`` (:func:`guitest.reporting.gate.thresholds`); with ``previous`` (``--lf``: the
     last report of the same suite, model and success rule), the results fold into it and the report covers the whole suite.
     ``unaccounted``: what is missing beyond the selected cases without a result, named in ``missing`` but not counted as
-    cases (a shard's report that was not given: its cases are not known)."""
+    cases (a shard's report that was not given: its cases are not known). ``selection``: which part of the suite the run
+    selected (its ``subset`` is decided here, against the cases the report covers); a gate on a subset says so in its notes."""
     selected = list(selected)
     if previous is not None:
         results, selected = report_mod.merge_previous(previous, results, selected)
         run["merged_into_report_of"] = previous["run"].get("started")
+        if selection is not None:
+            selection = folded_selection(previous.get("selection"), selection)
     got = {r["id"] for r in results}
+    if selection is not None:
+        selection["subset"] = covers_part(len(selected), selection, run.get("shard"))
     report = report_mod.build(
         suite=shape.record,
         model=model,
@@ -64,10 +70,31 @@ def suite_report(
         gate={},
         task=task,
         run=run,
+        selection=selection,
     )
     failures, notes = gate_mod.check(limits, report, allow_unknown_state)
-    report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if (limits["accuracy"] is not None or limits["by"]) else None}
+    gated = limits["accuracy"] is not None or bool(limits["by"])
+    if gated and selection is not None and selection["subset"]:
+        notes.append(gate_mod.subset_note(len(selected), selection["n_suite"]))
+    report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if gated else None}
     return report
+
+
+def covers_part(n_selected: int, selection: SelectionRecord, shard: str | None) -> bool:
+    """Whether a report of ``n_selected`` cases covers only part of its suite: fewer than the suite's total; when the total
+    is not known, whether anything narrowed the run (``selection``'s ``by`` or ``limit``, or a ``shard``)."""
+    total = selection["n_suite"]
+    if total is not None:
+        return n_selected < total
+    return bool(selection["by"] or selection.get("limit") or shard)
+
+
+def folded_selection(previous: SelectionRecord | None, current: SelectionRecord) -> SelectionRecord:
+    """The selection of a report ``--lf`` folded a re-run into: the cases the previous report covered, so what narrowed
+    that run (its ``by``, its ``--limit`` when the re-run names none), not what narrowed the re-run; the suite's total as
+    this run counted it."""
+    before: SelectionRecord | dict[str, Any] = previous or {}
+    return {"n_suite": current["n_suite"], "subset": False, "by": list(before.get("by") or []), "limit": current.get("limit") or before.get("limit")}
 
 
 def same_run_kind(previous: Report | None, model: dict[str, Any], key: str, rule: dict[str, Any]) -> Report | None:

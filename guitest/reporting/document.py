@@ -134,6 +134,26 @@ class RunRecord(TypedDict, total=False):
     budget: dict[str, Any]
 
 
+class LimitRecord(TypedDict):
+    """``--limit``: how many cases of the suite were asked for, the seed that chose them, and the tags they were spread over."""
+
+    n: int
+    seed: int
+    strata: list[str]
+
+
+class SelectionRecord(TypedDict, total=False):
+    """Which part of the suite the report covers: ``n_suite``, the cases its suite file has (None when not known: a
+    suite written in Python under -n), against the report's ``n_selected``; ``subset`` when that is fewer (or, the
+    total unknown, when anything narrowed the run); ``by``, what narrowed it besides ``limit`` and ``run.shard``
+    (``-k 'icon'``, ``-m ...``, ``--deselect (2)``, ``node ids``, ``--lf``, ``3 skipped``)."""
+
+    n_suite: Required[int | None]
+    subset: Required[bool]
+    by: Required[list[str]]
+    limit: LimitRecord | None
+
+
 class BaselineRecord(TypedDict):
     """With --baseline: the report compared with, and what regressed or improved significantly."""
 
@@ -150,6 +170,7 @@ class Report(TypedDict, total=False):
     suite: Required[SuiteRecord]
     model: Required[dict[str, Any]]
     n_selected: Required[int]
+    selection: SelectionRecord  # which part of the suite (reports from 2026-12-05 on)
     n_results: Required[int]
     complete: Required[bool]
     missing: Required[list[str]]

@@ -60,6 +60,14 @@ def unknown_state_line(aggregate: Report) -> str | None:
     return f"{n} scored episode(s) ran on a machine in an unknown state (reset: none: nothing reverted or reset it before the episode, so what earlier episodes left there may have decided them)"
 
 
+def subset_note(n_selected: int, n_suite: int | None) -> str:
+    """The gate's note on a run of part of its suite (``n_selected`` of the suite's ``n_suite`` cases, None: not known):
+    what it decides, it decides on those cases only."""
+    if n_suite is None:
+        return f"gated on a subset of the suite ({n_selected} selected cases): a pass says nothing of the cases not selected"
+    return f"gated on a subset: {n_selected} of the suite's {n_suite} cases; a pass says nothing of the other {n_suite - n_selected}"
+
+
 def check(limits: dict[str, Any], aggregate: Report, allow_unknown_state: bool = False) -> tuple[list[str], list[str]]:
     """Return ``(failures, notes)``: one line per threshold not met, per threshold that could not be checked,
     and, when a threshold is in force, one failure for scored episodes on machines in an unknown state (a note

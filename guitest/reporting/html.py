@@ -181,8 +181,10 @@ def _headline(report: Report) -> str:
         others += [f"macro {k} {_pct(v)}%" for k, v in report["macro"].items() if v is not None and k != h.get("over")]
     items.append(f'<div class="others">{_e(" · ".join(others))}</div>')
     if gate.get("passed") is not None or gate.get("failures"):
+        from .summary import subset_suffix
+
         ok = bool(gate.get("passed"))
-        text = "gate passed" if ok else "gate FAILED: " + "; ".join(str(f) for f in gate.get("failures") or [])
+        text = "gate passed" + subset_suffix(report) if ok else "gate FAILED: " + "; ".join(str(f) for f in gate.get("failures") or [])
         items.append(f'<div class="gate {"ok" if ok else "bad"}">{_e(text)}</div>')
     if not report["complete"]:
         missing = report["missing"]
@@ -540,10 +542,13 @@ def _gallery(report: Report, sources: Mapping[str, str], files_dir: Any = None, 
 
 def _warnings(report: Report) -> str:
     """Banners for what changes how the numbers may be read: replies from the response cache, an unreachable endpoint."""
-    from .summary import cache_sentence
+    from .summary import cache_sentence, subset_sentence
 
     run = report["run"]
     notes = []
+    part = subset_sentence(report) if isinstance(report.get("selection"), Mapping) else None
+    if part:
+        notes.append(part)
     if isinstance(run.get("cache"), Mapping):
         cached = cache_sentence(report)
         if cached:

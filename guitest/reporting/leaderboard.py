@@ -10,8 +10,17 @@ whose figures are fractions 0-1, so a run is submitted, or set beside a leaderbo
   ``results.overall_avg``, written as the micro accuracy over every case. (The leaderboard's own v2 rows do not all
   agree with one definition of it: guitest writes the micro one and says so.)
 
-Every figure is the report's own accuracy over the cases of that group (:func:`guitest.reporting.tallies.counts`:
-hits over the cases not in error), so it equals the report's breakdown where the report has that breakdown.
+Every figure is the report's own accuracy over the cases of that group (hits over the cases not in error), at full float
+precision: ``hits / cases`` as Python divides, bit for bit what the leaderboard's submission notebook
+(likaixin2000/ScreenSpot-Pro-GUI-Grounding, ``leaderboard_submission.ipynb`` at e9f0ff0) copies from the metrics
+``eval_screenspot_pro.py`` computes (``correct_num / num_total``), so two entries of one run diff clean. The report's
+own tables keep six decimals; a figure here equals its breakdown's to those. A group with no icon (or no text) case has
+no figure (null) where the script writes 0; every group and application of ScreenSpot-Pro has both.
+
+An entry counts the whole suite: a report of part of it (``-k``, ``-m``, ``--limit``, ``--shard``, any deselection:
+its ``selection`` says so, ``n_selected`` against the suite's ``n_suite``), or one that does not record its selection,
+is refused unless ``subset=True`` (``--subset``), and the entry then says it is one: its description begins
+``SUBSET:`` and its ``subset`` field counts the cases.
 """
 
 from __future__ import annotations
@@ -21,7 +30,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..verdict import CaseResult
 from .document import Report
-from .tallies import counts
+from .summary import subset_part
+from .tallies import exact_accuracy
 
 #: the schemas guitest writes: name -> (the tag of a group, the leaderboard's key of it) pairs, the tag telling icon
 #: from text, and whether the overall figure is one ``overall`` record (Pro) or an ``overall_avg`` number (v2)
@@ -36,7 +46,7 @@ class LeaderboardError(ValueError):
 
 
 def _fraction(cases: Sequence[CaseResult]) -> float | None:
-    return counts(cases)["accuracy"] if cases else None
+    return exact_accuracy(cases) if cases else None
 
 
 def _cell(cases: Sequence[CaseResult], kind_tag: str) -> dict[str, float | None]:
@@ -45,9 +55,10 @@ def _cell(cases: Sequence[CaseResult], kind_tag: str) -> dict[str, float | None]
     return {"icon": _fraction(by("icon")), "text": _fraction(by("text")), "avg": _fraction(list(cases))}
 
 
-def entry(report: Report, schema: str, name: str | None = None, link: str = "", description: str = "") -> dict[str, Any]:
+def entry(report: Report, schema: str, name: str | None = None, link: str = "", description: str = "", subset: bool = False) -> dict[str, Any]:
     """The leaderboard entry of ``report`` in ``schema`` (a key of :data:`SCHEMAS`), named ``name`` (default: the model's
-    spec); LeaderboardError when its cases lack the tags that schema groups by, or some case has not been run."""
+    spec); LeaderboardError when its cases lack the tags that schema groups by, some case has not been run, or the run
+    covers part of its suite (or does not say) and ``subset`` is not given; with ``subset``, such an entry says so."""
     if schema not in SCHEMAS:
         raise LeaderboardError(f"unknown leaderboard schema {schema!r}; known: {', '.join(SCHEMAS)}")
     groups, kind_tag, overall_record = SCHEMAS[schema]
@@ -60,6 +71,9 @@ def entry(report: Report, schema: str, name: str | None = None, link: str = "", 
         raise LeaderboardError(f"its cases have no {', '.join(lacking)} tag: it is not a {schema} run (suites/{schema} tags them)")
     if not report["complete"]:
         raise LeaderboardError(f"the run is incomplete ({len(report['missing'])} selected case(s) without a result): a leaderboard row counts every case")
+    part = _part(report)
+    if part is not None and not subset:
+        raise LeaderboardError(f"{part}: a leaderboard row counts the whole suite; run it whole, or pass --subset to write an entry that says it is a subset")
     results: dict[str, Any] = {}
     for tag, key in groups:
         values = sorted({c["tags"][tag] for c in cases})
@@ -69,7 +83,27 @@ def entry(report: Report, schema: str, name: str | None = None, link: str = "", 
     else:
         results["overall_avg"] = _fraction(cases)
     model = name or str(report["model"].get("spec") or "model")
-    return {model: {"link": link, "description": description or f"guitest {report['guitest']}, {report['suite']['name']} ({report['n_results']} cases)", "results": results}}
+    said = description or f"guitest {report['guitest']}, {report['suite']['name']} ({report['n_results']} cases)"
+    if part is None:
+        return {model: {"link": link, "description": said, "results": results}}
+    selection = report.get("selection")
+    total = selection["n_suite"] if selection else None
+    counted = {
+        "cases": report["n_selected"],
+        "of": total,
+        "by": list(selection["by"]) if selection else [],
+        "limit": selection.get("limit") if selection else None,
+        "shard": report["run"].get("shard"),
+    }
+    return {model: {"link": link, "description": f"SUBSET: {report['n_selected']} of {total if total is not None else 'an unknown number of'} cases. {said}", "results": results, "subset": counted}}
+
+
+def _part(report: Report) -> str | None:
+    """Why ``report`` is not of its whole suite (:func:`guitest.reporting.summary.subset_part`), or None when it is."""
+    if "selection" not in report:
+        return f"the report does not record how many cases its suite has (written before guitest recorded its selection), so its {report['n_selected']} case(s) cannot be told from the whole suite"
+    part = subset_part(report)
+    return f"the run covers {part}" if part else None
 
 
 def differences(ours: Mapping[str, Any], theirs: Mapping[str, Any], tolerance: float = 0.0005) -> list[str]:
@@ -104,6 +138,11 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--name", default=None, help="the entry's model name (default: the report's model spec)")
     parser.add_argument("--link", default="", help="the entry's link (a model card)")
     parser.add_argument("--description", default="", help="the entry's description (default: guitest's version, the suite and the case count)")
+    parser.add_argument(
+        "--subset",
+        action="store_true",
+        help="write the entry of a run of part of its suite (-k, -m, --limit, --shard, any deselection), refused otherwise; the entry says so (its description begins SUBSET:, its subset field counts the cases)",
+    )
     parser.add_argument("--out", default="-", metavar="FILE", help="write the entry there ('-': stdout, the default)")
     parser.add_argument("--against", default=None, metavar="LEADERBOARD.json", help="a leaderboard file (results/screenspot_pro.json): print where the entry differs from its row --row")
     parser.add_argument("--row", default=None, metavar="MODEL", help="with --against: the leaderboard row to set beside (default: --name)")
@@ -124,7 +163,7 @@ def run(args: Any) -> int:
         return 2
     schema = args.schema or report["suite"]["name"]
     try:
-        made = entry(report, schema, args.name, args.link, args.description)
+        made = entry(report, schema, args.name, args.link, args.description, subset=args.subset)
     except LeaderboardError as exc:
         print(f"guitest leaderboard: {args.report}: {exc}", file=sys.stderr)
         return 2

@@ -10,8 +10,8 @@ from ..miniwob.rules import summary_line
 from ..strictjson import dumps, write_text
 from ..verdict import REPORT_FIELDS, CaseResult
 from . import costs
-from .document import Counts, GateRecord, Headline, Report, RunRecord, SuiteRecord, Tallies
-from .summary import cache_sentence, cache_suffix, gate_failures
+from .document import Counts, GateRecord, Headline, Report, RunRecord, SelectionRecord, SuiteRecord, Tallies
+from .summary import cache_sentence, cache_suffix, gate_failures, subset_sentence, subset_suffix
 from .tallies import LEFT_OUT, aggregate, headline
 
 _KEPT = frozenset(REPORT_FIELDS)
@@ -45,8 +45,10 @@ def build(
     gate: GateRecord,
     run: RunRecord,
     task: Scoring | None = None,
+    selection: SelectionRecord | None = None,
 ) -> Report:
-    """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order."""
+    """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order;
+    ``selection``, which part of the suite they are (:func:`guitest.reporting.builder.suite_report` decides it)."""
     cases = [_report_fields(r) for r in sorted(results, key=lambda r: r["id"])]
     agg = aggregate(cases, tags, cross, task.left_out if task is not None else LEFT_OUT)
     metrics = task.summarize(cases) if task is not None else None
@@ -55,6 +57,7 @@ def build(
         "suite": suite,
         "model": model,
         "n_selected": n_selected,
+        **({"selection": selection} if selection is not None else {}),  # type: ignore[typeddict-item]  # beside n_selected, when given
         "n_results": len(cases),
         "complete": not missing,
         "missing": sorted(missing),
@@ -264,6 +267,9 @@ def markdown(report: Report, task_lines: Sequence[str] = ()) -> str:
         f"- results: {report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)"),
         f"- guitest {report['guitest']}, data {report['run'].get('data') or '`' + str(report['run'].get('data_root', '')) + '`'}",
     ]
+    part = subset_sentence(report)
+    if part:
+        out.append(f"- **{md_cell(part)}**")
     rule = report["run"].get("success_rule")
     if rule:
         out.append(f"- {md_cell(summary_line(rule))}")
@@ -291,7 +297,8 @@ def markdown(report: Report, task_lines: Sequence[str] = ()) -> str:
     gate = report["gate"]
     if gate.get("failures") or gate.get("passed") is not None:
         out += ["", "## Gate", ""]
-        out.append("passed" + cache_suffix(report) if gate.get("passed") else "FAILED: " + gate_failures(report))
+        out.append("passed" + subset_suffix(report) + cache_suffix(report) if gate.get("passed") else "FAILED: " + gate_failures(report))
+        out += [f"- note: {md_cell(note)}" for note in gate.get("notes") or []]
     if report["notes"]:
         out += ["", "## Notes", ""] + [f"- {k}: {v}" for k, v in report["notes"].items()]
     return "\n".join(out) + "\n"

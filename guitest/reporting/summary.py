@@ -154,6 +154,39 @@ def cache_sentence(report: Report) -> str | None:
     )
 
 
+def subset_sentence(report: Report) -> str | None:
+    """One sentence saying that the report covers part of its suite: how many of its cases, and what chose them (--limit,
+    -k, -m, --shard, ...); None for a report of the whole suite, or one that does not record its selection."""
+    part = subset_part(report)
+    return f"SUBSET: {part}: its figures are not the whole suite's" if part else None
+
+
+def subset_part(report: Report) -> str | None:
+    """``N of the suite's M cases (what chose them)`` for a report of part of its suite; None otherwise (:func:`subset_sentence`)."""
+    selection = report.get("selection")
+    if not selection or not selection.get("subset"):
+        return None
+    total = selection.get("n_suite")
+    how = []
+    limit = selection.get("limit")
+    if limit:
+        how.append(f"--limit={limit['n']}: spread over {', '.join(limit['strata']) or 'one category'}, seed {limit['seed']}")
+    how += selection.get("by") or []
+    if report["run"].get("shard"):
+        how.append(f"--shard={report['run']['shard']}")
+    what = f"{report['n_selected']} of the suite's {total} cases" if total is not None else f"{report['n_selected']} selected cases (the suite's total is not known)"
+    return what + (f" ({'; '.join(how)})" if how else "")
+
+
+def subset_suffix(report: Report) -> str:
+    """`` on a SUBSET (N of the suite's M cases)`` for the gate's line of a report of part of its suite, else nothing."""
+    selection = report.get("selection")
+    if not selection or not selection.get("subset"):
+        return ""
+    total = selection.get("n_suite")
+    return f" on a SUBSET ({report['n_selected']} of the suite's {total} cases)" if total is not None else f" on a SUBSET ({report['n_selected']} selected cases)"
+
+
 def cache_note(report: Report) -> str:
     """The short form for the gate's line: how many cases the cache answered, and from when."""
     cache = report["run"].get("cache")
@@ -289,6 +322,9 @@ def suite_summary(
         out += [Line(text) for text in envs.settings_text(report["suite"])]
     if run.get("success_rule"):
         out.append(Line(miniwob_rules.summary_line(run["success_rule"])))
+    part = subset_sentence(report)
+    if part:
+        out.append(Line(part, ("yellow", "bold")))
     cached = cache_sentence(report)
     if cached:
         out.append(Line(cached, ("yellow", "bold")))
@@ -335,7 +371,8 @@ def suite_summary(
     if gate["failures"] and not down:
         out.append(Line("GATE FAILED: " + gate_failures(report), ("red", "bold")))
     elif gate["passed"]:
-        out.append(Line("gate passed: " + describe_limits(gate["thresholds"]) + cache_suffix(report), ("green",)))
+        part = subset_suffix(report)
+        out.append(Line(f"gate passed{part}: " + describe_limits(gate["thresholds"]) + cache_suffix(report), ("yellow",) if part else ("green",)))
     out += [Line(f"guitest bug: the report does not match its schema: {problem}", ("red",)) for problem in report.get("schema_problems", [])]
     if baseline is not None:
         out.append(Line(f"compared with --baseline {baseline_path}", sep="-"))

@@ -59,6 +59,24 @@ def counts(results: Iterable[Mapping[str, Any]], left_out: frozenset[str] = LEFT
     return out
 
 
+def exact_accuracy(results: Iterable[Mapping[str, Any]], left_out: frozenset[str] = LEFT_OUT) -> float | None:
+    """The accuracy :func:`counts` gives, not rounded: hits over the scored cases as the float nearest to that fraction
+    (``hits / scored`` as Python divides, bit for bit; with repeats, avg@k), None when no case was scored."""
+    cases: list[tuple[int, int]] = []  # per case with a scored attempt: its hits, its scored attempts
+    repeated = False
+    for result in results:
+        runs = result["attempts"] if result.get("attempts") else [result]
+        repeated |= len(runs) > 1
+        verdicts = [run["verdict"] for run in runs if run["verdict"] not in left_out]
+        if verdicts:
+            cases.append((verdicts.count(HIT), len(verdicts)))
+    if not cases:
+        return None
+    if not repeated:
+        return sum(hits for hits, _ in cases) / len(cases)
+    return float(sum((Fraction(hits, n) for hits, n in cases), Fraction(0)) / len(cases))
+
+
 def _is_score(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
