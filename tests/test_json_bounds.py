@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -148,14 +149,12 @@ def test_a_pipe_is_read_no_further_than_the_bound(tmp_path: Path) -> None:
         strictjson.load("/dev/zero", max_bytes=1 << 20)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    pid = os.fork()
-    if pid == 0:  # the writer
-        try:
-            with open(fifo, "w") as f:
-                f.write('{"a": 1}')
-        finally:
-            os._exit(0)
-    try:
-        assert strictjson.load(fifo) == {"a": 1}
-    finally:
-        os.waitpid(pid, 0)
+
+    def write() -> None:  # opening a pipe waits for its reader: the writer waits for the loader's open
+        with open(fifo, "w") as f:
+            f.write('{"a": 1}')
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    assert strictjson.load(fifo) == {"a": 1}
+    writer.join()
