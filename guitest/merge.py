@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from . import sharding, strictjson
 from .errors import GuitestError
+from .printable import printable
 from .models.endpoints import merged_stats
 from .suite import load_suite
 from .tasks import load_task, task_named
@@ -58,14 +59,58 @@ class MergeError(GuitestError):
 
 
 def load(path: Path) -> Report:
-    """A shard's JSON report; MergeError naming the file when it cannot be read."""
+    """A shard's JSON report, read by :func:`guitest.strictjson.load` (bounded in size and depth) and checked against
+    the report schema and the gate's thresholds, which merge reads; MergeError naming the file, in one line, when it
+    cannot be read or is not a guitest report of that shape."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise MergeError(f"{path}: cannot read a guitest JSON report: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not isinstance(data.get("suite"), dict) or not isinstance(data.get("overall"), dict):
+        data = strictjson.load(path, expect=dict)
+    except strictjson.UnreadableJSON as exc:
+        raise MergeError(str(exc)) from None
+    if not isinstance(data.get("cases"), list) or not isinstance(data.get("suite"), dict) or not isinstance(data.get("overall"), dict):
         raise MergeError(f"{path}: not a guitest JSON report (no suite, cases and overall)")
-    return from_json(data)
+    report = from_json(data)
+    problems = report_mod.validate(report) + _merge_problems(report)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise MergeError(printable(f"{path}: not a guitest JSON report as guitest writes one: " + "; ".join(p[:200] for p in problems[:3]) + more))
+    return report
+
+
+def _merge_problems(report: Report) -> list[str]:
+    """What is wrong with the parts of a shard's report that merge reads and the report schema leaves open: the run's
+    times, workers and part, each case's notes, and ``gate.thresholds`` (:func:`guitest.reporting.gate.thresholds`
+    makes them), which the merged report is gated by."""
+    problems = []
+    run: Any = report["run"] if isinstance(report["run"], dict) else {}
+    for key, kinds in (("seconds", (int, float)), ("workers", int), ("started", str)):
+        if run.get(key) is not None and (isinstance(run[key], bool) or not isinstance(run[key], kinds)):
+            problems.append(f"run.{key}: {run[key]!r} is not {'a string' if kinds is str else 'a number'}")
+    if run.get("shard"):
+        try:
+            sharding.parse(run["shard"])
+        except ValueError:
+            problems.append(f"run.shard: {run['shard']!r} is not K/N")
+    cases = report["cases"] if isinstance(report["cases"], list) else []
+    if not all(isinstance(c, dict) and isinstance(c.get("notes") or [], list) and all(isinstance(n, str) for n in c.get("notes") or []) for c in cases):
+        problems.append("cases: a case's notes are not a list of strings")
+    gate = report["gate"] if isinstance(report["gate"], dict) else {}
+    limits = gate.get("thresholds")
+    if limits is None:
+        return problems
+    if not isinstance(limits, dict):
+        return problems + ["gate.thresholds: not an object"]
+    if not isinstance(limits.get("metric", "accuracy"), str):
+        problems.append("gate.thresholds.metric: not a string")
+    if not (limits.get("accuracy") is None or _rate(limits["accuracy"])):
+        problems.append("gate.thresholds.accuracy: not a number in 0..1 or null")
+    by = limits.get("by", {})
+    if not isinstance(by, dict) or not all(isinstance(k, str) and _rate(v) for k, v in by.items()):
+        problems.append("gate.thresholds.by: not an object of numbers in 0..1")
+    return problems
+
+
+def _rate(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _model_itself(model: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +134,7 @@ def check(reports: list[tuple[Path, Report]]) -> tuple[int, list[int]]:
         for shown, read, what in SAME:
             if read(report) != read(first):
                 raise MergeError(
-                    f"{path} and {first_path} differ in their {what} ({shown}): {json.dumps(read(report))[:200]} against {json.dumps(read(first))[:200]}; merge only the shards of one run"
+                    printable(f"{path} and {first_path} differ in their {what} ({shown}): {json.dumps(read(report))[:200]} against {json.dumps(read(first))[:200]}; merge only the shards of one run")
                 )
     parts: dict[int, Path] = {}
     splits = set()

@@ -11,16 +11,28 @@ Each task becomes a case ``<domain>-<task_id>`` (the id guitest's own OSWorld su
 scored as ``show_result.py`` reads ``result.txt`` (``float(text)``, else the value of the text: ``True`` is 1.0), a
 success when its score is 1 or more (as guitest's desktop evaluator decides). The report's headline is the mean score,
 which is what ``show_result.py`` prints as each domain's and the overall "Success Rate" (x 100).
+
+Where guitest departs from ``show_result.py`` (docs/live.md, "A published run beside yours"): a score that is not a
+finite number in 0..1 (``inf``, ``nan``, ``1e308``, ``-1``: no OSWorld evaluator gives one) refuses the whole folder
+with a :class:`PublishedRunError` naming the task and its file, where ``show_result.py`` adds it to its sums; so does a
+task id under two domains (``show_result.py`` counts it twice) and a file that cannot be read. ``result.txt`` is read
+up to :data:`MAX_RESULT_BYTES` (a longer one is not a score: the task is an error, as a text that is none is) and
+``traj.jsonl`` line by line, each line through :func:`guitest.strictjson.loads` and up to :data:`MAX_STEP_BYTES` (a
+longer line is skipped, as a line that is not JSON is), so memory stays bounded whatever the files' sizes.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
+from . import strictjson
 from .errors import GuitestError
+from .printable import printable
 from .reporting import report as report_mod
 from .reporting.document import Report
 from .tasks import load_task
@@ -28,6 +40,10 @@ from .verdict import ERROR, HIT, MISS, PARTIAL, UNSURE, CaseResult
 
 #: the step budget OSWorld's run.py gives an episode by default (--max_steps 15)
 DEFAULT_MAX_STEPS = 15
+#: the most of ``result.txt`` read (``lib_run_single.py`` writes one number and a newline)
+MAX_RESULT_BYTES = 4096
+#: the longest ``traj.jsonl`` line read (one step: its action, the model's response and the environment's info)
+MAX_STEP_BYTES = 4 << 20
 
 
 class PublishedRunError(GuitestError):
@@ -47,42 +63,100 @@ def is_osworld_results(path: Path) -> bool:
 
 
 def _dirs(path: Path) -> list[Path]:
-    return sorted(p for p in path.iterdir() if p.is_dir())
+    """The folders in ``path``, sorted; PublishedRunError when it cannot be listed."""
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir())
+    except OSError as exc:
+        raise PublishedRunError(f"{printable(str(path))}: cannot list: {exc.strerror or exc}") from None
 
 
 def osworld_score(text: str) -> float:
     """``result.txt``'s score as ``show_result.py`` reads it: ``float(text)``, else the value the text writes (``True``);
-    a text that is neither raises ValueError."""
+    a text that is neither raises ValueError. A number past the largest float is ``inf`` (as ``float`` reads ``1e400``)."""
     try:
         return float(text)
     except ValueError:
-        return float(ast.literal_eval(text.strip()))
+        pass
+    try:
+        value = ast.literal_eval(text.strip())
+    except (SyntaxError, MemoryError, RecursionError):
+        raise ValueError(f"not a score: {text.strip()[:80]!r}") from None
+    try:
+        return float(value)
+    except OverflowError:  # an integer of 400 digits in parentheses
+        return math.inf
+    except TypeError:
+        raise ValueError(f"not a score: {text.strip()[:80]!r}") from None
 
 
 def _steps(task: Path) -> tuple[int, str | None]:
-    """How many steps ``traj.jsonl`` records, and the last step's response (None when there is none)."""
+    """How many steps ``traj.jsonl`` records, and the last step's response (None when there is none): read line by
+    line, a line that is not a JSON object (or is longer than :data:`MAX_STEP_BYTES`) skipped; PublishedRunError when
+    the file cannot be read."""
     path = task / "traj.jsonl"
     if not path.exists():
         return 0, None
     steps, response = 0, None
-    for line in path.read_text("utf-8", errors="replace").splitlines():
-        try:
-            step = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(step, dict):
-            steps += 1
-            response = step.get("response") if isinstance(step.get("response"), str) else response
+    try:
+        with open(path, "rb") as handle:
+            for number, line in enumerate(_lines(handle, MAX_STEP_BYTES), 1):
+                if line is None:
+                    continue
+                try:
+                    step = strictjson.loads(line.decode("utf-8", errors="replace"), f"{path}, line {number}", max_bytes=MAX_STEP_BYTES)
+                except strictjson.UnreadableJSON:
+                    continue
+                if isinstance(step, dict):
+                    steps += 1
+                    response = step.get("response") if isinstance(step.get("response"), str) else response
+    except OSError as exc:
+        raise PublishedRunError(f"{printable(str(path))}: cannot read: {exc.strerror or exc}") from None
     return steps, response
 
 
+def _lines(handle: BinaryIO, limit: int) -> Iterator[bytes | None]:
+    """The lines of ``handle`` (without their newline), each read whole only up to ``limit`` bytes: a longer line is
+    read past, never held, and given as None."""
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit:
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(limit)
+            yield None
+            continue
+        yield line.rstrip(b"\r\n")
+
+
+def _result_text(path: Path) -> str | None:
+    """``result.txt``'s text, None when it is longer than :data:`MAX_RESULT_BYTES` (no score is); PublishedRunError when
+    it cannot be read (a folder, no permission)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_RESULT_BYTES + 1)
+    except OSError as exc:
+        raise PublishedRunError(f"{printable(str(path))}: cannot read: {exc.strerror or exc}") from None
+    return None if len(data) > MAX_RESULT_BYTES else data.decode("utf-8", errors="replace")
+
+
 def read_osworld(folder: Path, max_steps: int = DEFAULT_MAX_STEPS) -> list[CaseResult]:
-    """Every task of an OSWorld results folder (``<model>/``: its domains' task folders) as a case's result."""
+    """Every task of an OSWorld results folder (``<model>/``: its domains' task folders) as a case's result;
+    PublishedRunError naming the task and its file for a score that is not a finite number in 0..1, for a task under
+    two domains, and for a file that cannot be read."""
     cases: list[CaseResult] = []
+    seen: dict[str, str] = {}  # a task id, and a case id, -> the task folder that had it
     for domain in _dirs(folder):
         for task in _dirs(domain):
-            steps, response = _steps(task)
             case_id, tags = f"{domain.name}-{task.name}", {"app": domain.name}
+            where = f"{domain.name}/{task.name}"
+            for key in (f"task {task.name}", f"case {case_id}"):
+                if key in seen:
+                    raise PublishedRunError(
+                        printable(f"{folder}: {key} is in {seen[key]} and in {where}: a task is counted once (OSWorld's show_result.py would count it twice); remove one of the two folders")
+                    )
+                seen[key] = where
+            steps, response = _steps(task)
             result = task / "result.txt"
             if not result.exists():
                 cases.append(
@@ -97,12 +171,24 @@ def read_osworld(folder: Path, max_steps: int = DEFAULT_MAX_STEPS) -> list[CaseR
                     }
                 )
                 continue
-            text = result.read_text("utf-8", errors="replace")
+            text = _result_text(result)
             try:
+                if text is None:
+                    raise ValueError(f"longer than {MAX_RESULT_BYTES} bytes")
                 score = osworld_score(text)
-            except (ValueError, SyntaxError, TypeError):
-                cases.append({"id": case_id, "verdict": ERROR, "tags": tags, "prediction": None, "response": response, "error": f"{result}: not a score: {text.strip()[:80]!r}", "steps": steps})
+            except ValueError:
+                shown = f"{text.strip()[:80]!r}" if text is not None else f"more than {MAX_RESULT_BYTES} bytes"
+                cases.append({"id": case_id, "verdict": ERROR, "tags": tags, "prediction": None, "response": response, "error": printable(f"{result}: not a score: {shown}"), "steps": steps})
                 continue
+            if not (math.isfinite(score) and 0.0 <= score <= 1.0):
+                assert text is not None
+                why = "not a finite number" if not math.isfinite(score) else "outside 0..1"
+                raise PublishedRunError(
+                    printable(
+                        f"{result}: the score of task {where} is {text.strip()[:40]!r}, {why}: OSWorld's evaluators give 0..1 "
+                        "(show_result.py would add it to its sums as it is); correct or remove that result.txt"
+                    )
+                )
             success = score >= 1.0
             prediction = {"success": success, "score": score, "steps": steps, "budget": max(max_steps, steps, 1)}
             cases.append({"id": case_id, "verdict": HIT if success else MISS, "tags": tags, "prediction": prediction, "response": response, "success": success, "score": score, "steps": steps})

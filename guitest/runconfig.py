@@ -229,7 +229,7 @@ class RunConfig:
         (),
         metavar="KEY=VALUE",
         check=_provider_pairs,
-        help="an option of --env-provider as DesktopEnv takes it: path_to_vm, snapshot_name, region, headless, os_type, screen_size, ready_timeout; the deadlines of its calls: start_timeout, revert_timeout, address_timeout, stop_timeout, manager_timeout; machines=N: up to N VMs per pytest process, made as episodes need them (repeatable)",
+        help="an option of --env-provider as DesktopEnv takes it: path_to_vm, snapshot_name, region, headless, os_type, screen_size, ready_timeout; the deadlines of its calls: start_timeout, revert_timeout, address_timeout, stop_timeout, manager_timeout, create_timeout (making the provider); machines=N: up to N VMs per pytest process, made as episodes need them (repeatable)",
     )
     browser_endpoint: tuple[str, ...] = option(
         (),

@@ -14,19 +14,24 @@ import hashlib
 import io
 import json
 import os
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 import fakecua
 import fakeserver
-from guitest.case import DEFAULT_OPTIONS
+from propbudget import examples
+from guitest.cache import ResponseCache
+from guitest.case import DEFAULT_OPTIONS, RunOptions
 from guitest.errors import ModelError
 from guitest.exchange import Case, Prompt, SentImage
-from guitest.live.actions import Action, to_screen
+from guitest.live.actions import Action, problem, to_screen
 from guitest.live.cua import anthropic as cua_anthropic, openai_responses as cua_openai, policy as cua_policy
 from guitest.live.cua.display import Display, anthropic_display, anthropic_resized, anthropic_scale, openai_display
 from guitest.live.agent import STEP_TASK
@@ -209,6 +214,14 @@ def test_anthropic_looks_and_zoom() -> None:
         ({"action": "hold_key", "text": "a", "duration": float("nan")}, "computer_20251124", "duration=nan must be a finite number"),
         ({"action": "wait", "duration": float("-inf")}, "computer_20251124", "duration=-inf must be a finite number"),
         ({"action": "fly"}, "computer_20251124", "Invalid action"),
+        # an integer past the largest float raised an OverflowError out of the reader: the case errored (and again
+        # on --lf, read back from the response cache) instead of telling the model
+        ({"action": "hold_key", "text": "a", "duration": 10**400}, "computer_20251124", "duration=1000000000000000000000000000000000000... must be a finite number"),
+        ({"action": "wait", "duration": -(10**400)}, "computer_20251124", "must be a finite number"),
+        ({"action": "scroll", "scroll_direction": "up", "scroll_amount": 10**400}, "computer_20251124", "scroll_amount=1000000000000000000000000000000000000... is too large a number"),
+        # a list where a name belongs (a TypeError: unhashable type)
+        ({"action": ["left_click"]}, "computer_20251124", "Invalid action: ['left_click']"),
+        ({"action": "scroll", "scroll_direction": ["up"], "scroll_amount": 1}, "computer_20251124", "scroll_direction=['up'] must be"),
     ],
 )
 def test_anthropic_calls_the_tool_refuses_are_error_results(tool_input, version, says) -> None:
@@ -276,11 +289,79 @@ def test_openai_batches_run_in_order_and_carry_their_safety_checks() -> None:
         ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 0, "scroll_y": float("nan")}, "scroll_y=nan is not a finite number"),
         ({"type": "scroll", "x": 1, "y": 1, "scroll_x": 10**400, "scroll_y": 0}, "scroll_x=1000000000000000000000000000000000000000 is not a finite number"),
         ({"type": "move", "x": 10**400, "y": 1}, "x=1000000000000000000000000000000000000000 is not a finite number"),  # was an OverflowError
+        # a list where a name belongs, a number where a list does (TypeErrors out of the reader)
+        ({"type": "click", "button": ["left"], "x": 1, "y": 1}, "click with the ['left'] button"),
+        ({"type": "keypress", "keys": 5}, "keypress needs keys"),
+        ({"type": "drag", "path": 10**400}, "two points or more"),
     ],
 )
 def test_openai_actions_guitest_cannot_run(action: dict[str, Any], says: str) -> None:
     (op,) = openai_ops([action]).ops
     assert op.action is None and op.error is not None and says in op.error
+
+
+#: any JSON value a reply can carry: integers past the largest float, NaN and infinities (Python's json reads
+#: ``NaN``, ``Infinity`` and ``1e400``), strings, and lists and objects of them
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=10**300, max_value=10**400) | st.integers(min_value=-(10**400), max_value=-(10**300)) | st.floats() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=4,
+)
+ANTHROPIC_FIELDS = ("coordinate", "start_coordinate", "text", "key", "duration", "scroll_direction", "scroll_amount", "region")
+OPENAI_FIELDS = ("x", "y", "button", "keys", "path", "text", "scroll_x", "scroll_y")
+
+
+def well_read(op: Any) -> bool:
+    """An operation a reader may return: an error the model is told (one short line), or an action whose numbers the
+    loop's bounds can judge (guitest.live.actions.problem never raises on it)."""
+    if op.error is not None:
+        return isinstance(op.error, str) and "\n" not in op.error and len(op.error) < 300 and op.action is None
+    if op.action is not None:
+        problem(op.action)
+    return True
+
+
+def test_any_json_in_any_field_of_an_anthropic_reply_is_read_never_raised(keys: None) -> None:
+    _require_anthropic()
+    claude = load_model("anthropic:claude-sonnet-4-5", _settings())
+    action = st.sampled_from(sorted(cua_anthropic.ACTIONS[cua_anthropic.V20251124])) | JSON
+    tool_input = st.fixed_dictionaries({"action": action}, optional={f: JSON for f in ANTHROPIC_FIELDS})
+    block = st.fixed_dictionaries({"type": st.just("tool_use"), "id": JSON, "name": st.just("computer") | JSON, "input": tool_input | JSON}) | st.fixed_dictionaries(
+        {"type": st.just("text"), "text": JSON}
+    )
+    reply = st.fixed_dictionaries({"content": st.lists(block, max_size=3) | JSON, "stop_reason": st.sampled_from(["tool_use", "end_turn", "refusal"]) | JSON, "stop_details": JSON})
+
+    @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(reply=reply)
+    def read(reply: dict[str, Any]) -> None:
+        conversation = claude.conversation("browser")
+        conversation.display = D
+        turn = conversation.read(reply)
+        assert all(well_read(op) for _, op in turn.ops())
+        claude.refusal(reply)
+
+    read()
+
+
+def test_any_json_in_any_field_of_an_openai_reply_is_read_never_raised(keys: None) -> None:
+    model = load_model("openai-cua:computer-use-preview", _settings())
+    action = st.fixed_dictionaries(
+        {"type": st.sampled_from(["click", "double_click", "move", "drag", "scroll", "keypress", "type", "wait", "screenshot"]) | JSON}, optional={f: JSON for f in OPENAI_FIELDS}
+    )
+    call = st.fixed_dictionaries({"type": st.just("computer_call"), "call_id": JSON}, optional={"action": action | JSON, "actions": st.lists(action, max_size=3) | JSON, "pending_safety_checks": JSON})
+    other = st.fixed_dictionaries({"type": st.sampled_from(["message", "reasoning"]) | JSON}, optional={"content": JSON, "summary": JSON})
+    reply = st.fixed_dictionaries({"output": st.lists(call | other, max_size=3) | JSON, "status": st.sampled_from(["completed", "incomplete"]) | JSON})
+
+    @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(reply=reply)
+    def read(reply: dict[str, Any]) -> None:
+        conversation = model.conversation("browser")
+        conversation.display = D
+        turn = conversation.read(reply)
+        assert all(well_read(op) for _, op in turn.ops())
+        model.refusal(reply)
+
+    read()
 
 
 # -- stop rules, read from whole replies -----------------------------------------------------------------------------
@@ -411,17 +492,18 @@ class Screens:
         pass
 
 
-def episode(spec: str, server: fakeserver.Server, size: tuple[int, int], budget: int = 8, **settings: Any) -> tuple[Any, Screens, list[dict[str, Any]]]:
-    base = server.url if spec.startswith("anthropic") else server.base_url
+def episode(spec: str, server: fakeserver.Server | str, size: tuple[int, int], budget: int = 8, options: RunOptions = DEFAULT_OPTIONS, **settings: Any) -> tuple[Any, Screens, list[dict[str, Any]]]:
+    """One episode of ``spec`` against ``server`` (or a base URL: a server that has gone), asked through ``options``' cache."""
+    base = server if isinstance(server, str) else server.url if spec.startswith("anthropic") else server.base_url
     model = load_model(spec, Settings(base_url=base, retries=2, timeout=10, **settings), backoff=0.01)
     env = Screens(size)
     sample = Sample(id="blue", image="", instruction="", box=(0, 0, 1, 1), tags={}, source="test")
     task = TaskSpec("miniwob", "press-blue")
     try:
-        result = run_episode(env, task, 0, ComputerUsePolicy(model, sample, _asker(model, DEFAULT_OPTIONS, []), 0, task), budget)
+        result = run_episode(env, task, 0, ComputerUsePolicy(model, sample, _asker(model, options, []), 0, task), budget)
     finally:
         model.close()
-    return result, env, server.requests()
+    return result, env, [] if isinstance(server, str) else server.requests()
 
 
 def sha(data: bytes) -> str:
@@ -536,6 +618,39 @@ def test_anthropic_hostile_numbers_and_too_many_calls_are_tool_errors_and_never_
     assert len(second) == CAP + 5 and all("error" not in r for r in second[:CAP])
     assert [r["error"] for r in second[CAP:]] == [f"not run: a step runs at most {CAP} actions, and this reply asked for more"] * 5
     assert {"action_out_of_range", "tool_error"} <= set(result.steps[0].notes) and "over_cap" in result.steps[1].notes
+
+
+def test_a_number_past_the_largest_float_is_the_tools_error_live_and_again_from_the_cache(tmp_path: Path, keys: None) -> None:
+    """The issue's reply (a 401-digit hold_key duration and scroll_amount) asked live, then again with the endpoint gone,
+    as ``--lf`` asks: both times the calls are the tool's errors and the episode goes on; before, the reader raised an
+    OverflowError both times and the case errored."""
+    _require_anthropic()
+    calls = [
+        {"action": "hold_key", "text": "shift", "duration": 10**400},
+        {"action": "scroll", "coordinate": {"frac": [0.5, 0.5]}, "scroll_direction": "down", "scroll_amount": 10**400},
+        {"action": "left_click", "coordinate": {"frac": [0.25, 0.5]}},
+    ]
+    runs = []
+    url = ""
+    for run in ("first", "again"):
+        options = replace(DEFAULT_OPTIONS, cache=ResponseCache(tmp_path / "cache", "on", run=run))
+        try:
+            if run == "first":
+                with fakeserver.serve(tmp_path, script={"blue button": [{"calls": calls}, {"text": "All done."}]}, program=fakecua.__file__) as server:
+                    runs.append(episode("anthropic:claude-sonnet-4-5", server, (320, 200), options=options))
+                    url = server.url
+            else:  # the server has gone: every reply must come from the cache
+                runs.append(episode("anthropic:claude-sonnet-4-5", url, (320, 200), options=options))
+        finally:
+            assert options.cache is not None
+            options.cache.close()
+    (live, live_env, requests), (cached, cached_env, _) = runs
+    errors = [r.get("error") for r in requests[1]["results"]]
+    assert errors == ["duration=1000000000000000000000000000000000000... must be a finite number", "scroll_amount=1000000000000000000000000000000000000... is too large a number", None]
+    for result, env in ((live, live_env), (cached, cached_env)):
+        assert result.end == "done" and result.error is None, result.error
+        assert [a.kind for a in env.ran] == ["click", "done"] and "tool_error" in result.steps[0].notes
+    assert all(step.cached for step in cached.steps) and [s.reply for s in cached.steps] == [s.reply for s in live.steps]
 
 
 @pytest.mark.parametrize("spec", ["openai-cua:computer-use-preview", "openai-cua:gpt-5.4"])

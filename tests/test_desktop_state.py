@@ -9,6 +9,7 @@ answers and its open_file timeout, as desktop-env's SetupController has them; an
 from __future__ import annotations
 
 import json
+import re
 import threading
 import uuid
 from pathlib import Path
@@ -213,6 +214,42 @@ def test_a_stop_that_hangs_does_not_hold_up_the_end_of_the_run(tmp_path: Path) -
             assert made.entered.is_set() and not release.is_set()  # shutdown() returned while stop_emulator still ran
         finally:
             release.set()
+
+
+SLOW_PROVIDER = """
+import threading
+
+RELEASE, ENTERED = threading.Event(), threading.Event()
+
+
+class Slow:
+    def __init__(self, region):
+        ENTERED.set()
+        if not RELEASE.wait(20):  # a deadline that did not hold fails the test instead of hanging it
+            raise RuntimeError("never released")
+"""
+
+
+def test_a_provider_whose_constructor_hangs_costs_its_deadline_and_the_vm_leaves_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # before, making the provider had no deadline: the episode (and the run) waited as long as the constructor
+    module = f"slowprovider_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(SLOW_PROVIDER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name, path = f"{module}:Slow", f"/vm-{uuid.uuid4().hex[:8]}"
+    env = desktop.make({"provider": {"name": name, "path_to_vm": path, "create_timeout": "0.3"}, "settle": 0, "evaluate_after": 0}, str(tmp_path))
+    slow = __import__(module)
+    try:
+        with pytest.raises(EnvFailure) as failed:
+            env.reset(WRITES_A_FILE, seed=None)
+        assert slow.ENTERED.wait(20) and not slow.RELEASE.is_set()  # the constructor was still running when the episode gave up
+        assert str(failed.value).startswith(
+            f"--env-provider={name}: making the provider did not return within 0.3 s (--env-provider-option create_timeout=SECONDS); the VM leaves this run and its episodes are errors (re-run them with --lf)"
+        )
+        with pytest.raises(EnvFailure, match=rf"every desktop machine was taken out of service in this run \({re.escape(name)}:{path}: --env-provider={re.escape(name)}: making the provider"):
+            env.reset(WRITES_A_FILE, seed=None)
+    finally:
+        desktop.shutdown()
+        slow.RELEASE.set()
 
 
 @pytest.mark.parametrize(

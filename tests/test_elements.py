@@ -162,6 +162,12 @@ def test_trailing_commas_are_repaired() -> None:
     assert found.items[0]["box"] == [1, 2, 3, 4]
 
 
+def test_an_element_nested_past_pythons_recursion_limit_is_unreadable_not_raised() -> None:
+    # json.loads raised a RecursionError out of the reader (and the case)
+    found = find_list('[{"box": ' + "[" * 5000 + "]" * 5000 + '}, {"type": "icon", "box": [1, 2, 3, 4]}]')
+    assert found is not None and found.items == [{"type": "icon", "box": [1, 2, 3, 4]}] and found.unreadable == 1
+
+
 def test_truncated_last_element_is_dropped_and_counted() -> None:
     found = find_list('```json\n[{"type": "icon", "box": [1, 2, 3, 4]}, {"type": "text", "description": "Sa')
     assert found is not None and found.items == [{"type": "icon", "box": [1, 2, 3, 4]}]

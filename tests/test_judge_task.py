@@ -215,6 +215,7 @@ def test_the_oracle_answers_the_label_and_errs_without_one(tmp_path: Path) -> No
         (reply("yes", "maybe"), False),
         ('{"reason": "r", "complete": "yes"}', False),
         ("[1, 2]", False),
+        ('{"complete": ' + "[" * 100_000 + "]" * 100_000 + "}", False),  # a RecursionError out of the reader before
     ],
 )
 def test_parse_reply(text: str, ok: bool) -> None:

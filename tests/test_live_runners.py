@@ -22,7 +22,7 @@ from propbudget import examples
 
 from guitest.exchange import SentImage
 from guitest.live import runners
-from guitest.live.actions import KINDS, Action, from_screen, to_screen
+from guitest.live.actions import KINDS, Action, from_screen, problem, to_screen
 from guitest.live.keys import combo, normalize
 from guitest.live.runners import guitest as guitest_runner
 from guitest.live.runners import uitars15 as uitars
@@ -282,6 +282,19 @@ NAMES = tuple(runners.RUNNERS.names())
 def test_no_text_raises(name: str, text: str) -> None:
     read = runners.get(name).read(text)
     assert all(a.kind in KINDS for a in read.actions)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_point_far_past_the_screen_is_refused_by_the_bounds_never_raised(name: str) -> None:
+    # a reply's 1e308 is finite, but not once scaled to the screen: the runners that cut points to whole pixels as
+    # pyautogui does (int(x)) raised an OverflowError out of the step (uitars15, qwen25vl, qwen3vl, prompt-agent)
+    runner = runners.get(name)
+    read = runner.read(runner.render([Action("click", point=(1e308, 5.0))], decimals=0))
+    actions, _ = runner.decide(read, [], 0, 15)
+    assert [a.kind for a in actions] == ["click"], read.notes
+    sent = (SCREEN[0] // 2, SCREEN[1] // 2)  # the screenshot sent at half size: a reply's pixel is two on the screen
+    (screen,) = [runner.to_screen(a, runner.space_for(None), sent, SCREEN) for a in actions]
+    assert "outside the range of coordinates" in (problem(screen) or "")
 
 
 SYNTAX = st.sampled_from(

@@ -292,6 +292,71 @@ def test_a_page_that_allocates_past_the_bound_costs_its_own_episode_and_the_next
         again.close()
 
 
+# WebGL textures live in the GPU process, not the page's renderer: 16 MiB each, until the context is lost, 160 at most
+# (2.5 GiB), so a run without the GPU process's bound ends too (and fails the test) without taking all the machine's memory
+WEBGL = """<!DOCTYPE html><html><body style="margin: 0"><canvas id="c" width="64" height="64"></canvas><script>
+window.made = 0; window.lost = false;
+function textures() {
+  const canvas = document.getElementById("c"), gl = canvas.getContext("webgl");
+  canvas.addEventListener("webglcontextlost", () => { window.lost = true; });
+  const data = new Uint8Array(2048 * 2048 * 4).fill(7), keep = [];
+  return new Promise(done => {
+    (function more() {
+      if (window.lost || window.made >= 160) return done([window.made, window.lost]);
+      const texture = gl.createTexture();
+      gl.bindTexture(gl.TEXTURE_2D, texture);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, 2048, 2048, 0, gl.RGBA, gl.UNSIGNED_BYTE, data);
+      gl.finish();
+      keep.push(texture);
+      window.made++;
+      setTimeout(more, 0);
+    })();
+  });
+}
+</script></body></html>"""
+
+
+def gpu_limits(browser_pid: int) -> list[int]:
+    """RLIMIT_DATA of each GPU process of the browser ``browser_pid`` (its process group)."""
+    import resource
+
+    found = []
+    for pid in browser._group(browser_pid):
+        try:
+            if b"--type=gpu-process" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(resource.prlimit(pid, resource.RLIMIT_DATA)[0])
+        except OSError:
+            continue
+    return found
+
+
+def test_webgl_textures_past_the_bound_cost_the_pages_gl_context_and_the_browser_goes_on(site: Path) -> None:
+    # before: only the zygotes and renderers were bounded; the GPU process, started before the bound, held every page's
+    # textures without one (a texture loop took it to 6.6 GB)
+    (site / "gl.html").write_text(WEBGL)
+    unbounded = {"root": ".", "viewport": [300, 200], "page_memory_mb": 0, "command_timeout": 60}
+    env = envs.open_env("webapp", unbounded, str(site))
+    try:
+        env.reset(task("gl", start="gl.html", success="true"), 0)
+        assert env.run_js("() => !!document.createElement('canvas').getContext('webgl')")  # the GPU process runs now
+        host = env.browser.host
+        assert browser.limit_renderers(host.pid, BOUND_MB << 20)  # what BrowserHost does once Chromium has started
+        assert gpu_limits(host.pid) == [BOUND_MB << 20]
+        made, lost = env.run_js("() => textures()")
+        assert lost and made < 160, (made, lost)  # the GPU process ended at the bound: the page's context is lost
+        assert gpu_limits(host.pid) in ([], [BOUND_MB << 20])  # one started again is forked from a zygote: bounded too
+        assert pressed(env) and host.connected()  # the browser, and the next episode, go on
+    finally:
+        env.close()
+    bounded = envs.open_env("webapp", {**unbounded, "page_memory_mb": BOUND_MB}, str(site))  # the ordinary way: at start
+    try:
+        bounded.reset(task("gl", start="gl.html", success="true"), 0)
+        assert bounded.run_js("() => !!document.createElement('canvas').getContext('webgl')")
+        assert gpu_limits(bounded.browser.host.pid) == [BOUND_MB << 20]
+    finally:
+        bounded.close()
+
+
 def test_page_memory_mb_is_checked() -> None:
     for bad in (-1, 100, 1.5, "2G", True):
         with pytest.raises(EnvFailure, match=rf"env_options.page_memory_mb must be a whole number of MB, 512 or more \(or 0: no bound\), got {bad!r}"):

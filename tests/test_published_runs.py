@@ -8,7 +8,10 @@ import contextlib
 import importlib.util
 import io
 import json
+import math
 import re
+import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -151,3 +154,97 @@ def test_a_run_written_in_osworld_layout_reads_back_through_show_result(tmp_path
     assert int(runned) == 16 and float(overall) / 100 == pytest.approx(report["overall"]["mean_score"], abs=1e-6)  # the report keeps 6 decimals
     again = osworld_report(folder)
     assert again["breakdown"] == report["breakdown"] and again["overall"] == report["overall"]
+
+
+def _rates(printed: str) -> dict[str, float]:
+    return {m[1]: float(m[2]) for m in re.finditer(r"Domain: (\S+) Runned: \d+ Success Rate: (\S+) %", printed)}
+
+
+@pytest.mark.parametrize(("text", "why"), [("inf", "not a finite number"), ("nan", "not a finite number"), ("1e308", "outside 0..1"), ("1.5", "outside 0..1"), ("-0.5", "outside 0..1")])
+def test_a_score_outside_0_to_1_refuses_the_folder_naming_the_task_and_its_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, why: str) -> None:
+    folder = write_results(tmp_path)
+    (folder / "chrome" / "ch2" / "result.txt").write_text(f"{text}\n")
+    # OSWorld's own reader takes the score as it is: chrome's rate is (0.666... + score) / 2 x 100, whatever the score
+    printed = _rates(show_result(tmp_path))["chrome"]
+    expected = (0.6666666666666666 + float(text)) / 2 * 100
+    assert (math.isnan(printed) and math.isnan(expected)) or printed == pytest.approx(expected)
+    with pytest.raises(PublishedRunError) as refused:
+        osworld_report(folder)
+    message = str(refused.value)
+    assert message.startswith(f"{folder / 'chrome' / 'ch2' / 'result.txt'}: the score of task chrome/ch2 is {text!r}, {why}") and "\n" not in message
+    assert main(["compare", str(folder), str(folder)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_task_under_two_domains_is_refused_where_show_result_counts_it_twice(tmp_path: Path) -> None:
+    folder = write_results(tmp_path)
+    shutil.copytree(folder / "chrome" / "ch1", folder / "vlc" / "ch1")
+    assert re.search(r"Runned: 17 Current", show_result(tmp_path))  # 16 finished tasks, one of them counted twice
+    with pytest.raises(PublishedRunError, match=rf"^{re.escape(str(folder))}: task ch1 is in chrome/ch1 and in vlc/ch1: a task is counted once"):
+        osworld_report(folder)
+
+
+def test_traj_jsonl_is_read_line_by_line_in_bounded_memory(tmp_path: Path) -> None:
+    folder = write_results(tmp_path)
+    traj = folder / "os" / "o1" / "traj.jsonl"
+    first = json.dumps({"step_num": 1, "action": "pyautogui.click(1, 2)", "response": "first"})
+    with open(traj, "wb") as f:  # a step, a 40 MiB line of NUL bytes (sparse), 100,000 nested brackets, a step
+        f.write(first.encode() + b"\n")
+        f.seek(f.tell() + (40 << 20))
+        f.write(b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n" + json.dumps({"step_num": 2, "response": "last"}).encode() + b"\n")
+    tracemalloc.start()
+    try:
+        report = osworld_report(folder)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    case = next(c for c in report["cases"] if c["id"] == "os-o1")
+    assert case["steps"] == 2 and case["response"] == "last"  # the long line and the deep one are not steps
+    assert peak < 16 << 20, f"{peak >> 20} MiB"  # the whole file was read at once before: 80 MiB and more
+
+
+def test_unreadable_files_of_a_task_are_named(tmp_path: Path) -> None:
+    folder = write_results(tmp_path)
+    (folder / "vlc" / "v1" / "result.txt").write_text("0" * 10_000)  # a result.txt that is no score: the task is an error
+    report = osworld_report(folder)
+    assert next(c for c in report["cases"] if c["id"] == "vlc-v1")["error"] == f"{folder / 'vlc' / 'v1' / 'result.txt'}: not a score: more than 4096 bytes"
+    (folder / "gimp" / "g1" / "traj.jsonl").unlink()
+    (folder / "gimp" / "g1" / "traj.jsonl").mkdir()  # a folder where a file should be: the whole run cannot be read
+    with pytest.raises(PublishedRunError, match=rf"^{re.escape(str(folder / 'gimp' / 'g1' / 'traj.jsonl'))}: cannot read: Is a directory$"):
+        osworld_report(folder)
+
+
+RECORDED = Path(__file__).parent / "data" / "screenspot_pro_reference"
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_screenspot_pros_official_results_replay_to_its_own_figures(pytester: pytest.Pytester, mode: list[str]) -> None:
+    """The results ScreenSpot-Pro's eval_screenspot_pro.py wrote (recorded at bd8bbbb, README there) replayed as they are
+    through guitest's own screenspot_pro suite: its report gives the script's own overall, text and icon accuracies."""
+    from PIL import Image
+
+    official = json.loads((RECORDED / "results.json").read_text())
+    shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
+    data = pytester.path / "data-root" / "ScreenSpot-Pro"  # where the suite file says its data is, under the data root
+    shutil.copytree(RECORDED / "annotations", data / "annotations")
+    for path in (RECORDED / "annotations").glob("*.json"):
+        for row in json.loads(path.read_text()):
+            image = data / "images" / row["img_filename"]
+            image.parent.mkdir(parents=True, exist_ok=True)
+            Image.new("L", tuple(row["img_size"])).save(image)  # the replay looks at no pixel; its size is the row's
+    result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{RECORDED / 'results.json'}", "--data-root=data-root", "-p", "no:cacheprovider", *mode)
+    assert result.ret in (0, 1), result.stdout.str()
+    report = json.loads((pytester.path / "reports" / "screenspot_pro.json").read_text())
+    metrics = official["metrics"]["overall"]
+    assert report["overall"]["n"] == metrics["num_total"] == 12 and report["overall"]["hit"] == metrics["num_correct_action"] == 4
+    assert report["overall"]["accuracy"] == pytest.approx(metrics["action_acc"], abs=1e-6)
+    assert report["breakdown"]["ui_type"]["text"]["accuracy"] == pytest.approx(metrics["text_acc"], abs=1e-6)
+    assert report["breakdown"]["ui_type"]["icon"]["accuracy"] == pytest.approx(metrics["icon_acc"], abs=1e-6)
+    wrong_format = {f"{d['group']}-{d['application']}-{d['platform']}-{d['ui_type']}-{d['id']}" for d in official["details"] if d["correctness"] == "wrong_format"}
+    assert {c["id"] for c in report["cases"] if c["verdict"] == "unparsed"} == wrong_format and len(wrong_format) == 4
+    # the same run as a leaderboard entry: its overall record is the script's own three figures
+    from guitest.reporting import leaderboard
+
+    overall = leaderboard.entry(report, "screenspot_pro")[report["model"]["spec"]]["results"]["overall"]
+    assert overall == pytest.approx({"icon": metrics["icon_acc"], "text": metrics["text_acc"], "avg": metrics["action_acc"]}, abs=1e-6)

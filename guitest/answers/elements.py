@@ -114,6 +114,8 @@ def _decode(piece: str) -> Any:
             return json.loads(attempt)
         except ValueError:
             pass
+        except RecursionError:  # nested past Python's recursion limit: no element is
+            return _UNREADABLE
     try:
         return pyliteral.literal(piece)
     except ValueError:

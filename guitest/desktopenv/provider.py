@@ -19,10 +19,11 @@ one's own: ``module:Class`` (constructed as ``Class(region)``, like desktop-env'
 :func:`register` (a test's fake).
 
 Where guitest departs: ``DesktopEnv`` waits as long as each provider call takes (VMware's ``start_emulator`` and
-``get_ip_address`` loop until the VM answers, with no limit). guitest gives every call a deadline
-(:data:`TIMEOUTS`, each a setting) and checks what it returns; a call that overruns, raises or returns something that
-is not what desktop-env's callers expect is a :class:`ProviderFailure` naming the provider, the call and the VM, and
-the VM leaves the run's pool (its episodes are errors, which ``--lf`` runs again).
+``get_ip_address`` loop until the VM answers, with no limit), and as long as making the provider takes. guitest gives
+every call a deadline (:data:`TIMEOUTS`, each a setting), making the provider (its constructor, or desktop-env's
+``create_vm_manager_and_provider``) included, and checks what each returns; a call that overruns, raises or returns
+something that is not what desktop-env's callers expect is a :class:`ProviderFailure` naming the provider, the call and
+the VM, and the VM leaves the run's pool (its episodes are errors, which ``--lf`` runs again).
 """
 
 from __future__ import annotations
@@ -67,10 +68,12 @@ POLL = 1.0
 #: boto3's ``instance_running`` waiter, 40 x 15 s = 600 s), ``get_ip_address`` (Aliyun waits up to 300 s for the server
 #: inside it; VMware's ``vmrun getGuestIPAddress -wait`` until the guest's tools answer), ``stop_emulator`` (Azure
 #: deallocates in up to 10 x 15 s), and the manager's calls (``get_vm_path`` downloads OSWorld's VM image, several GB,
-#: the first time)
-TIMEOUTS = {"start_timeout": 600.0, "revert_timeout": 900.0, "address_timeout": 600.0, "stop_timeout": 300.0, "manager_timeout": 3600.0}
+#: the first time), and making the provider (``create_timeout``: Docker's constructor connects to the Docker daemon,
+#: ``docker.from_env()``; the others make clients or read settings)
+TIMEOUTS = {"start_timeout": 600.0, "revert_timeout": 900.0, "address_timeout": 600.0, "stop_timeout": 300.0, "manager_timeout": 3600.0, "create_timeout": 300.0}
 #: the setting that bounds each call
 DEADLINE_OF = {
+    "create": "create_timeout",
     "start_emulator": "start_timeout",
     "revert_to_snapshot": "revert_timeout",
     "get_ip_address": "address_timeout",
@@ -112,6 +115,7 @@ class ProviderSettings:
     address_timeout: float = TIMEOUTS["address_timeout"]
     stop_timeout: float = TIMEOUTS["stop_timeout"]
     manager_timeout: float = TIMEOUTS["manager_timeout"]
+    create_timeout: float = TIMEOUTS["create_timeout"]
     machines: int = 1
 
 
@@ -321,7 +325,7 @@ class ProvidedMachine:
         if self.hung is not None:
             raise ProviderFailure(f"{self.shown}: {self.hung} has not returned; this VM is not used again in this run")
         if self._provider is None:
-            self._manager, self._provider = create(self.settings)
+            self._manager, self._provider = self._call("create", create, self.settings, label="making the provider")
         if not self._started:
             if not self.path_to_vm:
                 if self._manager is None:
@@ -397,12 +401,14 @@ class ProvidedMachine:
             f"{self.shown}: {what}({self.path_to_vm}) returned {printable(repr(value))[:200]} ({type(value).__name__}), expected {expected}; the VM leaves this run (fix the provider and re-run with --lf)"
         )
 
-    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _call(self, what: str, fn: Callable[..., Any], *args: Any, label: str | None = None, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` on a thread of its own, waited for at most its deadline (:data:`DEADLINE_OF`): its
         result, or ProviderFailure when it raised or did not return in time (then the call goes on in the background,
-        where guitest cannot stop it, and :attr:`hung` names it)."""
+        where guitest cannot stop it, and :attr:`hung` names it). ``label``: how messages name the call (default
+        ``what(path_to_vm)``); an EnvFailure it raises is raised as it is."""
         key = DEADLINE_OF[what]
         seconds = float(getattr(self.settings, key))
+        named = label or f"{what}({self.path_to_vm})"
         outcome: dict[str, Any] = {}
         done = threading.Event()
 
@@ -417,9 +423,9 @@ class ProvidedMachine:
         # a daemon thread: a call that never returns must not keep the process from ending
         threading.Thread(target=run, name=f"guitest-provider-{what}", daemon=True).start()
         if not done.wait(seconds):
-            self.hung = f"{what}({self.path_to_vm})"
+            self.hung = named
             raise ProviderFailure(
-                f"{self.shown}: {what}({self.path_to_vm}) did not return within {seconds:g} s (--env-provider-option {key}=SECONDS); "
+                f"{self.shown}: {named} did not return within {seconds:g} s (--env-provider-option {key}=SECONDS); "
                 "the VM leaves this run and its episodes are errors (re-run them with --lf); the call may still be running in the "
                 "provider: stop the VM with the provider's own tools if it does not stop by itself"
             )
@@ -427,7 +433,7 @@ class ProvidedMachine:
         if isinstance(error, EnvFailure):
             raise error
         if error is not None:
-            raise ProviderFailure(f"{self.shown}: {what}({self.path_to_vm}) failed: {type(error).__name__}: {printable(str(error))[:300]}") from None
+            raise ProviderFailure(f"{self.shown}: {named} failed: {type(error).__name__}: {printable(str(error))[:300]}") from None
         return outcome.get("value")
 
 

@@ -41,8 +41,9 @@ Memory: each page's renderer process may take ``env_options.page_memory_mb`` (:d
 Chromium's own sandbox bounds a renderer with ``RLIMIT_DATA`` (sandbox/policy/linux/sandbox_linux.cc,
 ``SandboxLinux::LimitAddressSpace``: 8 or 16 GB; not ``RLIMIT_AS``, which V8's reserved address space exceeds), but
 not under ``--no-sandbox``, which guitest runs with. So guitest sets ``RLIMIT_DATA`` itself on the browser's zygote
-(the process every renderer is forked from, so every later renderer inherits it) and on the renderers already running
-(:func:`limit_renderers`). ``RLIMIT_DATA`` counts every private writable mapping, so it bounds the JavaScript heap, ArrayBuffers, strings and the
+(the process every renderer is forked from, so every later renderer inherits it) and on the renderers and the GPU
+process already running (:func:`limit_renderers`): the GPU process holds every page's WebGL textures, and one hostile
+page's texture loop took it to 6.6 GB when only renderers were bounded. ``RLIMIT_DATA`` counts every private writable mapping, so it bounds the JavaScript heap, ArrayBuffers, strings and the
 DOM alike: an allocation past it fails (an ArrayBuffer's is a ``RangeError`` the page's script sees) or ends the
 renderer (the page crashes; its command fails with a message naming the bound, :meth:`BrowserHost.call`), and the
 browser, its other pages and the next episode go on.
@@ -540,29 +541,49 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
+#: the processes of a browser a page's memory lands in, bounded beside the zygotes: its renderer, and the GPU process,
+#: which holds every page's WebGL textures and buffers (SwiftShader's, under --disable-gpu): one hostile page's texture
+#: loop took it to 6.6 GB while the renderers held their bound
+BOUNDED_TYPES = (b"--type=renderer", b"--type=gpu-process")
+
+
 def limit_renderers(browser_pid: int, limit: int) -> bool:
-    """Set ``RLIMIT_DATA`` to ``limit`` bytes on the zygote and renderer processes of the browser ``browser_pid`` (its
-    process group, which Playwright makes for it): renderers forked from the zygote later inherit it. True when a
-    zygote was limited (every later renderer is then bounded); False where it cannot be done (not Linux, no zygote)."""
+    """Set ``RLIMIT_DATA`` to ``limit`` bytes on the zygote processes of the browser ``browser_pid`` (its process group,
+    which Playwright makes for it), then on its renderer and GPU processes already running (:data:`BOUNDED_TYPES`).
+    Chromium forks every later renderer, and the GPU process it starts again after a crash, from a zygote, so each
+    inherits the bound; the processes are listed again after the zygotes are bounded, so one forked in between is
+    bounded too (the GPU process starts on the browser's own time, before or after the bound). True when a zygote was
+    limited (every later renderer is then bounded); False where it cannot be done (not Linux, no zygote)."""
     if resource is None or not hasattr(resource, "prlimit"):
         return False
-    zygotes = 0
-    for pid in _group(browser_pid):
+    zygotes = sum(_limit(pid, limit) for pid, switches in _typed(browser_pid) if b"--type=zygote" in switches)
+    for pid, switches in _typed(browser_pid):
+        if any(kind in switches for kind in BOUNDED_TYPES):
+            _limit(pid, limit)
+    return zygotes > 0
+
+
+def _typed(leader: int) -> list[tuple[int, list[bytes]]]:
+    """The processes of the group ``leader`` leads, each with the switches of its command line."""
+    found = []
+    for pid in _group(leader):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 # split at spaces too: Chromium's child processes rewrite their command line as one string (setproctitle)
-                switches = handle.read().replace(b"\0", b" ").split()
+                found.append((pid, handle.read().replace(b"\0", b" ").split()))
         except OSError:
             continue
-        zygote = b"--type=zygote" in switches
-        if not zygote and b"--type=renderer" not in switches:
-            continue
-        try:
-            resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
-        except (OSError, ValueError):  # gone meanwhile, or a hard limit already lower than ours (kept)
-            continue
-        zygotes += zygote
-    return zygotes > 0
+    return found
+
+
+def _limit(pid: int, limit: int) -> bool:
+    """``RLIMIT_DATA`` of ``limit`` bytes on process ``pid``; False when it is gone meanwhile, or its hard limit is
+    already lower than ours (kept)."""
+    try:
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _group(leader: int) -> list[int]:

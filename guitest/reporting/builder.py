@@ -5,7 +5,6 @@ run's record of the cache and the endpoints, the gate applied.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -13,7 +12,7 @@ from typing import Any, Sequence
 from ..verdict import CaseResult
 from . import gate as gate_mod
 from . import report as report_mod
-from .document import CacheRecord, Report, RunRecord, SelectionRecord, SuiteRecord, from_json
+from .document import CacheRecord, Report, RunRecord, SelectionRecord, SuiteRecord
 
 
 @dataclass(frozen=True)
@@ -107,14 +106,14 @@ def same_run_kind(previous: Report | None, model: dict[str, Any], key: str, rule
 
 
 def read_previous(path: Path) -> Report | None:
-    """The report at ``path`` for ``--lf`` to fold into, or None when there is none usable there."""
+    """The report at ``path`` for ``--lf`` to fold into, or None when there is none usable there (none, or a file
+    :func:`guitest.reporting.compare.load_report` refuses: unreadable, too large or deep, not a report)."""
+    from .compare import ReportError, load_report
+
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+        return load_report(path)
+    except ReportError:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("overall"), dict) or not isinstance(data.get("cases"), list):
-        return None
-    return from_json(data)
 
 
 def cache_record(

@@ -29,7 +29,6 @@ OSWorld's show_result.py prints it, the success rate beside it.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from fractions import Fraction
@@ -48,7 +47,7 @@ from .document import Counts, Report, from_json
 from .significance import POWER, fixed_set_test, mcnemar_detectable, mcnemar_exact, population_test
 from .significance import mcnemar_p as mcnemar_p  # where callers of guitest compare have always found it
 from .. import manifest
-from ..verdict import ERROR, HIT, CaseResult
+from ..verdict import CASE_VERDICTS, ERROR, HIT, VERDICTS, CaseResult
 
 BETTER, WORSE, SAME = "better", "worse", "no detectable change"
 OVERALL = "overall"
@@ -62,18 +61,13 @@ class ReportError(GuitestError):
 
 
 def load_report(path: str | Path) -> Report:
-    """Read and check a report file; raise :class:`ReportError` naming the file and the problem."""
+    """Read (:func:`guitest.strictjson.load`: bounded in size and depth) and check a report file; raise
+    :class:`ReportError` naming the file and the problem, in one line."""
     path = Path(path)
     try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        raise ReportError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: cannot read: {exc}") from None
-    try:
-        report = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        report = strictjson.load(path)
+    except strictjson.UnreadableJSON as exc:
+        raise ReportError(str(exc)) from None
     problems = check_report(report)
     if problems:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
@@ -84,7 +78,7 @@ def load_report(path: str | Path) -> Report:
 def check_report(report: Any) -> list[str]:
     """What makes ``report`` unusable for a comparison (empty when it is usable)."""
     if not isinstance(report, dict):
-        return [f"top level is {type(report).__name__}, expected an object"]
+        return [f"the top level is {strictjson.kind(report)}, expected an object"]
     problems = []
     for key in ("overall", "breakdown"):
         if not isinstance(report.get(key), dict):
@@ -95,21 +89,64 @@ def check_report(report: Any) -> list[str]:
         for name, values in report["breakdown"].items():
             if not isinstance(values, dict) or not all(isinstance(row, dict) and _is_rate(row.get("accuracy")) for row in values.values()):
                 problems.append(f"'breakdown.{name}' is not a table of value -> counts with an accuracy")
+    for path, kind in OPTIONAL:  # older reports lack some of these (from_json fills in what is needed), none is another kind
+        value = _at(report, path)
+        if (value is not None or (path in report and "." not in path)) and not isinstance(value, kind):
+            problems.append(f"'{path}' is not {'an object' if kind is dict else 'a list' if kind is list else 'a string'}")
+    if isinstance(report.get("headline"), dict) and not _is_rate(report["headline"].get("accuracy")):
+        problems.append("'headline.accuracy' is not a number in 0..1 or null")
+    if "missing" in report and not (isinstance(report["missing"], list) and all(isinstance(m, str) for m in report["missing"])):
+        problems.append("'missing' is not a list of case ids")
     cases = report.get("cases")
     if not isinstance(cases, list):
         problems.append("'cases' missing or not a list")
         return problems
     seen: set[str] = set()
     for i, case in enumerate(cases):
-        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(case.get("verdict"), str):
-            problems.append(f"cases[{i}]: needs a string 'id' and 'verdict'")
-        elif not isinstance(case.get("tags", {}), dict):
-            problems.append(f"cases[{i}] ({case['id']}): 'tags' is not an object")
+        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or case.get("verdict") not in CASE_VERDICTS:
+            problems.append(f"cases[{i}]: needs a string 'id' and a 'verdict' ({', '.join(CASE_VERDICTS)})")
+        elif not isinstance(case.get("tags"), dict) or not all(isinstance(v, (str, int, float)) or v is None for v in case["tags"].values()):
+            problems.append(f"cases[{i}] ({case['id']}): 'tags' is not an object of names to values")
+        elif case.get("attempts") is not None and not (isinstance(case["attempts"], list) and all(isinstance(a, dict) and a.get("verdict") in VERDICTS for a in case["attempts"])):
+            problems.append(f"cases[{i}] ({case['id']}): 'attempts' is not a list of attempts with a verdict each")
         elif case["id"] in seen:
             problems.append(f"cases[{i}]: case id {case['id']!r} appears twice")
         else:
             seen.add(case["id"])
     return problems
+
+
+#: the parts of a report that are optional (older reports lack them) but, when present, of one kind; what the
+#: comparison reads of them (guitest.manifest.differences, the headline, the costs)
+OPTIONAL: tuple[tuple[str, type], ...] = (
+    ("suite", dict),
+    ("suite.runner", dict),
+    ("model", dict),
+    ("model.settings", dict),
+    ("run", dict),
+    ("run.success_rule", dict),
+    ("run.served_model", dict),
+    ("run.served_model.served", list),
+    ("gate", dict),
+    ("headline", dict),
+    ("manifest", dict),
+    ("manifest.digests", dict),
+    ("manifest.suite_file", dict),
+    ("manifest.guitest", dict),
+    ("manifest.guitest.commit", str),
+    ("manifest.packages", dict),
+    ("manifest.data", dict),
+    ("manifest.data.digests", dict),
+    ("usage", dict),
+)
+
+
+def _at(report: dict[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` of ``report``; None where a part of it is missing or not an object."""
+    value: Any = report
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def _is_rate(value: Any) -> bool:

@@ -154,6 +154,7 @@ def run(args: Any) -> int:
     import sys
 
     from .. import strictjson
+    from ..printable import printable
     from .compare import ReportError, load_report
 
     try:
@@ -175,13 +176,15 @@ def run(args: Any) -> int:
     if args.against:
         row = args.row or next(iter(made))
         try:
-            board = json.loads(Path(args.against).read_text("utf-8"))
-            theirs = board[row]["results"]
-        except (OSError, ValueError) as exc:
-            print(f"guitest leaderboard: {args.against}: cannot read a leaderboard file: {exc}", file=sys.stderr)
+            board = strictjson.load(args.against, expect=dict)
+        except strictjson.UnreadableJSON as exc:
+            print(f"guitest leaderboard: {exc} (a leaderboard file, as results/screenspot_pro.json)", file=sys.stderr)
             return 2
-        except (KeyError, TypeError):
-            print(f"guitest leaderboard: {args.against} has no row {row!r} (pass --row with one of its model names)", file=sys.stderr)
+        entry_row = board.get(row)
+        theirs = entry_row.get("results") if isinstance(entry_row, dict) else None
+        if not isinstance(theirs, dict):
+            said = "has no row" if entry_row is None else "has no results object in row"
+            print(printable(f"guitest leaderboard: {args.against} {said} {row!r} (pass --row with one of its model names)"), file=sys.stderr)
             return 2
         found = differences(next(iter(made.values()))["results"], theirs)
         print(f"against {row} in {args.against}: " + ("the same to 0.05 points" if not found else f"{len(found)} field(s) differ"), file=sys.stderr if args.out == "-" else sys.stdout)

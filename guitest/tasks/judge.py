@@ -315,6 +315,8 @@ def parse_reply(text: str) -> tuple[dict[str, Any] | None, str | None]:
         value = json.loads(body[start : end + 1] if end > start else body[start:])
     except json.JSONDecodeError as exc:
         return None, f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+    except RecursionError:
+        return None, "it nests deeper than Python's JSON reader follows"
     if not isinstance(value, dict):
         return None, "it is not a JSON object"
     problems = [f"field '{f or '(top level)'}' {m}" for f, m in schema.iter_problems("judge_reply", value)]

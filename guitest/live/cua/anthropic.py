@@ -33,7 +33,6 @@ GUI actions only).
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -61,7 +60,7 @@ from ..actions import (
 from . import adapter
 from .adapter import ComputerUseModel, ToolLoop
 from .display import Display, anthropic_display
-from .turns import CURSOR, ZOOM, Call, Op, Turn, look
+from .turns import CURSOR, ZOOM, Call, Op, Turn, listed, look, number, shown
 
 V20250124, V20251124 = "computer_20250124", "computer_20251124"
 #: the beta header each tool version needs (the computer-use tool page's list)
@@ -209,7 +208,7 @@ class AnthropicComputerUse(ComputerUseModel):
         if reply.get("stop_reason") != "refusal":
             return None
         details = reply.get("stop_details") or {}
-        text = " ".join(b.get("text", "") for b in reply.get("content") or [] if isinstance(b, dict) and b.get("type") == "text").strip()
+        text = " ".join(str(b.get("text") or "") for b in listed(reply.get("content")) if isinstance(b, dict) and b.get("type") == "text").strip()
         explanation = details.get("explanation") if isinstance(details, dict) else None
         return f"stop_reason refusal{' (' + str(details.get('category')) + ')' if isinstance(details, dict) and details.get('category') else ''}: {explanation or text or 'no explanation'}"
 
@@ -278,7 +277,7 @@ class Conversation(adapter.Conversation):
     def read(self, reply: dict[str, Any]) -> Turn:
         """The reply's turn: each ``tool_use`` block as a :class:`Call` (see :func:`read_call`), the text, the stop rule."""
         assert self.display is not None
-        blocks = [b for b in reply.get("content") or [] if isinstance(b, dict)]
+        blocks = [b for b in listed(reply.get("content")) if isinstance(b, dict)]
         text = "\n".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text").strip()
         stop = reply.get("stop_reason")
         if stop == "max_tokens":
@@ -298,7 +297,7 @@ def read_call(block: dict[str, Any], display: Display, version: str) -> Call:
     raw: dict[str, Any] = given if isinstance(given, dict) else {}
     call_id = str(block.get("id") or "")
     if block.get("name") != "computer":
-        return Call(call_id, (Op(error=f"Unknown tool {block.get('name')!r}: only the computer tool is available"),), {"name": block.get("name"), "input": raw})
+        return Call(call_id, (Op(error=f"Unknown tool {shown(block.get('name'))}: only the computer tool is available"),), {"name": block.get("name"), "input": raw})
     try:
         op = _op(raw, display, version)
     except _ToolError as exc:
@@ -312,12 +311,13 @@ class _ToolError(Exception):
 
 def _op(raw: dict[str, Any], display: Display, version: str) -> Op:
     action = raw.get("action")
-    if action not in ACTIONS[version]:
-        raise _ToolError(f"Invalid action: {action!r}" + (f" (the {version} tool has no zoom)" if action == "zoom" else ""))
+    if not isinstance(action, str) or action not in ACTIONS[version]:
+        raise _ToolError(f"Invalid action: {shown(action)}" + (f" (the {version} tool has no zoom)" if action == "zoom" else ""))
     text = raw.get("text")
     if text is not None and not isinstance(text, str):
-        raise _ToolError(f"{text!r} must be a string")
-    held = keynames.combo(text or raw.get("key") or "") if action in CLICKS or action == "scroll" else ()
+        raise _ToolError(f"{shown(text)} must be a string")
+    key = raw.get("key")
+    held = keynames.combo(text or (key if isinstance(key, str) else "")) if action in CLICKS or action == "scroll" else ()
     if action == "screenshot":
         return Op(look())
     if action == "cursor_position":
@@ -325,11 +325,11 @@ def _op(raw: dict[str, Any], display: Display, version: str) -> Op:
     if action == "zoom":
         region = raw.get("region")
         if not isinstance(region, list) or len(region) != 4 or not all(isinstance(v, int) and not isinstance(v, bool) for v in region):
-            raise _ToolError(f"region={region!r} must be [x1, y1, x2, y2], four integers")
+            raise _ToolError(f"region={shown(region)} must be [x1, y1, x2, y2], four integers")
         x1, y1, x2, y2 = region
         width, height = display.size
         if not (0 <= x1 < x2 <= width and 0 <= y1 < y2 <= height):
-            raise _ToolError(f"region {region} is not a box inside the {width}x{height} display")
+            raise _ToolError(f"region {shown(region, 80)} is not a box inside the {width}x{height} display")
         return Op(shows=ZOOM, region=(x1, y1, x2, y2))
     if action in ("key", "type", "hold_key"):
         if text is None:
@@ -338,7 +338,7 @@ def _op(raw: dict[str, Any], display: Display, version: str) -> Op:
             return Op(Action(TYPE, text=text))
         combo = keynames.combo(text)
         if not combo:
-            raise _ToolError(f"text={text!r} names no key")
+            raise _ToolError(f"text={shown(text)} names no key")
         if action == "key":
             return Op(Action(KEY, keys=combo))
         return Op(Action(HOLD_KEY, keys=combo, seconds=_duration(raw, action)))
@@ -354,12 +354,15 @@ def _op(raw: dict[str, Any], display: Display, version: str) -> Op:
         return Op(Action(DRAG, point=start, end=point, space="pixel_sent"))
     if action == "scroll":
         direction, amount = raw.get("scroll_direction"), raw.get("scroll_amount")
-        if direction not in SCROLLS:
-            raise _ToolError(f"scroll_direction={direction!r} must be 'up', 'down', 'left', or 'right'")
+        if not isinstance(direction, str) or direction not in SCROLLS:
+            raise _ToolError(f"scroll_direction={shown(direction)} must be 'up', 'down', 'left', or 'right'")
         if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
-            raise _ToolError(f"scroll_amount={amount!r} must be a non-negative int")
+            raise _ToolError(f"scroll_amount={shown(amount)} must be a non-negative int")
+        notches = number(amount)
+        if notches is None:  # an int past the largest float (the demo would pass it to xdotool's --repeat)
+            raise _ToolError(f"scroll_amount={shown(amount)} is too large a number")
         dx, dy = SCROLLS[direction]
-        return Op(Action(SCROLL, point=point, scroll=(dx * amount, dy * amount), keys=held, space="pixel_sent"))
+        return Op(Action(SCROLL, point=point, scroll=(dx * notches, dy * notches), keys=held, space="pixel_sent"))
     return Op(Action(CLICKS[action], point=point, keys=held, space="pixel_sent"))
 
 
@@ -370,27 +373,28 @@ def _point(value: Any, display: Display, field: str, required: bool) -> tuple[fl
             raise _ToolError(f"{field} is required")
         return None
     if not isinstance(value, list) or len(value) != 2:
-        raise _ToolError(f"{value} must be a tuple of length 2")
+        raise _ToolError(f"{shown(value)} must be a tuple of length 2")
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
-        raise _ToolError(f"{value} must be a tuple of non-negative ints")
+        raise _ToolError(f"{shown(value)} must be a tuple of non-negative ints")
     x, y = value
     width, height = display.size
     if x > width or y > height:
-        raise _ToolError(f"Coordinates {x}, {y} are out of bounds")
+        raise _ToolError(f"Coordinates {shown(x)}, {shown(y)} are out of bounds")
     return float(x), float(y)
 
 
 def _duration(raw: dict[str, Any], action: str) -> float:
     duration = raw.get("duration")
     if not isinstance(duration, (int, float)) or isinstance(duration, bool):
-        raise _ToolError(f"duration={duration!r} must be a number")
-    if not math.isfinite(duration):  # the demo's two comparisons are both false for NaN: guitest refuses it
-        raise _ToolError(f"duration={duration!r} must be a finite number")
-    if duration < 0:
-        raise _ToolError(f"duration={duration!r} must be non-negative")
-    if duration > MAX_DURATION:
-        raise _ToolError(f"duration={duration!r} is too long.")
-    return float(duration)
+        raise _ToolError(f"duration={shown(duration)} must be a number")
+    seconds = number(duration)
+    if seconds is None:  # NaN (the demo's two comparisons are both false for it), an infinity, an int of 400 digits
+        raise _ToolError(f"duration={shown(duration)} must be a finite number")
+    if seconds < 0:
+        raise _ToolError(f"duration={shown(duration)} must be non-negative")
+    if seconds > MAX_DURATION:
+        raise _ToolError(f"duration={shown(duration)} is too long.")
+    return seconds
 
 
 def _keep_recent_images(messages: list[dict[str, Any]], keep: int, chunk: int) -> list[dict[str, Any]]:

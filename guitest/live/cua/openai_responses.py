@@ -29,7 +29,6 @@ screenshot goes with the first request (the guide's first turn often only asks f
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...errors import ModelError
@@ -42,7 +41,7 @@ from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_
 from . import adapter
 from .adapter import ComputerUseModel, ToolLoop
 from .display import Display, openai_display
-from .turns import Call, Op, Turn, look
+from .turns import Call, Op, Turn, listed, look, number, shown
 
 PREVIEW_PREFIX = "computer-use-preview"
 BUTTONS = {"left": CLICK, "right": RIGHT_CLICK, "wheel": MIDDLE_CLICK}
@@ -127,8 +126,8 @@ class OpenAIComputerUse(ComputerUseModel):
         return from_responses(usage)
 
     def refusal(self, reply: dict[str, Any]) -> str | None:
-        for item in reply.get("output") or []:
-            for part in (item.get("content") or []) if isinstance(item, dict) and item.get("type") == "message" else []:
+        for item in listed(reply.get("output")):
+            for part in listed(item.get("content")) if isinstance(item, dict) and item.get("type") == "message" else []:
                 if isinstance(part, dict) and part.get("type") == "refusal":
                     return f"a refusal: {part.get('refusal') or 'no explanation'}"
         return None
@@ -201,13 +200,13 @@ class Conversation(adapter.Conversation):
         """The reply's turn: each ``computer_call`` as a :class:`Call`, the messages and reasoning summaries as text,
         the stop rule (see the module docstring)."""
         assert self.display is not None
-        items = [i for i in reply.get("output") or [] if isinstance(i, dict)]
+        items = [i for i in listed(reply.get("output")) if isinstance(i, dict)]
         texts, messages = [], []
         for item in items:
             if item.get("type") == "reasoning":
-                texts += [str(s.get("text") or "") for s in item.get("summary") or [] if isinstance(s, dict)]
+                texts += [str(s.get("text") or "") for s in listed(item.get("summary")) if isinstance(s, dict)]
             elif item.get("type") == "message":
-                said = " ".join(str(p.get("text") or "") for p in item.get("content") or [] if isinstance(p, dict) and p.get("type") == "output_text")
+                said = " ".join(str(p.get("text") or "") for p in listed(item.get("content")) if isinstance(p, dict) and p.get("type") == "output_text")
                 texts.append(said)
                 messages.append(said)
         text = "\n".join(t for t in texts if t).strip()
@@ -226,16 +225,16 @@ def read_call(item: dict[str, Any], display: Display) -> Call:
     the display; an action guitest cannot run is an :class:`Op` with its error (the call's other actions still run)."""
     actions = item.get("actions")
     batch: list[Any] = actions if isinstance(actions, list) and actions else [item.get("action")]
-    checks = tuple(c for c in item.get("pending_safety_checks") or [] if isinstance(c, dict))
+    checks = tuple(c for c in listed(item.get("pending_safety_checks")) if isinstance(c, dict))
     ops = tuple(_op(a, display) for a in batch)
     return Call(str(item.get("call_id") or ""), ops, batch if len(batch) > 1 else batch[0], checks)
 
 
 def _op(action: Any, display: Display) -> Op:
     if not isinstance(action, dict):
-        return Op(error=f"not an action: {action!r}")
+        return Op(error=f"not an action: {shown(action)}")
     kind = action.get("type")
-    held = tuple(keynames.normalize(k) for k in action.get("keys") or [] if isinstance(k, str)) if kind != "keypress" else ()
+    held = tuple(keynames.normalize(k) for k in listed(action.get("keys")) if isinstance(k, str)) if kind != "keypress" else ()
     try:
         if kind == "screenshot":
             return Op(look())
@@ -245,21 +244,21 @@ def _op(action: Any, display: Display) -> Op:
             return Op(Action(TYPE, text=_text(action, "text")))
         if kind == "keypress":
             # lower case, as OSWorld's runner presses them (its key_mapping, then .lower()): "CTRL", "A" is ctrl+a
-            keys = tuple(keynames.normalize(k.lower()) for k in action.get("keys") or [] if isinstance(k, str) and k)
+            keys = tuple(keynames.normalize(k.lower()) for k in listed(action.get("keys")) if isinstance(k, str) and k)
             if not keys:
                 raise ValueError("keypress needs keys")
             return Op(Action(KEY, keys=keys))
         if kind == "click":
             button = action.get("button", "left")
-            if button not in BUTTONS:
-                return Op(error=f"click with the {button!r} button: guitest's environments have left, right and wheel (middle)", note=f"unsupported_button_{button}")
+            if not isinstance(button, str) or button not in BUTTONS:
+                return Op(error=f"click with the {shown(button)} button: guitest's environments have left, right and wheel (middle)", note=f"unsupported_button_{shown(button, 20)}")
             return Op(Action(BUTTONS[button], point=_xy(action, display), keys=held, space="pixel_sent"))
         if kind == "double_click":
             return Op(Action(DOUBLE_CLICK, point=_xy(action, display), keys=held, space="pixel_sent"))
         if kind == "move":
             return Op(Action(MOVE, point=_xy(action, display), keys=held, space="pixel_sent"))
         if kind == "drag":
-            path = [_xy(p, display) for p in action.get("path") or []]
+            path = [_xy(p, display) for p in listed(action.get("path"))]
             if len(path) < 2:
                 raise ValueError("drag needs a path of two points or more")
             note = "drag_path_ends_only" if len(path) > 2 else None
@@ -270,12 +269,12 @@ def _op(action: Any, display: Display) -> Op:
             return Op(Action(SCROLL, point=point, scroll=(dx, dy), keys=held, space="pixel_sent"), scroll_pixels=True)
     except ValueError as exc:
         return Op(error=f"{kind}: {exc}")
-    return Op(error=f"unknown action type {kind!r}", note=f"unknown_action_{kind}")
+    return Op(error=f"unknown action type {shown(kind)}", note=f"unknown_action_{shown(kind, 20)}")
 
 
 def _xy(value: Any, display: Display) -> tuple[float, float]:
     if not isinstance(value, dict):
-        raise ValueError(f"{value!r} is not a point")
+        raise ValueError(f"{shown(value)} is not a point")
     x, y = _number(value, "x"), _number(value, "y")
     width, height = display.size
     if not (0 <= x <= width and 0 <= y <= height):
@@ -284,20 +283,17 @@ def _xy(value: Any, display: Display) -> tuple[float, float]:
 
 
 def _number(value: dict[str, Any], key: str) -> float:
-    number = value.get(key)
-    if not isinstance(number, (int, float)) or isinstance(number, bool):
-        raise ValueError(f"{key}={number!r} is not a number")
-    try:
-        result = float(number)
-    except OverflowError:  # an integer past the largest float (10**400)
-        result = math.inf
-    if not math.isfinite(result):
-        raise ValueError(f"{key}={printable(str(number))[:40]} is not a finite number")
+    given = value.get(key)
+    if not isinstance(given, (int, float)) or isinstance(given, bool):
+        raise ValueError(f"{key}={shown(given)} is not a number")
+    result = number(given)
+    if result is None:  # NaN, an infinity, an integer past the largest float (10**400)
+        raise ValueError(f"{key}={printable(str(given))[:40]} is not a finite number")
     return result
 
 
 def _text(value: dict[str, Any], key: str) -> str:
     text = value.get(key)
     if not isinstance(text, str):
-        raise ValueError(f"{key}={text!r} is not a string")
+        raise ValueError(f"{key}={shown(text)} is not a string")
     return text

@@ -12,9 +12,11 @@ runs them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...printable import printable
 from ..actions import WAIT, Action
 
 #: what an operation shows in its call's result
@@ -72,3 +74,32 @@ class Turn:
     def ops(self) -> list[tuple[int, Op]]:
         """Every operation in order, with the index of its call."""
         return [(n, op) for n, call in enumerate(self.calls) for op in call.ops]
+
+
+def number(value: Any) -> float | None:
+    """A JSON number of a reply as a finite float; None for anything else: not a number (a string, a bool, null), NaN,
+    an infinity, or an integer past the largest float (``10**400``, which ``float()`` refuses with an OverflowError)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        result = float(value)
+    except OverflowError:
+        return None
+    return result if math.isfinite(result) else None
+
+
+def listed(value: Any) -> list[Any]:
+    """``value`` when it is a list (a reply's list field), else an empty list: a reply that writes a number or an
+    object where a list belongs holds none of its items."""
+    return value if isinstance(value, list) else []
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """``value`` as a tool error quotes it: its ``repr``, control characters escaped, cut to ``limit`` characters (an
+    integer of 401 digits, a list of thousands of items)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4300 digits of str()
+        text = f"<an integer of {value.bit_length()} bits>"
+    text = printable(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -33,7 +33,7 @@ from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import combo, normalize
-from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, window
+from .runner import ASSISTANT, USER, Past, Read, Runner, merge_drags, whole, window
 from .calls import MAX_REPLY, fmt, number
 
 ENUM = ["key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click", "double_click", "scroll", "wait", "terminate"]
@@ -173,7 +173,7 @@ class QwenRunner(Runner):
         across, down = (self.grid, self.grid) if self.grid else sent
 
         def mapped(p: tuple[float, float] | None) -> tuple[float, float] | None:
-            return None if p is None else (float(int(p[0] * screen[0] / across)), float(int(p[1] * screen[1] / down)))
+            return None if p is None else (whole(p[0] * screen[0] / across), whole(p[1] * screen[1] / down))
 
         return replace(action, point=mapped(action.point), end=mapped(action.end), space="screen")
 

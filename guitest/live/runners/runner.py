@@ -12,6 +12,7 @@ episode whatever ran before.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -157,12 +158,18 @@ def recent(past: Sequence[Past], images: int) -> list[SentImage]:
     return [p.image for p in window(past, images)]
 
 
+def whole(value: float) -> float:
+    """``value`` cut to a whole number as ``int(x)`` cuts it; a value that is not finite (a reply's ``1e308`` scaled
+    to the screen) is kept as it is, for the loop's bounds to refuse (``int(inf)`` raised an OverflowError)."""
+    return float(int(value)) if math.isfinite(value) else value
+
+
 def whole_pixels(action: Action) -> Action:
     """``action`` (screen pixels) with its points cut to whole pixels as pyautogui cuts what OSWorld's agents write
     (``int(x)``), so the point a reference's machine is sent is the one guitest's is sent."""
 
     def cut(p: tuple[float, float] | None) -> tuple[float, float] | None:
-        return None if p is None else (float(int(p[0])), float(int(p[1])))
+        return None if p is None else (whole(p[0]), whole(p[1]))
 
     return replace(action, point=cut(action.point), end=cut(action.end))
 

@@ -39,7 +39,7 @@ from ...exchange import Prompt, SentImage, conversation
 from ...images import smart_resize
 from ..actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, KEY, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from ..keys import normalize
-from .runner import ASSISTANT, USER, Past, Read, Runner, whole_pixels
+from .runner import ASSISTANT, USER, Past, Read, Runner, whole, whole_pixels
 from .calls import MAX_REPLY, fmt
 
 PROMPT = (
@@ -129,7 +129,7 @@ class UITarsRunner(Runner):
             return whole_pixels(super().to_screen(action, space, sent, screen))
 
         def mapped(p: tuple[float, float] | None) -> tuple[float, float] | None:
-            return None if p is None else (float(int(round(p[0] / across * screen[0], 3))), float(int(round(p[1] / down * screen[1], 3))))
+            return None if p is None else (whole(round(p[0] / across * screen[0], 3)), whole(round(p[1] / down * screen[1], 3)))
 
         return replace(action, point=mapped(action.point), end=mapped(action.end), space="screen")
 
