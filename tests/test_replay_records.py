@@ -225,6 +225,15 @@ def test_a_file_with_no_record_to_replay_is_refused(tmp_path: Path, text: str, m
     assert str(info.value).startswith(f"replay file {path}: {message}")
 
 
+def test_a_file_past_the_json_bound_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    with open(path, "wb") as f:  # sparse: 600 MiB on paper, nothing on disk
+        f.truncate(600 << 20)
+    with pytest.raises(ModelError) as info:
+        Replay("replay:x", Settings(), str(path))
+    assert str(info.value) == f"replay file {path}: larger than 512 MiB, the most guitest reads of a JSON file"
+
+
 def test_a_suite_the_records_do_not_answer_runs_its_cases_to_errors_that_say_so(tmp_path: Path) -> None:
     path, _, _ = official_file(tmp_path)
     other = data_root(tmp_path / "other", ["vscode_macos"])

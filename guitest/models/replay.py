@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from .. import strictjson
 from ..errors import ModelError
 from ..exchange import Recorded
 from ..printable import printable
@@ -83,6 +84,8 @@ class Replay(Blind):
         self.left_out = 0  # records of samples guitest's suite does not ask (another language, style or gt_type)
         self.kind = "replies"  # or "records": a harness's per-sample records
         try:
+            if self.path.stat().st_size > strictjson.MAX_BYTES:  # the bound of every JSON file guitest reads
+                raise ModelError(f"replay file {self.path}: larger than {strictjson.MAX_BYTES >> 20} MiB, the most guitest reads of a JSON file")
             text = self.path.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ModelError(f"replay file {self.path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
