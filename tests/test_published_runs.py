@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from guitest.cli import main
-from guitest.published_runs import OSWorldExport, PublishedRunError, osworld_place, osworld_report, osworld_score, write_osworld
+from guitest.published_runs import OSWorldExport, PublishedRunError, osworld_action, osworld_place, osworld_report, osworld_score, write_osworld
 from guitest.reporting import report as report_mod
 from guitest.reporting.compare import compare
 from guitest.reporting.gate import DEFAULT_EXIT_CODE
@@ -326,3 +326,16 @@ def test_a_miniwob_run_exported_reads_back_as_its_report(pytester: pytest.Pytest
     assert main(["compare", str(pytester.path / "osworld"), str(pytester.path / "reports" / "miniwob.json"), "--json", str(out)]) == 0
     paired = json.loads(out.read_text("utf-8"))
     assert (paired["paired"], paired["only_in_old"], paired["only_in_new"]) == (3, [], [])
+
+
+def test_an_action_is_the_code_the_machine_runs_for_it() -> None:
+    """Text typed through the clipboard (UI-TARS's runner pastes) is pasted in the export too, as the machine ran it;
+    points are mapped from the screenshot's pixels to the screen's; guitest's final and wait actions are OSWorld's
+    strings; an action no code performs keeps its plain form."""
+    from guitest.envs.machine import typing_code
+
+    assert osworld_action({"kind": "type", "text": "grüße", "paste": True}, (1920, 1080)) == typing_code("grüße", paste=True)
+    assert osworld_action({"kind": "type", "text": "ab", "paste": True}, (1920, 1080)) == typing_code("ab", paste=True) != "pyautogui.write('ab')"
+    assert osworld_action({"kind": "click", "point": [300.0, 401.0], "space": "screen"}, (1920, 1080), 2.0) == "pyautogui.click(150, 200)"
+    assert [osworld_action({"kind": k}, (1920, 1080)) for k in ("done", "fail", "wait")] == ["DONE", "FAIL", "WAIT"]
+    assert osworld_action({"kind": "move"}, (1920, 1080)) == {"kind": "move"}
