@@ -306,9 +306,9 @@ def osworld_action(described: Mapping[str, Any], screen: tuple[int, int] | None,
 
 
 def _started(report: Report) -> datetime:
-    """The run's start as the report records it (its local clock), or the epoch when it records none."""
+    """The run's start on the clock the report records it by (its time zone left off), or the epoch when it records none."""
     try:
-        return datetime.strptime(str(report["run"].get("started")), "%Y-%m-%dT%H:%M:%S%z")
+        return datetime.strptime(str(report["run"].get("started"))[:19], "%Y-%m-%dT%H:%M:%S")
     except (KeyError, ValueError):
         return datetime(1970, 1, 1)
 
