@@ -11,6 +11,10 @@ Each task becomes a case ``<domain>-<task_id>`` (the id guitest's own OSWorld su
 scored as ``show_result.py`` reads ``result.txt`` (``float(text)``, else the value of the text: ``True`` is 1.0), a
 success when its score is 1 or more (as guitest's desktop evaluator decides). The report's headline is the mean score,
 which is what ``show_result.py`` prints as each domain's and the overall "Success Rate" (x 100).
+
+The other way, :func:`write_osworld` (``--osworld-results``) writes a live report as a published OSWorld run would be,
+which OSWorld's ``show_result.py`` and monitor read and this module reads back case by case (docs/live.md, "A run as a
+published OSWorld run").
 """
 
 from __future__ import annotations
