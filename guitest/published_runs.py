@@ -19,6 +19,10 @@ task id under two domains (``show_result.py`` counts it twice) and a file that c
 up to :data:`MAX_RESULT_BYTES` (a longer one is not a score: the task is an error, as a text that is none is) and
 ``traj.jsonl`` line by line, each line through :func:`guitest.strictjson.loads` and up to :data:`MAX_STEP_BYTES` (a
 longer line is skipped, as a line that is not JSON is), so memory stays bounded whatever the files' sizes.
+
+The other way, :func:`write_osworld` (``--osworld-results``) writes a live report as a published OSWorld run would be,
+which OSWorld's ``show_result.py`` and monitor read and this module reads back case by case (docs/live.md, "A run as a
+published OSWorld run").
 """
 
 from __future__ import annotations
@@ -27,8 +31,12 @@ import ast
 import json
 import math
 import os
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, Mapping
 
 from . import strictjson
 from .errors import GuitestError
@@ -218,44 +226,185 @@ def osworld_report(folder: str | Path, max_steps: int = DEFAULT_MAX_STEPS) -> Re
     )
 
 
-def write_osworld(report: Report, root: str | Path, action_space: str = "pyautogui", observation_type: str = "screenshot") -> Path:
-    """A live report's episodes in OSWorld's results layout under ``root``
-    (``<action_space>/<observation_type>/<model>/<domain>/<task_id>/``): ``result.txt`` as ``lib_run_single.py`` writes
-    it (``f"{result}\n"``) for each episode that ended in an evaluation, none for one that did not (an error: OSWorld's
-    ``show_result.py`` counts it nowhere, as guitest's report leaves it out of its rates), and ``traj.jsonl``, one line
-    per step. The domain is the case's ``app`` tag (else ``env``), the task id the rest of its id. The model's folder."""
+@dataclass(frozen=True)
+class OSWorldExport:
+    """What :func:`write_osworld` wrote: the model's ``folder``, and ``problems``, a sentence each, where it is not what
+    OSWorld would have written (cases the folder does not read back as, screenshots the report's folder lacks)."""
+
+    folder: Path
+    problems: tuple[str, ...] = ()
+
+
+#: how OSWorld's ``lib_run_single.py`` stamps an action (``action_timestamp``, and in its screenshot's name): the format
+#: most of its loops write, and the one its monitor reads (``run_single_example``'s ``%f`` makes the monitor fail)
+ACTION_TIMESTAMP = "%Y%m%d@%H%M%S"
+#: what OSWorld's agents answer for guitest's ``done``, ``fail`` and ``wait``: the strings ``DesktopEnv.step`` takes
+SPECIAL_ACTIONS = {"done": "DONE", "fail": "FAIL", "wait": "WAIT"}
+#: the name ``lib_run_single.py`` gives the screenshot after an action (an earlier export's are replaced)
+_SCREENSHOT_NAME = re.compile(r"step_\d+_\d{8}@\d{6}\d*\.png")
+#: how an episode ends when its last action's screen said it was over (``done`` in OSWorld's line)
+_ENDED = ("done", "fail", "env_done")
+
+
+def write_osworld(report: Report, root: str | Path, report_dir: str | Path | None = None, action_space: str = "pyautogui", observation_type: str = "screenshot") -> OSWorldExport:
+    """A live report's episodes as a published OSWorld run would hold them, under ``root``
+    (``<action_space>/<observation_type>/<model>/<domain>/<task_id>/``; OSWorld's run scripts' ``args.json`` in the
+    model's folder, with the suite's step budget, which OSWorld's monitor reads). Each task folder as
+    ``lib_run_single.py`` leaves it (read in the fork mrwwk/DeskCraft at 3e11457):
+
+    - ``result.txt``: ``f"{result}\\n"``, in OSWorld's 0..1: the episode's score where the report's headline is the mean
+      score (``show_result.py`` then prints it), else 1.0 for a success and 0.0 for a miss by the suite's rule (a
+      MiniWoB++ success rule, not its raw reward in -1..1), so ``show_result.py`` prints the report's headline either
+      way; none for an episode that errored (``show_result.py`` counts it nowhere, as the report leaves it out).
+    - ``traj.jsonl``: one line per action that ran (a reply of several actions gives several lines with its step's
+      ``step_num``), the fields in OSWorld's order (``step_num``, ``action_timestamp``, ``action``, ``response``,
+      ``reward``, ``done``, ``info``, ``screenshot_file``) as :func:`osworld_steps` fills them.
+    - ``task_instruction.jsonl``: ``{"instruction": ...}``, the episode's instruction, no newline after it.
+    - ``step_<n>_<timestamp>.png``: the screen after each action, copied from the report's episodes (their paths are
+      relative to ``report_dir``, the report's folder; by default the current one).
+
+    A case goes to the folders :func:`osworld_place` names, so the reader reads the folder back case by case. Cases a
+    judge decides (unsure) and repeated cases are not written: no one ``result.txt`` says them. Screenshots of an
+    earlier export in a task folder are replaced. What could not be written as OSWorld would have it is in the
+    result's ``problems``."""
     model = str(report["model"].get("spec") or "model").replace("/", "_").replace(":", "_")
     folder = Path(root) / action_space / observation_type / model
+    folder.mkdir(parents=True, exist_ok=True)
+    budget = int(report["suite"].get("max_steps") or DEFAULT_MAX_STEPS)
+    args = {"action_space": action_space, "observation_type": observation_type, "model": model, "max_steps": budget}
+    (folder / "args.json").write_text(json.dumps(args, indent=4), "utf-8")
+    mean_score = (report.get("headline") or {}).get("figure") == "mean_score"
+    start = _started(report)
+    unpaired: list[str] = []
+    missing = 0
     for case in report["cases"]:
         if case["verdict"] in (UNSURE, PARTIAL) or case.get("attempts"):
             continue  # a judge's to decide, or repeated attempts: no one result.txt says it
-        domain = case["tags"].get("app") or "env"
-        task = case["id"].removeprefix(f"{domain}-") or case["id"]
-        where = folder / _safe(domain) / _safe(task)
+        place = osworld_place(case["id"], case.get("tags") or {})
+        if place is None:
+            unpaired.append(case["id"])
+            place = (_safe(str(report["suite"].get("env") or "env")), _safe(case["id"]))
+        where = folder / place[0] / place[1]
         where.mkdir(parents=True, exist_ok=True)
-        steps = ((case.get("episode") or {}).get("trajectory")) or []
-        lines = [
-            json.dumps(
-                {
-                    "step_num": n,
-                    "action": step.get("actions"),
-                    "response": step.get("reply"),
-                    "reward": 0,
-                    "done": n == len(steps),
-                    "info": step.get("info") or {},
-                    "screenshot_file": step.get("screenshot"),
-                },
-                ensure_ascii=False,
-            )
-            for n, step in enumerate((s for s in steps if isinstance(s, dict)), 1)
-        ]
-        (where / "traj.jsonl").write_text("".join(line + "\n" for line in lines), "utf-8")
-        result, score = where / "result.txt", case.get("score")
-        if case["verdict"] == ERROR or score is None:
+        episode = case.get("episode") or {}
+        instruction = episode.get("instruction") or case.get("instruction")
+        if instruction:
+            (where / "task_instruction.jsonl").write_text(json.dumps({"instruction": instruction}, ensure_ascii=False), "utf-8")
+        lines = osworld_steps(episode, start)
+        for line, source in lines:
+            if source is None:
+                continue
+            try:
+                shutil.copyfile(Path(report_dir or ".") / source, where / line["screenshot_file"])
+            except FileNotFoundError:
+                line["screenshot_file"] = None
+                missing += 1
+        kept = {line["screenshot_file"] for line, _ in lines}
+        for old in where.iterdir():
+            if _SCREENSHOT_NAME.fullmatch(old.name) and old.name not in kept:
+                old.unlink()
+        (where / "traj.jsonl").write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line, _ in lines), "utf-8")
+        result = where / "result.txt"
+        if case["verdict"] == ERROR:
             result.unlink(missing_ok=True)
         else:
-            result.write_text(f"{float(score)}\n", "utf-8")
-    return folder
+            value = float(case.get("score") or 0.0) if mean_score else (1.0 if case["verdict"] == HIT else 0.0)
+            result.write_text(f"{value}\n", "utf-8")
+    problems = []
+    if unpaired:
+        shown = ", ".join(unpaired[:5]) + (f" and {len(unpaired) - 5} more" if len(unpaired) > 5 else "")
+        problems.append(f"{len(unpaired)} case ids are not <domain>-<task_id> with two folder names, so the folder read back does not pair them: {shown}")
+    if missing:
+        problems.append(f"{missing} screenshots the report names were not found under {report_dir or '.'}: their traj.jsonl lines have no screenshot_file")
+    return OSWorldExport(folder, tuple(problems))
+
+
+def osworld_place(case_id: str, tags: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The ``(domain, task_id)`` folders of a case whose names read back as ``case_id`` (``<domain>-<task_id>``): the
+    domain is the case's ``app`` tag, else the first of its tags whose value starts the id (a MiniWoB++ case
+    ``click-test-seed0`` of task ``click-test``: ``click-test``, ``seed0``), else the id's part before its first ``-``.
+    None for an id no split makes two folder names of (no ``-``, a ``/``, a ``..``)."""
+    candidates = [str(v) for _, v in sorted(tags.items(), key=lambda kv: kv[0] != "app") if v not in (None, "")]
+    for domain in (*candidates, case_id.partition("-")[0]):
+        task = case_id[len(domain) + 1 :]
+        if case_id.startswith(f"{domain}-") and _folder_name(domain) and _folder_name(task):
+            return domain, task
+    return None
+
+
+def osworld_steps(episode: Mapping[str, Any], start: datetime) -> list[tuple[dict[str, Any], str | None]]:
+    """The ``traj.jsonl`` lines of an episode (a report case's ``episode``), one per action that ran, each with the
+    report's path of the screenshot its ``screenshot_file`` names (None: none).
+
+    ``action``: the pyautogui code of the action (on the desktop the code the machine reported running; else the code
+    :func:`guitest.envs.machine.pyautogui_code` writes for it on the screen the environment showed, its own pixels),
+    ``DONE``, ``FAIL`` or ``WAIT`` as OSWorld's agents answer them, or guitest's plain form of an action that has no
+    code (an environment's own kind). ``response``: the step's reply. ``reward``: 0, as ``DesktopEnv.step`` returns.
+    ``done``, ``info``: true, with ``{"done": true}`` or ``{"fail": true}`` as ``DesktopEnv.step`` says them, on the
+    action after which the episode was over. ``action_timestamp``: guitest keeps no clock time per action, so it is
+    the run's start (the report's ``run.started``) plus one second per action of the episode, in the format OSWorld's
+    monitor reads: an order, not a time. ``screenshot_file``: ``step_<n>_<timestamp>.png``, the screen after the
+    action; guitest keeps the screen after a reply's last action only, so an action followed by another of the same
+    reply has none (null)."""
+    steps = [s for s in episode.get("trajectory") or [] if isinstance(s, Mapping)]
+    size, scale = episode.get("screen_size"), float(episode.get("scale") or 1.0)
+    screen = (round(size[0] / scale), round(size[1] / scale)) if size and scale > 0 else None
+    ended = episode.get("end") in _ENDED
+    out: list[tuple[dict[str, Any], str | None]] = []
+    for index, step in enumerate(steps):
+        actions = [a for a in step.get("actions") or [] if isinstance(a, Mapping)]
+        ran = actions[: int(step.get("executed", len(actions)))]
+        after = steps[index + 1].get("screenshot") if index + 1 < len(steps) else episode.get("final_screenshot")
+        reported = (step.get("info") or {}).get("code")
+        number = int(step.get("number") or index + 1)
+        for j, action in enumerate(ran):
+            last = j == len(ran) - 1
+            kind = action.get("kind")
+            stamp = (start + timedelta(seconds=len(out))).strftime(ACTION_TIMESTAMP)
+            done = last and ended and index == len(steps) - 1
+            code = reported if last and isinstance(reported, str) and kind not in SPECIAL_ACTIONS else osworld_action(action, screen, scale)
+            shot = str(after) if last and after else None
+            line = {
+                "step_num": number,
+                "action_timestamp": stamp,
+                "action": code,
+                "response": step.get("reply"),
+                "reward": 0,
+                "done": done,
+                "info": {kind: True} if done and kind in ("done", "fail") else {},
+                "screenshot_file": f"step_{number}_{stamp}.png" if shot else None,
+            }
+            out.append((line, shot))
+    return out
+
+
+def osworld_action(described: Mapping[str, Any], screen: tuple[int, int] | None, scale: float = 1.0) -> str | dict[str, Any]:
+    """An action (its plain form, screen pixels) as OSWorld's ``traj.jsonl`` holds it in the pyautogui action space:
+    ``DONE``, ``FAIL``, ``WAIT``, or pyautogui code for a screen of size ``screen`` (``scale`` screenshot pixels per
+    screen pixel); the plain form itself for an action no code performs (an environment's own kind)."""
+    kind = described.get("kind")
+    if kind in SPECIAL_ACTIONS:
+        return SPECIAL_ACTIONS[str(kind)]
+    from .desktopenv.task import action_from
+    from .envs.machine import pyautogui_code
+
+    try:
+        return pyautogui_code(action_from(dict(described)), screen, scale) if screen else dict(described)
+    except (ValueError, TypeError, KeyError, IndexError):
+        return dict(described)
+
+
+def _started(report: Report) -> datetime:
+    """The run's start on the clock the report records it by (its time zone left off), or the epoch when it records none."""
+    try:
+        return datetime.strptime(str(report["run"].get("started"))[:19], "%Y-%m-%dT%H:%M:%S")
+    except (KeyError, ValueError):
+        return datetime(1970, 1, 1)
+
+
+def _folder_name(name: str) -> bool:
+    """Whether ``name`` is one folder's name as it is (no separator, nothing that climbs, not too long)."""
+    return name not in ("", ".", "..") and not any(c in name for c in "/\\\0") and len(name.encode("utf-8", "surrogatepass")) <= 255
 
 
 def _safe(name: str) -> str:

@@ -161,7 +161,7 @@ class RunConfig:
     osworld_results: str | None = option(
         None,
         metavar="DIR",
-        help="live suites: also write each episode in OSWorld's results layout under DIR (pyautogui/screenshot/MODEL/DOMAIN/TASK/result.txt and traj.jsonl), which OSWorld's show_result.py reads",
+        help="live suites: also write each episode as a published OSWorld run holds it under DIR (pyautogui/screenshot/MODEL/DOMAIN/TASK/: result.txt in 0..1, traj.jsonl a line per action, its screenshots), which OSWorld's show_result.py and monitor read (docs/live.md)",
     )
     keep_episodes: int = option(
         3,

@@ -116,21 +116,34 @@ class SuiteReports:
                 continue
             self.compare_baseline(report)
             self.reports[key] = report
+            # before the report is written: keeping this run's copies may prune its episodes' screenshots
+            exported = self.write_osworld(report) if self.config.osworld_results and report["suite"]["task"] == "live" else None
             pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
             try:
                 self.paths[key] = self.write(report, pictures)
             except writer.ReportNotSaved as exc:
                 self.unsaved[key] = str(exc)
+            if exported is not None:
+                self.paths.setdefault(key, []).append(exported)
             incomplete |= not report["complete"]
             gate_failed |= bool(report["gate"]["failures"])
-            if self.config.osworld_results and report["suite"]["task"] == "live":
-                from .published_runs import write_osworld
-
-                try:
-                    self.paths.setdefault(key, []).append(write_osworld(report, self.config.osworld_results))
-                except OSError as exc:
-                    self.uncopied[key] = f"--osworld-results={self.config.osworld_results}: the OSWorld results were not written: {exc}"
         return incomplete, gate_failed
+
+    def write_osworld(self, report: Report) -> Path | None:
+        """``--osworld-results``: the live report's episodes as a published OSWorld run (:func:`guitest.published_runs.write_osworld`);
+        the model's folder, or None when it could not be written. What it says could not be written as OSWorld would
+        have it, or why nothing was, is kept for the summary."""
+        from .published_runs import write_osworld
+
+        key, option = report["suite"]["path"], f"--osworld-results={self.config.osworld_results}"
+        try:
+            exported = write_osworld(report, self.config.osworld_results or "", self.report_dir)
+        except OSError as exc:
+            self.uncopied[key] = f"{option}: the OSWorld results were not written: {exc}"
+            return None
+        if exported.problems:
+            self.uncopied[key] = f"{option}: " + "; ".join(exported.problems)
+        return exported.folder
 
     def build(self, key: str, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> Report:
         """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
@@ -274,7 +287,7 @@ class SuiteReports:
         )
         self.kept[key] = written.kept
         if written.uncopied:
-            self.uncopied[key] = written.uncopied
+            self.uncopied[key] = "; ".join(w for w in (self.uncopied.get(key), written.uncopied) if w)
         return written.paths
 
     def summary_lines(self, key: str) -> list[summary.Line]:

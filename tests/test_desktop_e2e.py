@@ -24,13 +24,14 @@ import pytest
 
 import fakeserver
 from builders import REPO
-from test_published_runs import show_result
+from test_published_runs import lines, show_result
 from test_desktop_real import _skip_or_fail, env_on, run_oracle
 
 _skip_or_fail()
 
 from guitest.localdesktop.xvfb import start_desktop  # noqa: E402
 from guitest.desktopenv.reader import read  # noqa: E402
+from guitest.published_runs import osworld_action  # noqa: E402
 from guitest.suite import Suite  # noqa: E402
 
 LOCAL = REPO / "suites" / "desktop_local"
@@ -110,6 +111,20 @@ def test_a_scripted_policy_completes_the_local_tasks(pytester: pytest.Pytester, 
         assert n == 1 and rate / 100 == pytest.approx(data["breakdown"]["app"][domain]["mean_score"], abs=1e-6)
     runned, total = sum(n for n, _, _ in domains.values()), sum(s for _, _, s in domains.values())
     assert total / runned == pytest.approx(data["overall"]["mean_score"], abs=1e-6)  # the mean of every result.txt: the mean score
+    # a line per action that ran, its screenshot beside it, its code the code the machine reported running
+    exported = pytester.path / "osworld" / "pyautogui" / "screenshot" / f"openai_{model}"
+    codes = 0
+    for case in data["cases"]:
+        episode, (app, task) = case["episode"], case["id"].split("-", 1)
+        ran = [s["actions"][: s.get("executed", len(s["actions"]))] for s in episode["trajectory"]]
+        ours = lines(exported / app / task / "traj.jsonl")
+        assert len(ours) == sum(map(len, ran)) and all((exported / app / task / line["screenshot_file"]).is_file() for line in ours if line["screenshot_file"])
+        screen = (round(episode["screen_size"][0] / episode["scale"]), round(episode["screen_size"][1] / episode["scale"]))
+        for step, actions in zip(episode["trajectory"], ran, strict=True):
+            if (step.get("info") or {}).get("code"):
+                assert osworld_action(actions[-1], screen, episode["scale"]) == step["info"]["code"], step
+                codes += 1
+    assert codes >= 3, codes  # a click, a type, a key at least
     hits = {c["id"] for c in data["cases"] if c["verdict"] == "hit"}
     expected = {"chromium-pick-green", "mousepad-new-note", "os-photoshop-crop", "terminal-make-folder"}
     if family == "ui-tars":  # its runner types by pasting with ctrl+v, as OSWorld's does, which a terminal does not take

@@ -1,6 +1,14 @@
 """A published OSWorld run (its results layout) read into a guitest report whose figures equal what OSWorld's own
 show_result.py prints on the same folder (tests/reference/osworld_show_result.py, the fork mrwwk/DeskCraft at
-3e11457, run here as it ships), and compared task by task with a guitest run."""
+3e11457, run here as it ships), and compared task by task with a guitest run.
+
+And the other way (--osworld-results): a live run written as a published run would be, against what OSWorld's own
+code writes and reads, recorded by running it (tests/data/osworld_reference/results_layout.json, made by
+tests/reference/record_osworld_results.py from mrwwk/DeskCraft at 3e11457c9f4d0cd81f27d961b98ae65f8b6ed309):
+lib_run_single.py's lines for the same replies, its monitor's reading of every task folder, show_result.py's figures
+(the report's headline, never a MiniWoB++ raw reward), and the folder read back pairing every case; a MiniWoB++ run
+through pytest, serial and with two workers.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +20,22 @@ import math
 import re
 import shutil
 import tracemalloc
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from guitest.cli import main
-from guitest.published_runs import PublishedRunError, osworld_report, osworld_score
+from guitest.published_runs import OSWorldExport, PublishedRunError, osworld_action, osworld_place, osworld_report, osworld_score, write_osworld
 from guitest.reporting import report as report_mod
+from guitest.reporting.compare import compare
+from guitest.reporting.gate import DEFAULT_EXIT_CODE
+from reference import osworld_results_case as results_case
 
 SHOW_RESULT = Path(__file__).parent / "reference" / "osworld_show_result.py"
+#: what OSWorld's own code wrote and read, recorded by running it (tests/reference/record_osworld_results.py)
+RECORDED = json.loads((Path(__file__).parent / "data" / "osworld_reference" / "results_layout.json").read_text("utf-8"))
+MONITOR_TIME = "%Y%m%d@%H%M%S"  # what the monitor's get_task_status_with_config parses action_timestamp with
 # show_result.py prints Office, Daily and Professional from these domains: it needs each to have a finished task
 SCORES = {
     "libreoffice_calc": {"c1": "1.0", "c2": "0.0", "c3": "0.5"},
@@ -145,7 +160,7 @@ def test_a_run_written_in_osworld_layout_reads_back_through_show_result(tmp_path
 
     report = osworld_report(write_results(tmp_path / "published"))
     report["model"]["spec"] = "openai:my/model"
-    folder = write_osworld(report, tmp_path / "ours")
+    folder = write_osworld(report, tmp_path / "ours").folder
     assert folder == tmp_path / "ours" / "pyautogui" / "screenshot" / "openai_my_model"
     assert (folder / "chrome" / "ch1" / "result.txt").read_text() == "0.6666666666666666\n"
     assert not (folder / "os" / "o3" / "result.txt").exists() and (folder / "os" / "o3" / "traj.jsonl").exists()
@@ -218,33 +233,173 @@ RECORDED = Path(__file__).parent / "data" / "screenspot_pro_reference"
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_screenspot_pros_official_results_replay_to_its_own_figures(pytester: pytest.Pytester, mode: list[str]) -> None:
-    """The results ScreenSpot-Pro's eval_screenspot_pro.py wrote (recorded at bd8bbbb, README there) replayed as they are
-    through guitest's own screenspot_pro suite: its report gives the script's own overall, text and icon accuracies."""
-    from PIL import Image
+def export(tmp_path: Path, headline: str = "mean_score") -> tuple[dict, OSWorldExport]:
+    """tests/reference/osworld_results_case.py's report, and its export under ``tmp_path / "osworld"``."""
+    report = results_case.report(tmp_path / "reports", headline)
+    return report, write_osworld(report, tmp_path / "osworld", tmp_path / "reports")
 
-    official = json.loads((RECORDED / "results.json").read_text())
-    shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
-    data = pytester.path / "data-root" / "ScreenSpot-Pro"  # where the suite file says its data is, under the data root
-    shutil.copytree(RECORDED / "annotations", data / "annotations")
-    for path in (RECORDED / "annotations").glob("*.json"):
-        for row in json.loads(path.read_text()):
-            image = data / "images" / row["img_filename"]
-            image.parent.mkdir(parents=True, exist_ok=True)
-            Image.new("L", tuple(row["img_size"])).save(image)  # the replay looks at no pixel; its size is the row's
-    result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{RECORDED / 'results.json'}", "--data-root=data-root", "-p", "no:cacheprovider", *mode)
-    assert result.ret in (0, 1), result.stdout.str()
-    report = json.loads((pytester.path / "reports" / "screenspot_pro.json").read_text())
-    metrics = official["metrics"]["overall"]
-    assert report["overall"]["n"] == metrics["num_total"] == 12 and report["overall"]["hit"] == metrics["num_correct_action"] == 4
-    assert report["overall"]["accuracy"] == pytest.approx(metrics["action_acc"], abs=1e-6)
-    assert report["breakdown"]["ui_type"]["text"]["accuracy"] == pytest.approx(metrics["text_acc"], abs=1e-6)
-    assert report["breakdown"]["ui_type"]["icon"]["accuracy"] == pytest.approx(metrics["icon_acc"], abs=1e-6)
-    wrong_format = {f"{d['group']}-{d['application']}-{d['platform']}-{d['ui_type']}-{d['id']}" for d in official["details"] if d["correctness"] == "wrong_format"}
-    assert {c["id"] for c in report["cases"] if c["verdict"] == "unparsed"} == wrong_format and len(wrong_format) == 4
-    # the same run as a leaderboard entry: its overall record is the script's own three figures
-    from guitest.reporting import leaderboard
 
-    overall = leaderboard.entry(report, "screenspot_pro")[report["model"]["spec"]]["results"]["overall"]
-    assert overall == pytest.approx({"icon": metrics["icon_acc"], "text": metrics["text_acc"], "avg": metrics["action_acc"]}, abs=1e-6)
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def test_each_action_is_a_line_as_lib_run_single_writes_it(tmp_path: Path) -> None:
+    """OSWorld's run_single_example, run on a reply of two actions and then DONE, writes a line per action (the reply's
+    step number on both); guitest's export of the same replies writes the same lines, the fields in the same order,
+    each screenshot named as OSWorld names it. Only the times differ, and the screen between two actions of one reply,
+    which guitest does not keep. Before: one line per step, guitest's action dicts, no screenshot in the folder."""
+    theirs = RECORDED["lib_run_single"]
+    recorded = [dict(pairs) for pairs in theirs["traj"]]
+    order = [key for key, _ in theirs["traj"][0]]
+    _, exported = export(tmp_path)
+    task = exported.folder / "chrome" / "t1"
+    ours = lines(task / "traj.jsonl")
+
+    def timeless(line: dict) -> dict:
+        return {k: v for k, v in line.items() if k not in ("action_timestamp", "screenshot_file")}
+
+    assert [timeless(line) for line in ours] == [timeless(line) for line in recorded]
+    assert [line["screenshot_file"] is None for line in ours] == [True, False, False]
+    for line in recorded + ours:
+        assert line["screenshot_file"] in (None, f"step_{line['step_num']}_{line['action_timestamp']}.png")
+    assert (task / "result.txt").read_text("utf-8") == theirs["result"] == "1.0\n"
+    assert {re.sub(r"_\d{8}@\d+", "_T", p.name) for p in task.iterdir()} == {re.sub(r"_\d{8}@\d+", "_T", n) for n in theirs["files"]} - {"runtime.log"}
+    for path in exported.folder.glob("*/*/traj.jsonl"):
+        for line in lines(path):
+            assert list(line) == order, path
+            datetime.strptime(line["action_timestamp"], MONITOR_TIME)
+            assert line["screenshot_file"] is None or (path.parent / line["screenshot_file"]).read_bytes()[:4] == b"\x89PNG"
+    vlc = lines(exported.folder / "vlc" / "t2" / "traj.jsonl")  # a screenshot at twice the screen's resolution: the machine's code
+    assert [line["action"] for line in vlc] == [
+        "pyautogui.hotkey('ctrl', 's')",
+        "pyautogui.moveTo(500, 600); pyautogui.scroll(-3)",
+        "pyautogui.moveTo(10, 20); pyautogui.dragTo(30, 40, duration=0.3, button='left')",
+    ]
+    assert json.loads((exported.folder / "args.json").read_text("utf-8"))["max_steps"] == results_case.BUDGET
+    assert exported.problems == ()
+
+
+def test_osworlds_monitor_reads_every_task_of_the_export(tmp_path: Path) -> None:
+    """The monitor's reading functions (its task page's and its list's), run on this very export (the digest says it
+    is the folder they read), read every task: its lines, its last action's time, its result, done or not. OSWorld's own
+    run_single_example stamps actions to the microsecond, which the task page cannot read: the export stamps them to
+    the second, as lib_run_single.py's other loops do."""
+    _, exported = export(tmp_path)
+    recorded = RECORDED["monitor"]["guitest"]
+    assert results_case.digest(exported.folder) == recorded["digest"], "the export changed since the monitor read it: run tests/reference/record_osworld_results.py"
+    assert sorted(recorded["tasks"]) == sorted(f"{p.parent.parent.name}/{p.parent.name}" for p in exported.folder.glob("*/*/traj.jsonl"))
+    for name, read in recorded["tasks"].items():
+        task, (detail, brief) = exported.folder / name, (read["detail"], read["brief"])
+        ours = lines(task / "traj.jsonl")
+        assert detail["steps"] == ours and detail["progress"] == brief["progress"] == len(ours), name
+        assert detail["last_update"] == brief["last_update"] == datetime.strptime(ours[-1]["action_timestamp"], MONITOR_TIME).strftime("%Y-%m-%d %H:%M:%S")
+        if (task / "result.txt").exists():
+            assert detail["status"].startswith("Done") and detail["result"] == brief["result"] == (task / "result.txt").read_text("utf-8").strip(), name
+        else:  # the episode that errored: no result, as OSWorld leaves a task whose loop raised
+            assert detail["status"] == "Running" and detail["result"] == "Task not completed", name
+    assert RECORDED["monitor"]["osworld"]["chrome/t1"]["detail"]["raised"].startswith("ValueError: unconverted data remains")
+
+
+@pytest.mark.parametrize("headline", ["success_rate", "mean_score"])
+def test_show_result_prints_the_reports_headline_never_a_raw_reward(tmp_path: Path, headline: str) -> None:
+    """result.txt is in OSWorld's 0..1: under a success-rate headline (MiniWoB++) the success by the suite's rule, so a
+    raw reward of -1 is a 0 and a success at 0.97 (a continuous task's threshold) a 1; under a mean-score headline
+    (OSWorld) the score. Before: the raw reward, and show_result.py printed a negative success rate."""
+    report = results_case.report(tmp_path / "reports", headline)
+    if headline == "success_rate":
+        raw = {"chrome-t1": 0.97, "gimp-t4": -1.0, "vlc-t2": -0.5}
+        for case in report["cases"]:
+            case["score"] = raw.get(case["id"], case["score"])
+    folder = write_osworld(report, tmp_path / "osworld", tmp_path / "reports").folder
+    printed = show_result(tmp_path / "osworld", model=folder.name)
+    # these domains lack those show_result.py's Office, Daily and Professional lines name: it stops after the domains
+    domains = {m[1]: (int(m[2]), float(m[3]), float(m[4])) for m in re.finditer(r"Domain: (\S+) Runned: (\d+) Success Rate: (\S+) % Sum: (\S+)", printed)}
+    figure = "accuracy" if headline == "success_rate" else "mean_score"
+    assert {d: rate for d, (_, rate, _) in domains.items()} == {d: pytest.approx(100 * report["breakdown"]["app"][d][figure], abs=1e-4) for d in ("chrome", "gimp", "thunderbird", "vlc")}, printed
+    overall = sum(total for _, _, total in domains.values()) / sum(n for n, _, _ in domains.values())  # what its overall line prints
+    assert overall == pytest.approx(report["headline"]["accuracy"], abs=1e-6) and overall == (0.5 if headline == "success_rate" else 0.625)
+
+
+def test_the_folder_read_back_pairs_every_case_it_holds(tmp_path: Path) -> None:
+    """Each case goes to a <domain>/<task_id> folder that reads back as its id: a MiniWoB++ case under its task, an
+    OSWorld one under its app. guitest compare pairs every case the export holds, with the same verdicts."""
+    assert osworld_place("click-test-seed0", {"task": "click-test", "family": "click"}) == ("click-test", "seed0")
+    assert osworld_place("chrome-abc-def", {"evaluator": "abc", "app": "chrome"}) == ("chrome", "abc-def")
+    assert osworld_place("x-y-z", {"family": "click"}) == ("x", "y-z")
+    assert [osworld_place(i, {"task": i}) for i in ("plain", "a/b-c", "..-c", "c-")] == [None] * 4
+    report, exported = export(tmp_path)
+    back = osworld_report(exported.folder)
+    assert {c["id"]: c["verdict"] for c in back["cases"]} == {c["id"]: c["verdict"] for c in report["cases"] if c["verdict"] != "unsure"}
+    result = compare(back, report)
+    assert (result["paired"], result["only_in_old"], result["only_in_new"], result["excluded"]["error_in_old"]) == (4, [], ["libreoffice_calc-t6"], ["os-t3"])
+
+
+def test_what_cannot_be_written_as_osworld_would_is_said_and_an_earlier_export_replaced(tmp_path: Path) -> None:
+    report, first = export(tmp_path)
+    before = sorted(p.name for p in (first.folder / "chrome" / "t1").glob("*.png"))
+    report["run"]["started"] = "2026-03-04T06:00:00"  # a clock without its zone (strftime's %z can be empty)
+    report["cases"][0]["id"] = "chrome_t1"  # no <domain>-<task_id> reading of it
+    shutil.rmtree(tmp_path / "reports" / results_case.EPISODES / "gimp-t4")
+    again = write_osworld(report, tmp_path / "osworld", tmp_path / "reports")
+    assert again.problems == (
+        "1 case ids are not <domain>-<task_id> with two folder names, so the folder read back does not pair them: chrome_t1",
+        f"1 screenshots the report names were not found under {tmp_path / 'reports'}: their traj.jsonl lines have no screenshot_file",
+    )
+    assert (again.folder / "desktop" / "chrome_t1" / "result.txt").read_text("utf-8") == "1.0\n"
+    assert [line["screenshot_file"] for line in lines(again.folder / "gimp" / "t4" / "traj.jsonl")] == [None]
+    after = sorted(p.name for p in (again.folder / "vlc" / "t2").glob("*.png"))
+    assert after == ["step_1_20260304@060000.png", "step_2_20260304@060001.png", "step_3_20260304@060002.png"] and not set(before) & set(after)
+    assert not list((again.folder / "gimp" / "t4").glob("*.png"))
+
+
+# a MiniWoB++ run: seeded random replies that succeed (click-widget seed 1), submit a wrong answer (click-widget seed 2:
+# raw reward -1) and run out of steps (click-tab seed 0: 0)
+MINIWOB_TASKS = [{"task": "click-widget", "family": "click", "seeds": [1, 2]}, {"task": "click-tab", "family": "click", "seeds": [0]}]
+
+
+# two workers write the screenshots the controller exports; and a run that fails its gate with --keep-episodes=0
+# prunes its own episodes once the report is written, so the export comes before
+@pytest.mark.parametrize("mode", [[], ["-n", "2", "--keep-episodes=0", "--min-accuracy=0.9"]], ids=["serial", "xdist-pruned"])
+def test_a_miniwob_run_exported_reads_back_as_its_report(pytester: pytest.Pytester, mode: list[str]) -> None:
+    from test_live_browser import _require
+
+    _require()
+    folder = pytester.path / "suites" / "miniwob"
+    folder.mkdir(parents=True)
+    shutil.copy(Path(__file__).resolve().parents[1] / "suites" / "miniwob" / "suite.yaml", folder / "suite.yaml")
+    (folder / "tasks.json").write_text(json.dumps(MINIWOB_TASKS))
+    result = pytester.runpytest_subprocess("suites/miniwob", "--model=random", "--seed=3", "--max-steps=4", "--cache=off", "--osworld-results=osworld", *mode)
+    assert result.ret == (DEFAULT_EXIT_CODE if mode else 0), result.stdout.str()[-3000:]
+    report = json.loads((pytester.path / "reports" / "miniwob.json").read_text("utf-8"))
+    scores = {c["id"]: (c["verdict"], c["score"]) for c in report["cases"]}
+    assert scores == {"click-widget-seed1": ("hit", 1.0), "click-widget-seed2": ("miss", -1.0), "click-tab-seed0": ("miss", 0.0)}
+    if mode:
+        assert not list((pytester.path / "reports" / "runs" / "miniwob").glob("*/episodes")), "the run's episodes were not pruned"
+    printed = show_result(pytester.path / "osworld", model="random")
+    domains = {m[1]: float(m[2]) for m in re.finditer(r"Domain: (\S+) Runned: \d+ Success Rate: (\S+) %", printed)}
+    assert domains == {"click-widget": 50.0, "click-tab": 0.0}, printed  # the success rate by the suite's rule, as the report's
+    exported = pytester.path / "osworld" / "pyautogui" / "screenshot" / "random"
+    for case in report["cases"]:
+        task, seed = case["id"].rsplit("-", 1)
+        ours = lines(exported / task / seed / "traj.jsonl")
+        ran = [a for s in case["episode"]["trajectory"] for a in s["actions"][: s.get("executed", len(s["actions"]))]]
+        assert len(ours) == len(ran) == case["steps"] and all(line["action"].startswith("pyautogui.") for line in ours), ours
+        assert all((exported / task / seed / line["screenshot_file"]).read_bytes()[:4] == b"\x89PNG" for line in ours)
+        assert [line["done"] for line in ours] == [False] * (len(ours) - 1) + [case["episode"]["end"] == "env_done"]
+    out = pytester.path / "compare.json"
+    assert main(["compare", str(pytester.path / "osworld"), str(pytester.path / "reports" / "miniwob.json"), "--json", str(out)]) == 0
+    paired = json.loads(out.read_text("utf-8"))
+    assert (paired["paired"], paired["only_in_old"], paired["only_in_new"]) == (3, [], [])
+
+
+def test_an_action_is_the_code_the_machine_runs_for_it() -> None:
+    """Text typed through the clipboard (UI-TARS's runner pastes) is pasted in the export too, as the machine ran it;
+    points are mapped from the screenshot's pixels to the screen's; guitest's final and wait actions are OSWorld's
+    strings; an action no code performs keeps its plain form."""
+    from guitest.envs.machine import typing_code
+
+    assert osworld_action({"kind": "type", "text": "grüße", "paste": True}, (1920, 1080)) == typing_code("grüße", paste=True)
+    assert osworld_action({"kind": "type", "text": "ab", "paste": True}, (1920, 1080)) == typing_code("ab", paste=True) != "pyautogui.write('ab')"
+    assert osworld_action({"kind": "click", "point": [300.0, 401.0], "space": "screen"}, (1920, 1080), 2.0) == "pyautogui.click(150, 200)"
+    assert [osworld_action({"kind": k}, (1920, 1080)) for k in ("done", "fail", "wait")] == ["DONE", "FAIL", "WAIT"]
+    assert osworld_action({"kind": "move"}, (1920, 1080)) == {"kind": "move"}

@@ -26,7 +26,8 @@ def task_spec(data: dict[str, Any]) -> TaskSpec:
 
 
 def action_from(entry: dict[str, Any]) -> Action:
-    """An action from its plain form (``{"kind": "key", "keys": ["ctrl", "s"]}``); points are screen pixels."""
+    """An action from its plain form (``{"kind": "key", "keys": ["ctrl", "s"]}``, what :meth:`Action.describe` writes,
+    ``paste`` included); points are screen pixels."""
 
     def point(name: str) -> tuple[float, float] | None:
         value = entry.get(name)
@@ -42,6 +43,7 @@ def action_from(entry: dict[str, Any]) -> Action:
         scroll=(float(scroll[0]), float(scroll[1])),
         seconds=float(entry.get("seconds", 0.0)),
         space="screen" if entry.get("point") is not None or entry.get("end") is not None else None,
+        paste=bool(entry.get("paste", False)),
     )
 
 
