@@ -89,7 +89,7 @@ def run(command: str, bad: Path, good: Path, out: Path) -> list[str]:
         "compare": ["compare", str(bad), str(good)],
         "merge": ["merge", str(bad), "--report-dir", str(out)],
         "leaderboard": ["leaderboard", str(bad), "--schema", "screenspot_v2"],
-        "against": ["leaderboard", str(good), "--schema", "screenspot_v2", "--name", "oracle", "--out", str(out / "entry.json"), "--against", str(bad)],
+        "against": ["leaderboard", str(good), "--schema", "screenspot_v2", "--name", "oracle", "--out", str(out / "entry.json"), "--subset", "--against", str(bad)],  # a shard's report: --subset
     }[command]
 
 
