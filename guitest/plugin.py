@@ -311,8 +311,7 @@ class GuitestHooks:
         if report.skipped:
             self.session.suites.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if report.when == "call" and result:
-            news = self.session.record(report.nodeid, result)
-            if news is not None:  # said at once, not at the end: the run goes on (README, "The response cache")
+            for news in self.session.record(report.nodeid, result):  # said at once, not at the end: the run goes on
                 say_now(self.config, Line(f"guitest: {news}", ("red", "bold")))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

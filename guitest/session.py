@@ -34,7 +34,7 @@ from .runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
 from .sample import Sample
 from .pricing import PricesError
-from .spending import Priced, Spending, make_spending, not_asked, worker_slot
+from .spending import Priced, Spending, make_spending, not_asked, usage_warning_message, worker_slot
 from .suite import Suite, load_suite
 from .suite_reports import SuiteReports, suite_key
 from .tasks import Task, load_task
@@ -101,6 +101,7 @@ class Session:
         self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
         self.runner_lines: dict[str, None] = {}  # the runners the collected live suites drive the model with, for the header
         self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
+        self.usage_warning: str | None = None  # the first numbers of a call's usage set aside (guitest.usage), any process
 
     # -- start ---------------------------------------------------------------------------------
 
@@ -294,6 +295,9 @@ class Session:
         else:
             result = run_case(sample, self.model, task, prompt, self.options)
         self._carry_cache_failure(result)
+        warning = self.spending.take_warning() if self.spending is not None else None
+        if warning is not None:  # once per process, to the process that prints the run's progress
+            result["usage_warning"] = warning
         return result
 
     def _carry_cache_failure(self, result: CaseResult) -> None:
@@ -325,20 +329,26 @@ class Session:
             return [jobs[i] for i in self.pending(window) if 0 <= i < len(jobs) and jobs[i] is not None]  # type: ignore[misc]
         return [j for j in jobs[position + 1 : position + 1 + window] if j is not None]
 
-    def record(self, nodeid: str, result: CaseResult) -> str | None:
+    def record(self, nodeid: str, result: CaseResult) -> list[str]:
         """A case's result as the controller received it (a suite file's case, or a Python test's). Returns what to
-        say at once: that the response cache cannot store replies, the first time a result says so, else None."""
+        say at once, the first time a result says it: that the response cache cannot store replies, that an endpoint
+        reported token counts that cannot be counts."""
         failure = result.pop("cache_failure", None)
+        warning = result.pop("usage_warning", None)
         stopped = result.pop("not_asked", None)
         if stopped is not None:  # the budget kept it from asking: missing from the report, a failed test for --lf
             self.suites.note_not_asked(nodeid, stopped)
         else:
             self.suites.record(nodeid, result)
-        if failure is None or self.cache_failure is not None:
-            return None
-        self.cache_failure = failure
-        self._cache_failure_said = True
-        return cache_mod.failure_message(failure)
+        news = []
+        if warning is not None and self.usage_warning is None:
+            self.usage_warning = warning
+            news.append(usage_warning_message(warning))
+        if failure is not None and self.cache_failure is None:
+            self.cache_failure = failure
+            self._cache_failure_said = True
+            news.append(cache_mod.failure_message(failure))
+        return news
 
     def worker_cache(self) -> dict[str, Any] | None:
         """What a worker's response cache could not store (sent to the controller at its end), or None when it stored all."""
@@ -430,20 +440,24 @@ class Session:
         return out
 
     def spend_record(self, results: list[CaseResult]) -> dict[str, Any]:
-        """What the run record says of spending: this run's own ``usage`` (paid, and answered by the cache), where the
-        prices came from (``price``), and the ``budget`` it ran under with whether it was reached."""
+        """What the run record says of spending: this run's own ``usage`` (paid, answered by the cache, and the calls
+        that failed), where the prices came from (``price``), and the ``budget`` it ran under with whether it was reached."""
         out: dict[str, Any] = {}
         spending = self.spending
         if spending is None:
             return out
-        paid = usage_mod.total(r.get("usage") for r in results)
-        cached = usage_mod.total(r.get("cached_usage") for r in results)
-        if paid or cached:
-            out["usage"] = {"paid": paid, "cached": cached}
+        usage: dict[str, Any] = {"paid": usage_mod.total(r.get("usage") for r in results), "cached": usage_mod.total(r.get("cached_usage") for r in results)}
+        failed = usage_mod.total(r.get("failed_usage") for r in results)
+        if failed:
+            usage["failed"] = failed
+        if self.usage_warning is not None:
+            usage["warning"] = self.usage_warning
         per_hour = spending.pricer.per_hour if spending.pricer is not None else None
         if per_hour:  # a self-hosted endpoint's rate: the run's wall time, not the calls'
             seconds = round(time.time() - self.started, 3)
-            out.setdefault("usage", {"paid": paid, "cached": cached})["endpoint"] = {"seconds": seconds, "per_hour": per_hour, "cost": round(seconds / 3600 * per_hour, 6)}
+            usage["endpoint"] = {"seconds": seconds, "per_hour": per_hour, "cost": round(seconds / 3600 * per_hour, 6)}
+        if per_hour or any(usage[k] for k in ("paid", "cached")) or len(usage) > 2:
+            out["usage"] = usage
         if spending.pricer is not None:
             out["price"] = dict(spending.pricer.source)
         config = self.config

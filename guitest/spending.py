@@ -9,10 +9,16 @@ reads the replies the response cache holds (they cost nothing now), and every ca
 asked* (:class:`BudgetReached`): a failed test for pytest, so ``--lf`` runs it, and a missing case for the report,
 which names the budget. A run overshoots a limit by the calls in flight when it is reached: at most
 ``--concurrency`` per process (per endpoint).
+
+What the budget counts is what each call's API reported, priced: the calls that answered, and the calls that failed
+(:class:`~guitest.usage.FailedCall`) for what their API reported of them, if anything. A number the API sent that
+cannot be a count is set aside (:mod:`guitest.usage`) and counts nothing; the process says so once
+(:meth:`Spending.take_warning`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 import threading
@@ -24,7 +30,7 @@ from typing import Any, Callable, Mapping
 from . import usage as usage_mod
 from .errors import GuitestError
 from .pricing import Pricer, PricesError, make_pricer
-from .usage import Usage
+from .usage import FailedCall, Usage
 
 
 class BudgetReached(GuitestError):
@@ -39,6 +45,15 @@ class BudgetReached(GuitestError):
 def not_asked(why: str) -> str:
     """The error of a case the budget kept from asking (``why``: :meth:`Budget.reached`)."""
     return f"not asked: the run's budget is spent: {why}; raise the limit and re-run with --lf to finish (answered cases come from the cache)"
+
+
+def usage_warning_message(set_aside: str) -> str:
+    """What a run says once when a call's usage held numbers that cannot be counts (:attr:`guitest.usage.Usage.set_aside`)."""
+    return (
+        f"warning: the model's API reported token counts that cannot be counts ({set_aside}): each such number is set aside, "
+        "counted as unknown and never as tokens or dollars (the report counts these calls in usage.set_aside, and a budget "
+        "cannot count what they used); said once for the run"
+    )
 
 
 class Budget:
@@ -122,11 +137,13 @@ SPENT = "spent"
 #: a slot: dollars, tokens, and a check word that a half-written slot fails
 SLOT = struct.Struct("<dqQ")
 _CHECK = 0x9E3779B97F4A7C15
+_MAX_SLOT = 2**63 - 1
 
 
 def _pack(cost: float, tokens: int) -> bytes:
+    tokens = min(max(tokens, 0), _MAX_SLOT)  # a slot never raises: usage.py bounds each call, this bounds the sum
     bits = struct.unpack("<Q", struct.pack("<d", cost))[0]
-    return SLOT.pack(cost, tokens, bits ^ (tokens & 0xFFFFFFFFFFFFFFFF) ^ _CHECK)
+    return SLOT.pack(cost, tokens, bits ^ tokens ^ _CHECK)
 
 
 def _unpack(data: bytes) -> tuple[float, int] | None:
@@ -149,6 +166,9 @@ class Spending:
     def __init__(self, pricer: Pricer | None = None, budget: Budget | None = None) -> None:
         self.pricer = pricer
         self.budget = budget
+        self._warning: str | None = None  # the first number set aside in this process, until a case carries it
+        self._warned = False
+        self._lock = threading.Lock()
 
     def check(self) -> None:
         """Raise :class:`BudgetReached` when the run's budget is spent (before asking the model)."""
@@ -158,27 +178,55 @@ class Spending:
 
     def call(self, usage: Usage | None, seconds: float, when: float) -> dict[str, Any]:
         """The tally of one call made now (priced), charged to the budget."""
-        cost = None
-        if self.pricer is not None:
-            try:
-                cost = self.pricer.price(usage, when)
-            except (LookupError, ValueError, ArithmeticError):
-                cost = None  # a price the library cannot compute for this call: its tokens are still counted
-        tally = usage_mod.call_tally(usage, seconds, cost)
+        tally = usage_mod.call_tally(usage, seconds, self._price(usage, when))
         if self.budget is not None:
             self.budget.charge(tally)
         return tally
+
+    def failed(self, call: FailedCall, when: float) -> dict[str, Any]:
+        """The tally of one call that gave no usable reply (:func:`guitest.usage.failed_tally`), priced by what its
+        API reported it used, if anything, and charged to the budget for that much."""
+        tally = usage_mod.failed_tally(call, self._price(call.usage, when))
+        if self.budget is not None and call.usage is not None:
+            self.budget.charge(tally)
+        return tally
+
+    def _price(self, usage: Usage | None, when: float) -> float | None:
+        if usage is not None and usage.set_aside:
+            self._note(usage.set_aside)
+        if self.pricer is None:
+            return None
+        try:
+            cost = self.pricer.price(usage, when)
+        except (LookupError, ValueError, ArithmeticError):
+            return None  # a price the library cannot compute for this call: its tokens are still counted
+        return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
+
+    def _note(self, set_aside: tuple[str, ...]) -> None:
+        with self._lock:
+            if self._warning is None and not self._warned:
+                self._warning = "; ".join(set_aside)
+
+    def take_warning(self) -> str | None:
+        """The numbers the first call with impossible usage sent (:attr:`guitest.usage.Usage.set_aside`), once per
+        process (then None): a case's result carries it to the process that prints the run's progress."""
+        with self._lock:
+            if self._warning is None or self._warned:
+                return None
+            self._warned = True
+            return self._warning
 
 
 class Meter:
     """A case's (or an episode's) tallies: ``paid``, the calls made now; ``reused``, the replies the response cache
     answered, at what they cost when they were made."""
 
-    __slots__ = ("paid", "reused", "_lock")
+    __slots__ = ("paid", "reused", "failed", "_lock")
 
     def __init__(self) -> None:
         self.paid: dict[str, Any] = {}
         self.reused: dict[str, Any] = {}
+        self.failed: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     def add_paid(self, tally: Mapping[str, Any]) -> None:
@@ -189,13 +237,19 @@ class Meter:
         with self._lock:
             usage_mod.add(self.reused, tally or {"calls": 1, "unreported": 1})
 
+    def add_failed(self, tally: Mapping[str, Any]) -> None:
+        with self._lock:
+            usage_mod.add(self.failed, tally)
+
     def fields(self) -> dict[str, Any]:
-        """The case result's ``usage`` and ``cached_usage`` (each only when there was a call of its kind)."""
+        """The case result's ``usage``, ``cached_usage`` and ``failed_usage`` (each only when there was a call of its kind)."""
         out: dict[str, Any] = {}
         if self.paid:
             out["usage"] = dict(self.paid)
         if self.reused:
             out["cached_usage"] = dict(self.reused)
+        if self.failed:
+            out["failed_usage"] = dict(self.failed)
         return out
 
 

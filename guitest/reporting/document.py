@@ -108,6 +108,18 @@ class CacheRecord(TypedDict, total=False):
     recorded_by_runs: list[str]
 
 
+class RunUsage(TypedDict, total=False):
+    """What one run itself spent (tallies of :mod:`guitest.usage`): ``paid``, ``cached`` (what the cache answered, at
+    what it cost when made), ``failed`` (calls that gave no usable reply: NOT in ``paid``), the first usage numbers
+    set aside (``warning``), a self-hosted endpoint's hours (``endpoint``)."""
+
+    paid: Required[dict[str, Any]]
+    cached: Required[dict[str, Any]]
+    failed: dict[str, Any]
+    warning: str
+    endpoint: dict[str, Any]
+
+
 class RunRecord(TypedDict, total=False):
     """How and where the run ran: data, time, processes, command line, shard, cache and endpoints."""
 
@@ -127,9 +139,9 @@ class RunRecord(TypedDict, total=False):
     unreachable: dict[str, Any]
     served_model: dict[str, Any]
     success_rule: dict[str, Any]
-    # what this run itself spent (its own cases, before --lf folds them into an earlier report), where its prices
-    # came from, and the budget it ran under
-    usage: dict[str, Any]
+    # what this run itself spent (its own cases, before --lf folds them into an earlier report: paid, cached,
+    # failed; and the run's first usage warning), where its prices came from, and the budget it ran under
+    usage: RunUsage
     price: dict[str, Any]
     budget: dict[str, Any]
 
