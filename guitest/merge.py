@@ -35,14 +35,10 @@ from .reporting import report as report_mod
 from .reporting.document import CacheRecord, Report, RunRecord, from_json
 from .verdict import CaseResult
 
-#: where a model was served and how fast it was asked, which shards on different hosts may differ in (their own
-#: endpoint, --concurrency, --timeout); everything else the model's description records must be the same
-WHERE = ("base_url", "base_urls", "api_key", "auth", "http_client")
-HOW_FAST = ("base_url", "base_urls", "concurrency", "retries", "timeout", "http_client")
 #: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
 SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
     ("suite.path", lambda r: r["suite"]["path"], "suite"),
-    ("model", lambda r: _model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
+    ("model", lambda r: builder.model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
     ("suite.settings", lambda r: r["suite"].get("settings"), "suite settings"),
     ("run.data", lambda r: r["run"].get("data"), "data"),
     ("manifest.data", lambda r: (r.get("manifest") or {}).get("data"), "data files (their digests)"),
@@ -65,14 +61,6 @@ def load(path: Path) -> Report:
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not isinstance(data.get("suite"), dict) or not isinstance(data.get("overall"), dict):
         raise MergeError(f"{path}: not a guitest JSON report (no suite, cases and overall)")
     return from_json(data)
-
-
-def _model_itself(model: dict[str, Any]) -> dict[str, Any]:
-    """The model as the report describes it, less where and how fast it was asked."""
-    value = {k: v for k, v in model.items() if k not in WHERE}
-    if isinstance(value.get("settings"), dict):
-        value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
-    return value
 
 
 def check(reports: list[tuple[Path, Report]]) -> tuple[int, list[int]]:

@@ -6,14 +6,14 @@ its own slot of a small file in a folder the controller made (:class:`Budget`), 
 model reads every slot (shards on other machines each keep their own budget). Once the sum reaches a limit no
 process asks the model again: a call already sent finishes and is paid, no new case starts, a case in flight still
 reads the replies the response cache holds (they cost nothing now), and every case that would have asked is *not
-asked* (:class:`BudgetReached`): a failed test for pytest, so ``--lf`` runs it, and a missing case for the report,
-which names the budget. A run overshoots a limit by the calls in flight when it is reached: at most
-``--concurrency`` per process (per endpoint).
+asked* (:class:`BudgetReached`): the run stops there (:mod:`guitest.plugin` hands the stop to the session), the
+case is missing from the report, which names the budget, and ``--lf`` runs it. A run overshoots a limit by the
+calls in flight when it is reached: at most ``--concurrency`` per process (per endpoint).
 
 What the budget counts is what each call's API reported, priced: the calls that answered, and the calls that failed
 (:class:`~guitest.usage.FailedCall`) for what their API reported of them, if anything. A number the API sent that
 cannot be a count is set aside (:mod:`guitest.usage`) and counts nothing; the process says so once
-(:meth:`Spending.take_warning`).
+(:meth:`Spending.take_warning`). The one figure of what the run spent is :meth:`Budget.spent` read at the run's end.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .usage import FailedCall, Usage
 
 class BudgetReached(GuitestError):
     """The run's budget is spent: the case (or the episode's next step) was not asked. ``--lf`` asks it. ``why``:
-    the limit reached and what was spent (:meth:`Budget.reached`)."""
+    the limit reached (:meth:`Budget.reached`)."""
 
     def __init__(self, why: str) -> None:
         super().__init__(not_asked(why))
@@ -45,6 +45,12 @@ class BudgetReached(GuitestError):
 def not_asked(why: str) -> str:
     """The error of a case the budget kept from asking (``why``: :meth:`Budget.reached`)."""
     return f"not asked: the run's budget is spent: {why}; raise the limit and re-run with --lf to finish (answered cases come from the cache)"
+
+
+def stop_message(why: str) -> str:
+    """What ends a run whose budget is spent (``why``: :meth:`Budget.reached`), as pytest prints it once; what was
+    spent is said by the summary, once every process has ended."""
+    return f"guitest: the run's budget is spent ({why}): no case was asked after this; raise the limit and re-run with --lf"
 
 
 def usage_warning_message(set_aside: str) -> str:
@@ -93,13 +99,14 @@ class Budget:
                 except OSError:
                     pass  # the others then see less of this process's spending; this process still counts all of it
 
-    def spent(self) -> tuple[float, int]:
-        """Dollars (the hours' too, with ``per_hour``) and tokens spent by every process, as far as this one knows."""
+    def spent(self, now: float | None = None) -> tuple[float, int]:
+        """Dollars (the hours' too, with ``per_hour``, up to ``now``: epoch seconds, default the present) and tokens
+        spent by every process, as far as this one knows (read once every process has ended: what the run spent)."""
         with self._lock:
             others = self._read_others()
             cost, tokens = self.cost + others[0], self.tokens + others[1]
         if self.per_hour:
-            cost += (time.time() - self.started) / 3600 * self.per_hour
+            cost += ((time.time() if now is None else now) - self.started) / 3600 * self.per_hour
         return cost, tokens
 
     def _read_others(self) -> tuple[float, int]:
@@ -116,14 +123,16 @@ class Budget:
         return sum(c for c, _ in self._seen.values()), sum(t for _, t in self._seen.values())
 
     def reached(self) -> str | None:
-        """Why the model must not be asked again (the limit and what was spent), or None while within the budget."""
+        """Why the model must not be asked again (the limit reached: ``--max-cost=5 reached``), or None while within
+        the budget. What was spent is said once, at the run's end (:func:`spent_text`), not here: calls in flight
+        still add to it."""
         if self.max_cost is None and self.max_tokens is None:
             return None
         cost, tokens = self.spent()
         if self.max_cost is not None and cost >= self.max_cost:
-            return f"--max-cost={self.max_cost:g} reached (${cost:.4f} spent)"
+            return f"--max-cost={self.max_cost:g} reached"
         if self.max_tokens is not None and tokens >= self.max_tokens:
-            return f"--max-total-tokens={self.max_tokens} reached ({tokens} tokens spent)"
+            return f"--max-total-tokens={self.max_tokens} reached"
         return None
 
     def close(self) -> None:
@@ -253,6 +262,29 @@ class Meter:
         return out
 
 
+def abandoned_of(results: list[Any]) -> dict[str, Any]:
+    """What the calls of ``results`` spent (cases run ahead of pytest whose results no report holds: the run stopped
+    before their tests, or they were dropped from the lookahead): ``cases``, their answered calls (``paid``) and their
+    failed ones (``failed``); empty when none made a call."""
+    spent = [r for r in results if isinstance(r, Mapping) and (r.get("usage") or r.get("failed_usage"))]
+    if not spent:
+        return {}
+    return {"cases": len(spent), "paid": usage_mod.total(r.get("usage") for r in spent), "failed": usage_mod.total(r.get("failed_usage") for r in spent)}
+
+
+def add_abandoned(into: Mapping[str, Any], more: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Two :func:`abandoned_of` records as one (a worker's, added on the controller)."""
+    if not more:
+        return dict(into)
+    if not into:
+        return {"cases": int(more.get("cases") or 0), "paid": dict(more.get("paid") or {}), "failed": dict(more.get("failed") or {})}
+    return {
+        "cases": int(into.get("cases") or 0) + int(more.get("cases") or 0),
+        "paid": usage_mod.total([into.get("paid"), more.get("paid")]),
+        "failed": usage_mod.total([into.get("failed"), more.get("failed")]),
+    }
+
+
 @dataclass(frozen=True)
 class Priced:
     """What prices a model: ``spec`` (``--model``, for messages), the ``name`` it is priced by, its endpoint's
@@ -270,7 +302,9 @@ def make_spending(priced: Priced, max_cost: float | None, max_tokens: int | None
     :class:`~guitest.pricing.PricesError` for a prices file that cannot be read, or ``--max-cost`` without a price."""
     pricer = make_pricer(priced.name, priced.base_url, priced.prices)
     if max_cost is not None and pricer.source["source"] == "none" and not pricer.per_hour:
-        raise PricesError(f"--max-cost={max_cost:g}: no price is known for {priced.spec}: {pricer.source['why']}; give one with --prices FILE, or cap tokens with --max-total-tokens")
+        why = str(pricer.source["why"])
+        how = "" if "--prices FILE" in why else "; give one with --prices FILE"  # most reasons say it already
+        raise PricesError(f"--max-cost={max_cost:g}: no price is known for {priced.spec}: {why}{how}, or cap tokens with --max-total-tokens")
     if max_cost is None and max_tokens is None and not pricer.per_hour:
         return Spending(pricer)
     where, started = folder()

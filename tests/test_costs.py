@@ -1,7 +1,8 @@
 """What a run cost: usage read from each API's wire shape, priced (genai-prices, a prices file), summed per case, per
 category and per run; the response cache's replies cost nothing now and are reported at what they cost; numbers no
-call can carry are set aside (never an error), failed calls are counted apart; budgets stop a run (exit 13) that
-``--lf`` finishes with the same verdicts; a looping episode stops at its token cap.
+call can carry are set aside (never an error), failed calls are counted apart; budgets stop a run at once (exit 13)
+with one figure of what it spent, and ``--lf`` finishes it with the same verdicts; a looping episode stops at its
+token cap.
 
 The end-to-end tests run real pytest processes against the loopback OpenAI-compatible server (tests/fakeserver.py),
 which sends every kind of token OpenAI's chat completions report, different per request, and logs what it sent:
@@ -27,8 +28,10 @@ from guitest.live.loop import Decision, run_episode
 from guitest.pricing import PricesError, make_pricer
 from guitest.reporting import costs
 from guitest.reporting import report as report_mod
+from guitest.reporting.builder import same_run_kind
 from guitest.spending import SLOT, SPENT, Budget, Spending, worker_slot
 from guitest.usage import MAX_CALL_TOKENS, FailedCall, Usage, add, from_anthropic, from_chat, from_responses, total
+from guitest.usage import tokens as usage_tokens
 from test_live_loop import TASK, FakeEnv, Scripted
 
 MODEL = "gpt-4o-mini"  # priced by genai-prices (by the model's name: the loopback endpoint is no provider it knows)
@@ -104,7 +107,7 @@ def test_the_other_apis_and_stored_tallies_set_aside_the_same_numbers(tmp_path: 
     # a slot of the budget holds any sum without raising (struct would refuse a count beyond 64 bits)
     budget = Budget(tmp_path, max_cost=None, max_tokens=10)
     budget.charge({"calls": 1, "input_tokens": 10**30})
-    assert budget.reached() is not None and Budget(tmp_path, None, 10, slot=1).spent()[1] == 2**63 - 1
+    assert budget.reached() == "--max-total-tokens=10 reached" and Budget(tmp_path, None, 10, slot=1).spent()[1] == 2**63 - 1
 
 
 def test_a_failed_call_is_counted_by_kind_with_what_it_reported_and_charged_for_that(tmp_path: Path) -> None:
@@ -185,7 +188,7 @@ def test_the_budget_is_every_process_spending_together(tmp_path: Path) -> None:
     two.charge({"calls": 1, "cost": 0.3})
     assert two.reached() is None and one.spent() == (pytest.approx(0.9), 10)
     one.charge({"calls": 1, "cost": 0.15})
-    assert two.reached() == "--max-cost=1 reached ($1.0500 spent)"
+    assert two.reached() == "--max-cost=1 reached" and two.spent() == (pytest.approx(1.05), 10)
     # a slot read half-written fails its check: the last whole reading of it counts
     with open(tmp_path / SPENT, "r+b") as spent:
         spent.seek(SLOT.size * 0 + 8)
@@ -195,7 +198,7 @@ def test_the_budget_is_every_process_spending_together(tmp_path: Path) -> None:
     (tmp_path / "t").mkdir()
     tokens = Budget(tmp_path / "t", max_cost=None, max_tokens=100)
     tokens.charge({"calls": 1, "input_tokens": 90, "output_tokens": 10, "cache_read_tokens": 80})  # cached input counts once
-    assert tokens.reached() == "--max-total-tokens=100 reached (100 tokens spent)"
+    assert tokens.reached() == "--max-total-tokens=100 reached" and tokens.spent()[1] == 100
 
 
 def test_a_self_hosted_endpoint_is_charged_its_rate_per_hour(tmp_path: Path) -> None:
@@ -206,7 +209,7 @@ def test_a_self_hosted_endpoint_is_charged_its_rate_per_hour(tmp_path: Path) -> 
     budget = Budget(tmp_path, max_cost=5.0, max_tokens=None, per_hour=pricer.per_hour, started=time.time() - 2)
     assert budget.reached() is None and 2 <= budget.spent()[0] < 5
     budget.started -= 4  # six seconds of the endpoint's time
-    assert budget.reached().startswith("--max-cost=5 reached ($6.0")
+    assert budget.reached() == "--max-cost=5 reached" and 6 <= budget.spent()[0] < 7
     usage = {"paid": {"calls": 2, "seconds": 1.5, "input_tokens": 20, "output_tokens": 2}, "cached": {}, "all": {"calls": 2, "input_tokens": 20, "output_tokens": 2}, "cases": 2}
     run = {"usage": {"paid": usage["paid"], "cached": {}, "endpoint": {"seconds": 6.0, "per_hour": 3600.0, "cost": 6.0}}, "price": pricer.source}
     assert costs.summary_line(usage, run) == (
@@ -325,6 +328,7 @@ def test_hostile_usage_is_set_aside_and_said_once_and_failed_calls_are_counted_a
     # the failed calls: counted by kind, with the tokens the empty reply reported, in the report and the run's record, not in paid
     assert failed == report["run"]["usage"]["failed"] == by_id["desktop-windows-icon-1"]["failed_usage"]
     assert failed["calls"] == 2 and failed["why"] == {"empty": 1, "server_error": 1} and (failed["input_tokens"], failed["output_tokens"]) == (900, 7)
+    assert report["run"]["budget"]["spent"]["tokens"] == usage_tokens(paid) + 907  # what the budget counted: the answers and what the failed calls reported
     result.stdout.fnmatch_lines(
         ["cost: *6 calls*3 call(s) reported numbers that cannot be counts (set aside)*NOT in these totals: 2 failed call(s) (1 empty, 1 server_error; 907 tokens reported, $*)*"]
     )
@@ -336,32 +340,64 @@ def test_hostile_usage_is_set_aside_and_said_once_and_failed_calls_are_counted_a
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_a_budget_stops_the_run_and_lf_finishes_it_with_the_same_verdicts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: list[str]) -> None:
+def test_a_budget_stops_the_run_at_once_and_lf_finishes_it_with_the_same_verdicts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: list[str]) -> None:
     write_suite(pytester.path / "suites" / "tiny")
     monkeypatch.setenv("GUITEST_COST_KEY", "sk-cost-test-key")
     with fakeserver.serve(tmp_path, script=_answers(), port=0) as server:
         stopped, report = _run(pytester, server.base_url, "--max-total-tokens=3000", *mode)
         before = server.requests()
-        finished, full = _run(pytester, server.base_url, "--lf", *mode)
+        lastfailed = json.loads((pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").read_text())
+        pages = [(pytester.path / "reports" / f"tiny.{kind}").read_text() for kind in ("md", "html")]
+        # --lf asked at another speed (--concurrency, --timeout, --retries) still finishes the same run
+        finished, full = _run(pytester, server.base_url, "--lf", "--concurrency=2", "--timeout=60", "--retries=1", *mode)
         after = server.requests()[len(before) :]
     assert stopped.ret == 13, stopped.stdout.str()
     # each call uses about 1,160 tokens: the third reaches 3,000 and no later one is asked (serially exactly three; with
     # two workers each may have one call in flight when the other reaches the limit)
-    spent = sum(_sent(r)["input_tokens"] + _sent(r)["output_tokens"] for r in before)
+    sent = [_sent(r)["input_tokens"] + _sent(r)["output_tokens"] for r in before]
     assert (len(before) == 3) if not mode else (3 <= len(before) <= 4)
-    assert spent >= 3000 and spent - max(_sent(r)["input_tokens"] + _sent(r)["output_tokens"] for r in before) * (1 if not mode else 2) < 3000
+    assert sum(sent) >= 3000 and sum(sent) - max(sent) * (1 if not mode else 2) < 3000
+    # the stop is at once: the cases not asked are no failures, only missing (one line), and every answer is reported
     budget = report["run"]["budget"]
-    assert budget["max_total_tokens"] == 3000 and budget["reached"].startswith("--max-total-tokens=3000 reached") and budget["cases_not_asked"] == 6 - len(before)
-    assert not report["complete"] and len(report["missing"]) == 6 - len(before) and len(report["cases"]) == len(before)
-    stopped.stdout.fnmatch_lines(["*BUDGET REACHED: --max-total-tokens=3000 reached*case(s) of the run were not asked (exit status 13)*"])
-    stopped.stdout.fnmatch_lines(["*error: not asked: the run's budget is spent*re-run with --lf*"])
-    # --lf asks only the cases not asked, pays nothing twice, and the report is the whole suite's
+    answered = len(report["cases"])
+    assert answered == len(before) and budget["cases_not_asked"] == 6 - answered and sorted(report["missing"]) == sorted(set(lastfailed_ids(lastfailed)))
+    assert budget["max_total_tokens"] == 3000 and budget["reached"] == "--max-total-tokens=3000 reached"
+    out = stopped.stdout.str()
+    assert "not asked: the run's budget is spent" not in out and "FAILED" not in out and "= FAILURES =" not in out
+    assert out.count("BUDGET REACHED") == 1
+    # one figure of what was spent, everywhere: every call the server answered, as the report, the summary, the
+    # Markdown and the HTML say it
+    assert budget["spent"]["tokens"] == sum(sent) == usage_tokens(report["usage"]["paid"])
+    assert budget["spent"]["cost"] == pytest.approx(report["usage"]["paid"]["cost"])
+    said = f"--max-total-tokens=3000 reached: {sum(sent):,} tokens spent ({costs.dollars(budget['spent']['cost'])})"
+    assert costs.budget_text(budget) == said
+    stopped.stdout.fnmatch_lines([f"BUDGET REACHED: {said}: {6 - answered} case(s) not asked, missing from the report (exit status 13); raise the limit*--lf*"])
+    assert all(said in page for page in pages)
+    assert report_mod.validate(report) == []
+    # --lf asks only the cases not asked, pays nothing twice, and the report is the whole suite's, folded into the first
     assert finished.ret == 0, finished.stdout.str()
-    assert len(after) == 6 - len(before) and not {r["user_text"] for r in after} & {r["user_text"] for r in before}
-    assert full["complete"] and len(full["cases"]) == 6 and full["usage"]["paid"]["calls"] == 6
+    assert len(after) == 6 - answered and not {r["user_text"] for r in after} & {r["user_text"] for r in before}
+    assert full["complete"] and len(full["cases"]) == 6 and full["usage"]["paid"]["calls"] == 6 and full["run"]["merged_into_report_of"] == report["run"]["started"]
     verdicts = {c["id"]: c["verdict"] for c in full["cases"]}
     assert sorted(verdicts.values()) == ["hit"] * 3 + ["miss"] * 3
     assert {i for i, v in verdicts.items() if v == "hit"} == {"desktop-windows-text-0", "desktop-macos-icon-2", "mobile-android-text-1"}
+
+
+def test_lf_folds_into_a_report_asked_at_another_speed_but_never_of_another_model() -> None:
+    """Before: --lf compared the whole model record, so a re-run with another --concurrency was reported on its own,
+    complete, and the earlier answers were in no report. What may differ is guitest.merge's (one definition)."""
+    settings = {"temperature": 0.0, "max_tokens": 512, "seed": None, "concurrency": 1, "timeout": 120.0, "retries": 3, "base_url": "http://a:8000/v1", "http_client": "stdlib"}
+    model = {"spec": f"openai:{MODEL}", "adapter": "OpenAIChat", "base_url": "http://a:8000/v1", "http_client": "stdlib", "settings": settings}
+    previous: Any = {"model": model, "suite": {"path": "suites/tiny/suite.yaml"}, "run": {}}
+    faster = {**model, "base_url": "http://b:8000/v1", "settings": {**settings, "concurrency": 32, "timeout": 30.0, "retries": 1, "base_url": "http://b:8000/v1", "http_client": "openai"}}
+    assert same_run_kind(previous, faster, "suites/tiny/suite.yaml", {}) is previous
+    for other in ({**model, "settings": {**settings, "temperature": 0.7}}, {**model, "spec": "openai:another"}):
+        assert same_run_kind(previous, other, "suites/tiny/suite.yaml", {}) is None
+
+
+def lastfailed_ids(lastfailed: dict[str, Any]) -> list[str]:
+    """The case ids of pytest's record of the last failures (node ids ``suites/tiny/suite.yaml::ID``)."""
+    return [nodeid.split("::", 1)[1] for nodeid in lastfailed if nodeid.startswith("suites/tiny/suite.yaml::")]
 
 
 def test_max_cost_needs_a_price_and_a_prices_file_gives_one(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -376,13 +412,15 @@ def test_max_cost_needs_a_price_and_a_prices_file_gives_one(pytester: pytest.Pyt
         result = pytester.runpytest_subprocess(*base, "--max-cost=0.2", f"--prices={prices}")
         sent = server.requests()
     assert refused.ret == 4
-    refused.stderr.fnmatch_lines(["*--max-cost=0.5: no price is known for openai:fake-vl*give one with --prices FILE*"])
+    refused.stderr.fnmatch_lines(["*--max-cost=0.5: no price is known for openai:fake-vl*--prices FILE*, or cap tokens with --max-total-tokens"])
+    assert refused.stderr.str().count("--prices FILE") == 1  # the reason says how to give a price; the message not again
     # about $0.08 a call at these rates: the third reaches $0.20, and no fourth is asked
     dollars = [((u["input_tokens"] - u["cache_read_tokens"]) * 100 + u["cache_read_tokens"] * 10 + u["output_tokens"] * 400) / 1e6 for u in map(_sent, sent)]
     assert result.ret == 13 and len(sent) == 3 and sum(dollars[:2]) < 0.2 <= sum(dollars)
     report = json.loads((pytester.path / "reports" / "tiny.json").read_text())
     assert report["usage"]["paid"]["cost"] == pytest.approx(sum(dollars)) and report["run"]["price"] == {"source": f"--prices={prices}", "model": "fake-vl", "as_of": None}
-    assert report["run"]["budget"]["reached"] == f"--max-cost=0.2 reached (${sum(dollars):.4f} spent)"
+    assert report["run"]["budget"]["reached"] == "--max-cost=0.2 reached" and report["run"]["budget"]["spent"]["cost"] == pytest.approx(sum(dollars))
+    result.stdout.fnmatch_lines([f"BUDGET REACHED: --max-cost=0.2 reached: {costs.dollars(report['run']['budget']['spent']['cost'])} spent (*tokens): 3 case(s) not asked*"])
 
 
 def test_repeats_report_the_cost_of_pass_at_k(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

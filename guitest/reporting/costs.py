@@ -114,13 +114,39 @@ def failed_words(tally: Mapping[str, Any]) -> str:
 
 
 def not_in_totals(own: Mapping[str, Any]) -> str | None:
-    """What a run's own ``usage`` record (``run.usage``) holds beside its totals: the calls that failed, said as NOT
-    in the totals; None when there were none."""
+    """What a run's own ``usage`` record (``run.usage``) holds beside its totals: the calls that failed and the calls
+    of cases no report holds (``abandoned``), said as NOT in the totals; None when there were none."""
     parts = []
     failed = own.get("failed")
     if failed:
         parts.append(failed_words(failed))
+    abandoned = own.get("abandoned") or {}
+    if abandoned.get("cases"):
+        paid, lost = abandoned.get("paid") or {}, abandoned.get("failed") or {}
+        said = [f"{paid['calls']} answered: {usage_mod.tokens(paid):,} tokens" + (f", {dollars(paid['cost'])}" if "cost" in paid else "")] if paid.get("calls") else []
+        said += [failed_words(lost)] if lost.get("calls") else []
+        calls = int(paid.get("calls", 0)) + int(lost.get("calls", 0))
+        parts.append(f"{calls} call(s) of {abandoned['cases']} case(s) run ahead whose results no report holds ({'; '.join(said)})")
     return "NOT in these totals: " + "; ".join(parts) if parts else None
+
+
+def spent_text(budget: Mapping[str, Any]) -> str:
+    """What a budgeted run spent, the one figure of it (``run.budget.spent``, read when every process had ended):
+    ``$0.2134 spent (3,480 tokens)``, or ``3,480 tokens spent`` without a price."""
+    spent = budget.get("spent") or {}
+    tokens = f"{int(spent.get('tokens') or 0):,} tokens"
+    if spent.get("cost") is None:
+        return f"{tokens} spent"
+    if budget.get("max_cost") is None:
+        return f"{tokens} spent ({dollars(spent['cost'])})"
+    return f"{dollars(spent['cost'])} spent ({tokens})"
+
+
+def budget_text(budget: Mapping[str, Any]) -> str | None:
+    """The budget's stop in words (``--max-cost=0.2 reached: $0.2134 spent (3,480 tokens)``), or None when it did not stop the run."""
+    if not budget.get("reached"):
+        return None
+    return f"{budget['reached']}: {spent_text(budget)}" if "spent" in budget else str(budget["reached"])
 
 
 def dollars(value: float) -> str:
