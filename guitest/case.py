@@ -24,7 +24,7 @@ from .models.base import Model
 from .sample import Sample
 from .spending import BudgetReached, Meter, Spending
 from .tasks import Task, grounding
-from .usage import Usage
+from .usage import FailedCall, Usage
 from .verdict import ERROR, CaseResult, case_result
 
 #: the longest reply kept (parsed, cached, reported), in characters; a longer one keeps its first
@@ -215,12 +215,15 @@ class Asker:
             started, clock = time.time(), time.perf_counter()
             try:
                 reply = model.generate(prompt, sent, case)
-            except PaidError as exc:  # a reply that cannot be used, paid for all the same
+            except Exception as exc:
                 if metered:
-                    self.meter.add_paid(self.spending.call(exc.usage if isinstance(exc.usage, Usage) else None, time.perf_counter() - clock, started))
+                    failing = self._failed(getattr(exc, "failed", ()), started)
+                    if isinstance(exc, PaidError):  # a reply that cannot be used, paid for all the same
+                        self.meter.add_paid(self.spending.call(exc.usage if isinstance(exc.usage, Usage) else None, max(time.perf_counter() - clock - failing, 0.0), started))
                 raise
             if metered:
-                tally = self.spending.call(reply.usage, time.perf_counter() - clock, started)
+                failing = self._failed(reply.failed, started)
+                tally = self.spending.call(reply.usage, max(time.perf_counter() - clock - failing, 0.0), started)
         if tally is not None:
             self.meter.add_paid(tally)
         scrubbed = model.scrub_reply(reply.text)
@@ -230,6 +233,16 @@ class Asker:
         if key is not None and reply.text.strip():
             cache.put(key, reply.text, reply.finish_reason, model.name, tally)  # type: ignore[union-attr]
         return reply, None, cut
+
+    def _failed(self, calls: Any, when: float) -> float:
+        """Count the calls an adapter made that gave no usable reply (:attr:`Reply.failed`, :attr:`ModelError.failed`);
+        their seconds in all (not the answering call's)."""
+        seconds = 0.0
+        for call in calls if isinstance(calls, (tuple, list)) else ():
+            if isinstance(call, FailedCall):
+                self.meter.add_failed(self.spending.failed(call, when))
+                seconds += call.seconds
+        return seconds
 
 
 def _variants(case: Case, task: Task, prompts: list[Prompt], sent: SentImage, asker: Asker, notes: list[str]) -> Attempt:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 
 class GuitestError(Exception):
     """Base class: the message is complete and meant to be shown as is, without a traceback."""
@@ -12,7 +14,16 @@ class SuiteError(GuitestError):
 
 
 class ModelError(GuitestError):
-    """A model could not be set up or called (bad spec, endpoint down after retries, bad reply)."""
+    """A model could not be set up or called (bad spec, endpoint down after retries, bad reply). ``failed``: the
+    calls it made that gave no usable reply (:class:`guitest.usage.FailedCall`), set by the adapter that made them, so
+    the run counts them (README, "What a run cost")."""
+
+    failed: tuple[object, ...] = ()
+
+    def with_failed(self, failed: Iterable[object]) -> "ModelError":
+        """This error, carrying ``failed`` (returned, for ``raise error.with_failed(calls)``)."""
+        self.failed = tuple(failed)
+        return self
 
 
 def where(file: str, row: int | None = None, row_id: str | None = None, field: str | None = None) -> str:

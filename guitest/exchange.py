@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PIL import Image
 
 from .sample import Sample
-from .usage import Usage
+from .usage import FailedCall, Usage
 
 if TYPE_CHECKING:
     from .profiles import Profile
@@ -88,15 +88,17 @@ class Recorded:
 
 @dataclass(frozen=True)
 class Reply:
-    """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...), how many tries it took, and the
-    tokens its API reported (:mod:`guitest.usage`; None when it reported none). ``recorded``: an answer another
-    harness recorded, which the task judges instead of the text (the text is then the evidence shown beside it)."""
+    """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...), how many tries it took, the
+    tokens its API reported (:mod:`guitest.usage`; None when it reported none), and the tries before it that gave no
+    usable reply (``failed``: counted apart, never in the reply's usage). ``recorded``: an answer another harness
+    recorded, which the task judges instead of the text (the text is then the evidence shown beside it)."""
 
     text: str
     finish_reason: str | None = "stop"
     attempts: int = 1
     usage: Usage | None = None
     recorded: Recorded | None = None
+    failed: tuple[FailedCall, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,14 +36,10 @@ from .reporting import report as report_mod
 from .reporting.document import CacheRecord, Report, RunRecord, SelectionRecord, from_json
 from .verdict import CaseResult
 
-#: where a model was served and how fast it was asked, which shards on different hosts may differ in (their own
-#: endpoint, --concurrency, --timeout); everything else the model's description records must be the same
-WHERE = ("base_url", "base_urls", "api_key", "auth", "http_client")
-HOW_FAST = ("base_url", "base_urls", "concurrency", "retries", "timeout", "http_client")
 #: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
 SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
     ("suite.path", lambda r: r["suite"]["path"], "suite"),
-    ("model", lambda r: _model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
+    ("model", lambda r: builder.model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
     ("suite.settings", lambda r: r["suite"].get("settings"), "suite settings"),
     ("run.data", lambda r: r["run"].get("data"), "data"),
     ("manifest.data", lambda r: (r.get("manifest") or {}).get("data"), "data files (their digests)"),
@@ -111,14 +107,6 @@ def _merge_problems(report: Report) -> list[str]:
 
 def _rate(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
-
-
-def _model_itself(model: dict[str, Any]) -> dict[str, Any]:
-    """The model as the report describes it, less where and how fast it was asked."""
-    value = {k: v for k, v in model.items() if k not in WHERE}
-    if isinstance(value.get("settings"), dict):
-        value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
-    return value
 
 
 def _selected_as(selection: SelectionRecord | None) -> dict[str, Any] | None:

@@ -93,6 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     hooks = config.stash[STATE] = GuitestHooks(config, session)
     config.pluginmanager.register(hooks, "guitest-state")
     config.pluginmanager.register(SummaryFirst(session), "guitest-summary-first")
+    config.pluginmanager.register(UnaskedForLastFailed(config, session), "guitest-unasked")
     if distributing(config):
         config.pluginmanager.register(XdistHooks(session), "guitest-xdist")
 
@@ -272,6 +273,7 @@ class GuitestHooks:
         # position and what runs its case, looked up by position for the lookahead (built here, since per
         # item it would cost more than the case); on the controller, the cases selected per suite.
         jobs: list[tuple[int, Callable[[], CaseResult]] | None] = [None] * len(session.items)
+        names: list[str | None] = [None] * len(session.items)
         controller = not self.session.is_worker
         cases: list[str] = []
         python: list[tuple[str, str]] = []
@@ -280,6 +282,7 @@ class GuitestHooks:
                 item.position = n
                 if item.get_closest_marker("skip") is None:  # a skipped case is never run, so never started ahead
                     jobs[n] = (n, item.job)
+                    names[n] = item.nodeid
                 if controller:
                     cases.append(item.nodeid)
             elif controller:
@@ -289,7 +292,19 @@ class GuitestHooks:
                     python.append((path, f"{path}::{callspec.params['sample'].id}"))
         self.collector.resume()
         with usage_errors():
-            self.session.collected(jobs, cases, python)
+            self.session.collected(jobs, cases, python, names)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        """With a budget: once it is spent the run stops at the first case that did not ask (no report for it or any
+        after it: they are missing, one line of the summary, and --lf runs them), as -x stops a run (serial), and under
+        xdist as a worker's -x does (every worker stops at its own first such case)."""
+        if isinstance(item, GuitestItem):
+            stop = self.session.budget_stop(item.position, item.job, item.nodeid)
+            if stop is not None:
+                item.session.shouldfail = stop
+                return True
+        return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -317,19 +332,20 @@ class GuitestHooks:
         if report.skipped:
             self.session.suites.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if report.when == "call" and result:
-            news = self.session.record(report.nodeid, result)
-            if news is not None:  # said at once, not at the end: the run goes on (README, "The response cache")
+            for news in self.session.record(report.nodeid, result):  # said at once, not at the end: the run goes on
                 say_now(self.config, Line(f"guitest: {news}", ("red", "bold")))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Cases end and the cache commits here, before the session's end is reported: an xdist worker says it
         # has finished from inside this hook, and the controller may then end the process at any moment (a
         # commit left for pytest_unconfigure was lost under load). A worker also sends what its endpoints did.
-        interrupted = session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        # under xdist a worker's budget stop ends the controller's loop as an interruption: it is the budget's stop
+        interrupted = session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) and self.session.budget_stopped is None
         code = self.session.finish(interrupted=interrupted)
         if self.session.is_worker and self.session.model is not None:
             self.config.workeroutput["guitest_endpoints"] = self.session.model.endpoint_stats()  # type: ignore[attr-defined]
             self.config.workeroutput["guitest_cache"] = self.session.worker_cache()  # type: ignore[attr-defined]
+            self.config.workeroutput["guitest_budget"] = [self.session.budget_stopped, self.session.abandoned, self.session.finished_ahead]  # type: ignore[attr-defined]
         if self.session.is_worker and self.session.suites.deselected:
             self.config.workeroutput["guitest_deselected"] = [self.session.suites.deselected, sorted(self.session.suites.deselected_tags)]  # type: ignore[attr-defined]
         if self.session.is_worker:
@@ -369,6 +385,26 @@ class GuitestHooks:
             write_lines(terminalreporter, nothing_selected(opt.keyword, opt.markexpr, self.session.suites.deselected, self.session.suites.deselected_tags))
 
 
+class UnaskedForLastFailed:
+    """The cases a budget left unasked, put where pytest's ``--lf`` reads the last run's failures (a plugin of its
+    own: its hook must run after pytest's cacheprovider has written them, and the session's own end must not)."""
+
+    def __init__(self, config: pytest.Config, session: Session) -> None:
+        self.config = config
+        self.session = session
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        """The unasked cases have no report (the run stopped before them), so pytest alone would not rerun them, yet
+        --lf must run exactly them: they are added to pytest's own record of the last failures (``cache/lastfailed``
+        of its cache, through the cache's public API, after pytest's cacheprovider wrote it: hence trylast). Nothing
+        on a worker (the controller keeps that record), nor without pytest's cache (``-p no:cacheprovider``)."""
+        cache = getattr(self.config, "cache", None)
+        if self.session.unasked and cache is not None and not hasattr(self.config, "workerinput"):
+            failed = cache.get("cache/lastfailed", {})
+            cache.set("cache/lastfailed", {**failed, **dict.fromkeys(self.session.unasked, True)})
+
+
 class SummaryFirst:
     """The part of the summary that comes before pytest's own sections (a plugin of its own: one class cannot hold
     two implementations of one hook)."""
@@ -384,6 +420,7 @@ class SummaryFirst:
         unsaid = self.session.unsaid_cache_failure()
         if unsaid is not None:
             write_lines(tr, [Line(f"guitest: {unsaid}", ("red", "bold"))])
+        write_lines(tr, [Line(f"guitest: {news}", ("red", "bold")) for news in self.session.late_news])
         write_lines(tr, endpoint_down(self.session.suites.reports.values()))
         failed = tr.stats.get("failed", [])
         hidden = [r for r in failed if getattr(r, "guitest", None) and r.guitest.get("unreachable")]
@@ -419,6 +456,8 @@ class XdistHooks:
             self.session.endpoint_stats.append(output["guitest_endpoints"])
         if output.get("guitest_cache"):
             self.session.worker_cache_received(output["guitest_cache"])
+        if output.get("guitest_budget"):
+            self.session.worker_ended(*output["guitest_budget"])
         if output.get("guitest_deselected"):
             n, tags = output["guitest_deselected"]
             self.session.suites.note_deselected(n, {(str(k), str(v)) for k, v in tags}, same_cases=True)

@@ -23,6 +23,7 @@ class Prefetcher:
         self.window = max(window or 2 * threads, 1)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="guitest-case")
         self._futures: dict[Hashable, Future[Any]] = {}
+        self._dropped: list[tuple[Hashable, Future[Any]]] = []  # started, no longer wanted, and already running (so not cancelled)
 
     def result(self, key: Hashable, job: Job, upcoming: Sequence[tuple[Hashable, Job]] = ()) -> Any:
         """The result of ``job`` (started now unless already running), after starting upcoming jobs up to the window.
@@ -45,15 +46,20 @@ class Prefetcher:
                 swept = True
                 wanted = {key, *(k for k, _ in upcoming[: self.window])}
                 for stale in [k for k in futures if k not in wanted]:
-                    futures.pop(stale).cancel()
+                    dropped = futures.pop(stale)
+                    if not dropped.cancel():
+                        self._dropped.append((stale, dropped))
                 if len(futures) >= self.window:
                     break
             futures[next_key] = self._pool.submit(next_job)
         return futures.pop(key).result()
 
-    def close(self) -> None:
-        """Cancel jobs not yet started and let running ones finish."""
-        for future in self._futures.values():
-            future.cancel()
+    def close(self) -> list[tuple[Hashable, Any]]:
+        """Cancel jobs not yet started and let running ones finish; ``(key, result)`` of the jobs that ran and were
+        never taken (started ahead of a test that did not run, or dropped from the window), in no order. Closing again
+        returns nothing more."""
+        running = [(k, f) for k, f in self._futures.items() if not f.cancel()] + self._dropped
         self._futures.clear()
+        self._dropped = []
         self._pool.shutdown(wait=True, cancel_futures=True)
+        return [(k, f.result()) for k, f in running if not f.cancelled() and f.exception() is None]

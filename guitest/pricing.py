@@ -23,6 +23,7 @@ tokens, and may give the date the prices were agreed and a self-hosted endpoint'
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any, Mapping
 
 from . import yamlfile
 from .errors import GuitestError
-from .usage import Usage
+from .usage import Usage, shown
 
 #: the keys of a model's entry in a prices file
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write", "as_of", "per_hour")
@@ -115,9 +116,9 @@ def read_prices(path: str) -> dict[str, dict[str, Any]]:
         numbers: dict[str, float | None] = {}
         for key in ("input", "output", "cache_read", "cache_write", "per_hour"):
             value = entry.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-                raise PricesError(f"{where}, field {key!r}: expected a number of dollars >= 0, got {value!r}")
-            numbers[key] = None if value is None else float(value)
+            numbers[key] = None if value is None else _dollars(value)
+            if value is not None and numbers[key] is None:
+                raise PricesError(f"{where}, field {key!r}: expected a finite number of dollars >= 0, got {shown(value)}")
         if numbers["per_hour"] is None and (numbers["input"] is None or numbers["output"] is None):
             raise PricesError(f"{where}: give input and output (dollars per million tokens), or per_hour for a self-hosted endpoint")
         out[str(name)] = {
@@ -125,6 +126,18 @@ def read_prices(path: str) -> dict[str, dict[str, Any]]:
             "as_of": None if entry.get("as_of") is None else str(entry["as_of"]),
         }
     return out
+
+
+def _dollars(value: Any) -> float | None:
+    """A price as a finite number of dollars >= 0, or None when it is not one (a string, NaN, infinity, a negative
+    number, an integer too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        dollars = float(value)
+    except OverflowError:
+        return None
+    return dollars if math.isfinite(dollars) and dollars >= 0 else None
 
 
 def make_pricer(model: str, base_url: str | None, prices: str | None) -> Pricer:

@@ -35,7 +35,7 @@ from .runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
 from .sample import Sample
 from .pricing import PricesError
-from .spending import Priced, Spending, make_spending, not_asked, worker_slot
+from .spending import Priced, Spending, abandoned_of, add_abandoned, make_spending, not_asked, stop_message, usage_warning_message, worker_slot
 from .suite import Suite, load_suite
 from .suite_reports import SuiteReports, suite_key
 from .tasks import Task, load_task
@@ -81,6 +81,7 @@ class Session:
         self._run_lock: cache_mod.RunLock | None = None  # held for the run's life by the controller (or a serial run)
         self.run = self._open_run(worker)
         self.started = time.time()
+        self.ended = self.started  # set when the run ends: what the hours of a self-hosted endpoint are counted to
         # this run's folder under runs/<suite>/ (the controller's, so workers write live episodes into the same one)
         self.run_stamp: str = worker["guitest_stamp"] if worker is not None else history.stamp(self.started)
         self._budget_folder: str | None = None  # the controller's folder of the budget's spending files (removed at the end)
@@ -93,6 +94,7 @@ class Session:
         self._environments: Environments | None = None
         self.slots = threading.BoundedSemaphore(self.concurrency)  # model calls in flight in this process
         self.jobs: list[tuple[int, Job] | None] = []  # by position among the session's items: what runs that case
+        self.names: Sequence[str | None] = ()  # ... and its node id
         self._finished = False
         # controller side: the suites' cases, results and reports
         self.suites = SuiteReports(config, self.model, started=self.started, run_stamp=self.run_stamp, data_root=self.data_root, data_root_source=self.data_root_source)
@@ -102,6 +104,20 @@ class Session:
         self.data_read: dict[str, str] = {}  # per suite file collected here: where its data came from
         self.runner_lines: dict[str, None] = {}  # the runners the collected live suites drive the model with, for the header
         self.endpoint_stats: list[list[dict[str, Any]]] = []  # per worker (or this process), what each endpoint did
+        # the run's budget: why it stopped the run (None: it did not), in this process or (controller) any worker;
+        # the results a budgeted case had before pytest ran it; what the run spent, read once at its end
+        self.budget_stopped: str | None = None
+        self._ready: dict[int, CaseResult] = {}
+        self.spent: tuple[float, int] | None = None
+        self.unasked: list[str] = []  # the controller's: the node ids the budget left unasked, for --lf
+        # the calls of cases started ahead of pytest whose results no report holds (this process's, or on the
+        # controller every worker's): their tallies and how many cases
+        self.abandoned: dict[str, Any] = {}
+        # the results of cases started ahead that finished after pytest stopped (a budget's stop, Ctrl-C), as (node id,
+        # result): a worker sends them to the controller, which records those no test reported once every process ended
+        self.finished_ahead: list[tuple[str, CaseResult]] = []
+        self.late_news: list[str] = []  # what those results had to say at once (record), said in the summary instead
+        self.usage_warning: str | None = None  # the first numbers of a call's usage set aside (guitest.usage), any process
 
     # -- start ---------------------------------------------------------------------------------
 
@@ -202,11 +218,13 @@ class Session:
 
         return skip_reason(self.model, sample)
 
-    def collected(self, jobs: list[tuple[int, Job] | None], cases: Iterable[str], python: Iterable[tuple[str, str]] = ()) -> None:
-        """Collection is final: ``jobs`` by item position (None: not a case to start ahead); on the controller, the
-        node ids of the suite files' ``cases`` and the ``(module, case id)`` of Python tests over samples. ConfigError
-        when cases are selected without a model, or live desktop cases without a machine."""
+    def collected(self, jobs: list[tuple[int, Job] | None], cases: Iterable[str], python: Iterable[tuple[str, str]] = (), names: Sequence[str | None] = ()) -> None:
+        """Collection is final: ``jobs`` by item position (None: not a case to start ahead) and their node ids
+        (``names``); on the controller, the node ids of the suite files' ``cases`` and the ``(module, case id)`` of
+        Python tests over samples. ConfigError when cases are selected without a model, or live desktop cases without
+        a machine."""
         self.jobs = jobs
+        self.names = names
         if self.is_worker:
             return
         for path, node in python:
@@ -300,7 +318,28 @@ class Session:
         else:
             result = run_case(sample, self.model, task, prompt, self.options)
         self._carry_cache_failure(result)
+        warning = self.spending.take_warning() if self.spending is not None else None
+        if warning is not None:  # once per process, to the process that prints the run's progress
+            result["usage_warning"] = warning
         return result
+
+    def budget_stop(self, position: int | None, job: Job, name: str) -> str | None:
+        """Before pytest runs the case at ``position`` in a run with a budget: why the run stops here (the budget is
+        spent and this case did not ask: it is missing from the report, and the plugin ends the run at once rather
+        than report every case left as a failure), or None to run it as usual, its result held for :meth:`result`
+        (a case started ahead still finishes: a call in flight is paid, a reply the cache holds is read)."""
+        budget = self.spending.budget if self.spending is not None else None
+        if budget is None or (budget.max_cost is None and budget.max_tokens is None):
+            return None
+        if position is None or not (0 <= position < len(self.jobs)) or self.jobs[position] is None:
+            return None  # not a case this session starts (a skipped one)
+        result = self.result(position, job, name)
+        why = result.get("not_asked")
+        if why is None:
+            self._ready[position] = result
+            return None
+        self.budget_stopped = self.budget_stopped or why
+        return stop_message(why)
 
     def _carry_cache_failure(self, result: CaseResult) -> None:
         """The first case to end after the response cache failed to store replies carries the reason to the process
@@ -317,6 +356,8 @@ class Session:
     def result(self, position: int | None, job: Job, name: str = "") -> CaseResult:
         """The result of the case at ``position`` among the session's items (started now unless it runs already),
         after starting the next few ahead; a case at no position (``name`` names it) runs without lookahead."""
+        if position is not None and position in self._ready:
+            return self._ready.pop(position)
         if self._prefetcher is None:
             c = self.concurrency
             self._prefetcher = Prefetcher(c + min(c, SPARE_THREADS), window=LOOKAHEAD * c)
@@ -331,20 +372,26 @@ class Session:
             return [jobs[i] for i in self.pending(window) if 0 <= i < len(jobs) and jobs[i] is not None]  # type: ignore[misc]
         return [j for j in jobs[position + 1 : position + 1 + window] if j is not None]
 
-    def record(self, nodeid: str, result: CaseResult) -> str | None:
+    def record(self, nodeid: str, result: CaseResult) -> list[str]:
         """A case's result as the controller received it (a suite file's case, or a Python test's). Returns what to
-        say at once: that the response cache cannot store replies, the first time a result says so, else None."""
+        say at once, the first time a result says it: that the response cache cannot store replies, that an endpoint
+        reported token counts that cannot be counts."""
         failure = result.pop("cache_failure", None)
+        warning = result.pop("usage_warning", None)
         stopped = result.pop("not_asked", None)
-        if stopped is not None:  # the budget kept it from asking: missing from the report, a failed test for --lf
-            self.suites.note_not_asked(nodeid, stopped)
+        if stopped is not None:  # the budget kept it from asking (a Python test's case): missing from the report
+            self.budget_stopped = self.budget_stopped or stopped
         else:
             self.suites.record(nodeid, result)
-        if failure is None or self.cache_failure is not None:
-            return None
-        self.cache_failure = failure
-        self._cache_failure_said = True
-        return cache_mod.failure_message(failure)
+        news = []
+        if warning is not None and self.usage_warning is None:
+            self.usage_warning = warning
+            news.append(usage_warning_message(warning))
+        if failure is not None and self.cache_failure is None:
+            self.cache_failure = failure
+            self._cache_failure_said = True
+            news.append(cache_mod.failure_message(failure))
+        return news
 
     def worker_cache(self) -> dict[str, Any] | None:
         """What a worker's response cache could not store (sent to the controller at its end), or None when it stored all."""
@@ -386,11 +433,18 @@ class Session:
         self.finish_work(interrupted)
         if self.is_worker or self.model is None or self.config.collect_only:
             return 0
+        self.ended = time.time()
         if not self.endpoint_stats:  # serial: this process asked the endpoints itself
             self.endpoint_stats.append(self.model.endpoint_stats())
         own = self.worker_cache()  # serial: this process's own cache (under xdist the workers sent theirs)
         if own is not None:
             self.worker_cache_received(own)
+        self._record_finished_ahead()
+        budget = self.spending.budget if self.spending is not None else None
+        if budget is not None:  # every process has ended: its slots hold what the whole run spent
+            self.spent = budget.spent(self.ended)
+        if self.budget_stopped is not None:
+            self.unasked = self.suites.unasked()
         self.suites.resumable, self.suites.cache_failed = self.run is not None, self.cache_failure is not None
         incomplete, gate_failed = self.suites.finish(self.cache_record, self.endpoint_record)
         if self.run is not None:  # a run whose report was not saved is resumed by the next one, as an incomplete run is
@@ -399,7 +453,7 @@ class Session:
             self.release_run()
         if self.suites.unsaved:
             return UNSAVED_EXIT_CODE
-        if self.suites.not_asked:
+        if self.budget_stopped is not None:
             return BUDGET_EXIT_CODE
         return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
 
@@ -436,33 +490,84 @@ class Session:
         return out
 
     def spend_record(self, results: list[CaseResult]) -> dict[str, Any]:
-        """What the run record says of spending: this run's own ``usage`` (paid, and answered by the cache), where the
-        prices came from (``price``), and the ``budget`` it ran under with whether it was reached."""
+        """What the run record says of spending: this run's own ``usage`` (paid, answered by the cache, the calls that
+        failed, and the run's calls no report holds: ``abandoned``), where the prices came from (``price``), and the
+        ``budget`` it ran under: whether it was reached, and what the run spent (the one figure of it)."""
         out: dict[str, Any] = {}
         spending = self.spending
         if spending is None:
             return out
-        paid = usage_mod.total(r.get("usage") for r in results)
-        cached = usage_mod.total(r.get("cached_usage") for r in results)
-        if paid or cached:
-            out["usage"] = {"paid": paid, "cached": cached}
+        usage: dict[str, Any] = {"paid": usage_mod.total(r.get("usage") for r in results), "cached": usage_mod.total(r.get("cached_usage") for r in results)}
+        failed = usage_mod.total(r.get("failed_usage") for r in results)
+        if failed:
+            usage["failed"] = failed
+        if self.abandoned:
+            usage["abandoned"] = self.abandoned
+        if self.usage_warning is not None:
+            usage["warning"] = self.usage_warning
         per_hour = spending.pricer.per_hour if spending.pricer is not None else None
         if per_hour:  # a self-hosted endpoint's rate: the run's wall time, not the calls'
-            seconds = round(time.time() - self.started, 3)
-            out.setdefault("usage", {"paid": paid, "cached": cached})["endpoint"] = {"seconds": seconds, "per_hour": per_hour, "cost": round(seconds / 3600 * per_hour, 6)}
+            seconds = round(self.ended - self.started, 3)
+            usage["endpoint"] = {"seconds": seconds, "per_hour": per_hour, "cost": round(seconds / 3600 * per_hour, 6)}
+        if per_hour or any(usage[k] for k in ("paid", "cached")) or len(usage) > 2:
+            out["usage"] = usage
         if spending.pricer is not None:
             out["price"] = dict(spending.pricer.source)
         config = self.config
         if config.max_cost is not None or config.max_total_tokens is not None:
-            reached = next(iter(self.suites.not_asked.values()), None)
-            out["budget"] = {"max_cost": config.max_cost, "max_total_tokens": config.max_total_tokens, "reached": reached, "cases_not_asked": len(self.suites.not_asked)}
+            priced = spending.pricer is not None and (spending.pricer.source.get("source") != "none" or bool(per_hour))
+            cost, tokens = self.spent or (0.0, 0)
+            out["budget"] = {
+                "max_cost": config.max_cost,
+                "max_total_tokens": config.max_total_tokens,
+                "reached": self.budget_stopped,
+                "spent": {"cost": round(cost, 9) if priced else None, "tokens": tokens},
+                "cases_not_asked": len(self.unasked),
+            }
         return out
+
+    def _keep_finished(self, left: list[tuple[Any, CaseResult]]) -> None:
+        """The cases started ahead that finished but were never taken by pytest (it stopped before their tests).
+        After the budget's stop, an answer is kept for the report (:meth:`_record_finished_ahead`): the run stopped
+        only for want of money, and its answer is paid. After a stop asked for (``-x``, Ctrl-C) the report holds
+        what pytest ran, as before, and a run resumed from the cache reads the answer back. Either way an error, or a
+        case the budget kept from asking, is not kept (it has no test report: --lf runs it again), and what the calls
+        of every case not kept spent is counted as ``abandoned``."""
+        lost = []
+        for position, result in left:
+            name = self.names[position] if isinstance(position, int) and 0 <= position < len(self.names) else None
+            if self.budget_stopped is None or name is None or result.get("verdict") == ERROR or result.get("not_asked") is not None:
+                lost.append(result)
+            else:
+                self.finished_ahead.append((name, result))
+        self.abandoned = add_abandoned(self.abandoned, abandoned_of(lost))
+
+    def worker_ended(self, stopped: str | None, abandoned: Mapping[str, Any], finished: list[Any]) -> None:
+        """What a worker said at its end of the budget (why it stopped the run, or None), of the calls of cases no
+        report holds, and the results of cases it started ahead that finished after its tests stopped."""
+        self.budget_stopped = self.budget_stopped or stopped
+        self.abandoned = add_abandoned(self.abandoned, abandoned)
+        self.finished_ahead += [(str(name), result) for name, result in finished]
+
+    def _record_finished_ahead(self) -> None:
+        """Record the answers of cases started ahead that no test reported (every process has ended, so a case another
+        worker ran has its result already: that one stands, and the calls of this second answer are abandoned)."""
+        if not self.finished_ahead:
+            return
+        done = self.suites.recorded()
+        for name, result in self.finished_ahead:
+            if name in done:
+                self.abandoned = add_abandoned(self.abandoned, abandoned_of([result]))
+            else:
+                done.add(name)
+                self.late_news += self.record(name, result)
+        self.finished_ahead = []
 
     def close(self, model: bool = True) -> None:
         """Close what this process opened: the case threads, the environments, the cache (each closes again safely);
         with ``model``, the model and this run's lock too."""
         if self._prefetcher is not None:
-            self._prefetcher.close()
+            self._keep_finished(self._prefetcher.close() + [(k, self._ready.pop(k)) for k in list(self._ready)])
         if self._environments is not None:
             self._environments.close()
         if self._cache is not None:
@@ -486,8 +591,11 @@ class Session:
 def exit_status(pytest_status: int, guitest_status: int) -> int:
     """The run's exit status from pytest's and :meth:`Session.finish`'s: pytest's own unless it is 0; but a report that
     could not be written (:data:`UNSAVED_EXIT_CODE`) wins over pytest's "tests failed" (1) too, since nothing of the run
-    is saved, and so does a run stopped at its budget (:data:`BUDGET_EXIT_CODE`: its cases not asked are failed tests)."""
+    is saved, and so does a run stopped at its budget (:data:`BUDGET_EXIT_CODE`), also over the "interrupted" (2) that
+    its stop is to pytest-xdist's controller."""
     if guitest_status in (UNSAVED_EXIT_CODE, BUDGET_EXIT_CODE) and pytest_status in (0, 1):
+        return guitest_status
+    if guitest_status == BUDGET_EXIT_CODE and pytest_status == 2:
         return guitest_status
     return guitest_status if pytest_status == 0 and guitest_status else pytest_status
 

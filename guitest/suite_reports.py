@@ -51,7 +51,6 @@ class SuiteReports:
         self.totals: dict[str, int] = {}  # per suite file: the cases it has, before any selection (an xdist worker's, on the controller)
         self.results: dict[str, list[CaseResult]] = {}
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
-        self.not_asked: dict[str, str] = {}  # node id -> why the run's budget kept the case from asking (missing, for --lf)
         self.reports: dict[str, Report] = {}
         self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
@@ -92,16 +91,27 @@ class SuiteReports:
         if len(self.deselected_tags) < MAX_KEYWORDS:
             self.deselected_tags.update(tags)
 
-    def note_not_asked(self, nodeid: str, why: str) -> None:
-        """A case the run's budget kept from asking: missing from its report (``--lf`` runs it), the reason kept for the run record."""
-        self.not_asked[nodeid] = why
-
     def record_skip(self, nodeid: str) -> None:
         """A suite file's case was skipped (a baseline cannot run it): reported as skipped, never as missing."""
         if suite_key(nodeid):
             self.skipped.add(nodeid)
 
     # -- the end ---------------------------------------------------------------------------------
+
+    def recorded(self) -> set[str]:
+        """The node ids of the suite files' cases that have a result."""
+        return {f"{key}::{r['id']}" for key, results in self.results.items() if not key.endswith(".py") for r in results}
+
+    def unasked(self) -> list[str]:
+        """The node ids of the suite files' cases selected that have no result and were not skipped: in a run its
+        budget stopped, the cases it did not ask (missing from the reports; ``--lf`` must run them), in order."""
+        out = []
+        for key, nodeids in self.selected.items():
+            if key.endswith(".py"):  # a Python test over samples: pytest reports its own outcome
+                continue
+            done = {f"{key}::{r['id']}" for r in self.results.get(key, ())}
+            out += [n for n in nodeids if n not in done and n not in self.skipped]
+        return out
 
     def finish(self, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> tuple[bool, bool]:
         """Build, compare and write every suite's report (:meth:`build`'s ``cache`` and ``run_extra``); whether the run is

@@ -56,21 +56,24 @@ class CaseResult(TypedDict, total=False):
     seconds: float
     trajectory: str | None
     episode: dict[str, Any]
-    # what the case's model calls used (guitest.usage's tallies): the calls made by this run, and the replies the
-    # response cache answered, at what they cost when they were made
+    # what the case's model calls used (guitest.usage's tallies): the calls made by this run, the replies the
+    # response cache answered, at what they cost when they were made, and the calls that gave no usable reply
     usage: dict[str, Any]
     cached_usage: dict[str, Any]
+    failed_usage: dict[str, Any]
     # transient (never in the report): the HTML's picture, the cache's first failure, the endpoint that could not
-    # be reached, the runs whose cached replies answered the case, and why the run's budget left it unasked
+    # be reached, the runs whose cached replies answered the case, why the run's budget left it unasked, and the
+    # first usage numbers its process set aside
     thumbnail: str
     cache_failure: str
     unreachable: dict[str, Any]
     cached_runs: list[str]
     not_asked: str
+    usage_warning: str
 
 
 #: the fields of a :class:`CaseResult` that never reach the report
-TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs", "not_asked"})
+TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs", "not_asked", "usage_warning"})
 #: the fields of a :class:`CaseResult` a report's ``cases`` row keeps, in the order they are declared
 REPORT_FIELDS = tuple(k for k in CaseResult.__annotations__ if k not in TRANSIENT)
 

@@ -31,6 +31,8 @@ Counters are per key and thread-safe. An ACTION is an object; its fields combine
 * ``{"malformed": true}``         200, ``application/json``, a body that is not valid JSON
 * ``{"no_choices": true}``        200, a chat.completion with ``"choices": []``
 * ``{"drop": true}``              close the connection without any reply
+* ``{"cut": 40}``                 the reply (as it would be) with its full Content-Length, but only its first 40 body
+  bytes before the connection closes: a reply cut in its middle (its usage is in the log all the same)
 * ``{"point": [x, y], "space": S, "render": R}``  answer the normalized point in space S with template R
   (``{x}``/``{y}``) for the image received; ``"processor": {"factor", "min_pixels", "max_pixels"}``
   makes ``pixel_sent`` the size after a Qwen-style smart_resize of the received image
@@ -576,7 +578,25 @@ class Handler(BaseHTTPRequestHandler):
         }
         if usage is not None:
             reply["usage"] = usage
+        if action.get("cut"):
+            self._send_cut(json.dumps(reply).encode("utf-8"), int(action["cut"]))
+            return
         self._send_json(200, reply)
+
+    def _send_cut(self, data: bytes, keep: int) -> None:
+        """Announce ``data`` whole, send its first ``keep`` bytes, and close the connection."""
+        self._answered()
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:keep])
+            self.wfile.flush()
+            self.connection.shutdown(2)
+        except OSError:
+            pass
 
 
 def usage_of(user_texts: list[str], images: int) -> dict[str, Any]:

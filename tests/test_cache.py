@@ -100,6 +100,13 @@ def test_an_incomplete_run_is_resumed_and_a_complete_one_is_not(pytester: pytest
         stored = _stored(pytester.path / "reports")  # every reply that came, also of cases started ahead of the stop
         assert 1 <= stored < n_rows()
         asked = chats(server)
+        # every call the server got is counted: the reported cases' answers, the failed call (the 400), and the calls of
+        # cases started ahead whose answers the stop left out of the report (abandoned; the cache holds their replies)
+        spent = report(pytester)["run"]["usage"]
+        abandoned = spent.get("abandoned") or {"cases": 0, "paid": {}, "failed": {}}
+        assert spent["failed"] == {"calls": 1, "seconds": spent["failed"]["seconds"], "unreported": 1, "why": {"http_error": 1}}
+        assert spent["paid"].get("calls", 0) + 1 + abandoned["paid"].get("calls", 0) + abandoned["failed"].get("calls", 0) == asked
+        assert abandoned["paid"].get("calls", 0) == abandoned["cases"] == stored - report(pytester)["n_results"] + 1  # the errored case has a result
         second = run(pytester, server.base_url, *mode)
         assert second.ret == 0, second.stdout.str()
         assert chats(server) - asked == n_rows() - stored

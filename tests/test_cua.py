@@ -38,6 +38,7 @@ from guitest.live.agent import STEP_TASK
 from guitest.live.cua.policy import ComputerUsePolicy
 from guitest.live.flow import _asker
 from guitest.live.loop import run_episode
+from guitest.spending import Meter
 from guitest.live.protocol import Evaluation, Observation, TaskSpec
 from guitest.models import load_model
 from guitest.models.base import Settings
@@ -492,7 +493,9 @@ class Screens:
         pass
 
 
-def episode(spec: str, server: fakeserver.Server | str, size: tuple[int, int], budget: int = 8, options: RunOptions = DEFAULT_OPTIONS, **settings: Any) -> tuple[Any, Screens, list[dict[str, Any]]]:
+def episode(
+    spec: str, server: fakeserver.Server | str, size: tuple[int, int], budget: int = 8, options: RunOptions = DEFAULT_OPTIONS, meter: Meter | None = None, **settings: Any
+) -> tuple[Any, Screens, list[dict[str, Any]]]:
     """One episode of ``spec`` against ``server`` (or a base URL: a server that has gone), asked through ``options``' cache."""
     base = server if isinstance(server, str) else server.url if spec.startswith("anthropic") else server.base_url
     model = load_model(spec, Settings(base_url=base, retries=2, timeout=10, **settings), backoff=0.01)
@@ -500,7 +503,7 @@ def episode(spec: str, server: fakeserver.Server | str, size: tuple[int, int], b
     sample = Sample(id="blue", image="", instruction="", box=(0, 0, 1, 1), tags={}, source="test")
     task = TaskSpec("miniwob", "press-blue")
     try:
-        result = run_episode(env, task, 0, ComputerUsePolicy(model, sample, _asker(model, options, []), 0, task), budget)
+        result = run_episode(env, task, 0, ComputerUsePolicy(model, sample, _asker(model, options, [], meter), 0, task), budget)
     finally:
         model.close()
     return result, env, [] if isinstance(server, str) else server.requests()
@@ -708,10 +711,14 @@ def test_a_refusal_is_an_error_of_the_episode(tmp_path: Path, keys: None, spec: 
 def test_api_errors_are_retried_where_safe_and_never_show_the_key(tmp_path: Path, keys: None, spec: str, fault: dict[str, Any], says: str) -> None:
     if spec.startswith("anthropic"):
         _require_anthropic()
+    meter = Meter()
     with fakeserver.serve(tmp_path, script={"blue button": [fault] * 3}, program=fakecua.__file__) as server:
-        result, env, requests = episode(spec, server, (800, 600))
+        result, env, requests = episode(spec, server, (800, 600), meter=meter)
     assert result.end == "error" and says in (result.error or ""), result.error
     assert len(requests) == (1 if fault["status"] == 401 else 3)  # --retries=2: three tries; a 401 is not retried
+    # every try is a failed call of its kind, counted apart from the calls that answered (there were none)
+    assert meter.failed["calls"] == len(requests) and meter.failed["why"] == {"server_error" if fault["status"] >= 500 else "http_error": len(requests)}
+    assert meter.paid == {}
     assert ANTHROPIC_KEY not in (result.error or "") and OPENAI_KEY not in (result.error or "")
     if fault.get("echo_key"):
         assert "***" in (result.error or "")

@@ -196,6 +196,15 @@ def test_the_settings_name_where_the_suites_data_came_from() -> None:
     assert '<th scope="row">data root</th><td>/home/u/.local/share/guitest (from --data-root)</td>' in render(report)
 
 
+def test_the_settings_say_a_serial_run_is_serial_not_workers_0() -> None:
+    report = sample_report()  # run.workers 0: pytest-xdist's -n was not given
+    assert '<th scope="row">workers</th><td>serial (one process, no -n)</td>' in render(report)
+    report["run"]["workers"] = 4
+    assert '<th scope="row">workers</th><td>4 (pytest-xdist -n)</td>' in render(report)
+    report["run"]["merged_shards"] = [{"path": "shard-1/toy.json", "shard": "1/2"}, {"path": "shard-2/toy.json", "shard": "2/2"}]
+    assert '<th scope="row">workers</th><td>4 in all (the shards&#x27; -n, summed; a serial shard counts 0)</td>' in render(report)
+
+
 def test_render_escapes_every_report_string() -> None:
     report = sample_report()
     page = render(report)

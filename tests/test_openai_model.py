@@ -146,7 +146,7 @@ def test_finish_reason_length_passes_through(tmp_path, case):
         ({"prompt_tokens": 1400, "completion_tokens": 12, "total_tokens": 1412}, Usage(input_tokens=1400, output_tokens=12)),  # TGI, and vLLM by default
         ({"prompt_tokens": 9, "completion_tokens": 3, "prompt_tokens_details": None}, Usage(input_tokens=9, output_tokens=3)),  # vLLM's details when not enabled
         ({"prompt_tokens": 9, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 0}}, Usage(input_tokens=9, output_tokens=3, cache_read_tokens=0)),
-        ({"prompt_tokens": "many", "completion_tokens": -1}, None),  # not counts: unknown
+        ({"prompt_tokens": "many", "completion_tokens": -1}, Usage(set_aside=("prompt_tokens 'many'", "completion_tokens -1"))),  # not counts: unknown, named
         # SGLang (sgl-project/sglang python/sglang/srt/entrypoints/openai/protocol.py, UsageInfo at 004c82e): reasoning_tokens beside the counts
         ({"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12, "prompt_tokens_details": None, "reasoning_tokens": 2}, Usage(input_tokens=9, output_tokens=3, reasoning_tokens=2)),
     ],
@@ -175,8 +175,9 @@ def test_500_twice_then_success(tmp_path, case):
     with fakeserver.serve(tmp_path, script=script) as server:
         reply = ask(make(server.base_url, retries=3), case)
         log = server.requests()
-    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=3, usage=sent_usage(log[-1]))  # the call that answered
+    assert dataclasses.replace(reply, failed=()) == Reply(text=EXPECTED, finish_reason="stop", attempts=3, usage=sent_usage(log[-1]))  # the call that answered
     assert [r["fault"] for r in log] == [{"status": 500}, {"status": 500}, None]
+    assert [f.why for f in reply.failed] == ["server_error", "server_error"] and all(f.usage is None and f.seconds >= 0 for f in reply.failed)
 
 
 def test_always_500_gives_up(tmp_path, case):
@@ -188,6 +189,7 @@ def test_always_500_gives_up(tmp_path, case):
     assert "gave up after 3 tries" in message
     assert "HTTP 500" in message
     assert MODEL in message
+    assert [f.why for f in error.failed] == ["server_error"] * 3  # every try is counted, none as an answer
 
 
 @pytest.mark.parametrize("status", [408, 409, 429, 502, 503])
@@ -217,7 +219,8 @@ def test_timeout_then_success(tmp_path, case):
         elapsed = time.monotonic() - start
         log = server.requests()
     assert len(log) == 2
-    assert reply == Reply(text=EXPECTED, finish_reason="stop", attempts=2, usage=sent_usage(log[-1]))
+    assert dataclasses.replace(reply, failed=()) == Reply(text=EXPECTED, finish_reason="stop", attempts=2, usage=sent_usage(log[-1]))
+    assert [f.why for f in reply.failed] == ["timeout"] and reply.failed[0].seconds >= 0.5
     assert 0.5 <= elapsed < 20  # the client gave up on the slow request (30 s) instead of waiting for it
 
 
@@ -261,6 +264,19 @@ def test_dropped_connection_then_success(tmp_path, case):
         reply = ask(make(server.base_url), case)
         assert len(server.requests()) == 2
     assert reply.text == EXPECTED and reply.attempts == 2
+
+
+def test_failed_calls_are_counted_apart_by_kind_with_what_they_reported(tmp_path, case):
+    # a 5xx, an empty reply the server generated and billed (its usage says so), an unreadable body, a reply cut in its
+    # middle, a dropped connection: each a failed call of its kind, none in the answer's usage
+    billed = {"prompt_tokens": 900, "completion_tokens": 7}
+    script = {"*": [{"status": 503}, {"content": None, "usage": billed}, {"malformed": True}, {"cut": 40}, {"drop": True}]}
+    with fakeserver.serve(tmp_path, script=script) as server:
+        reply = ask(make(server.base_url, retries=5), case)
+        log = server.requests()
+    assert [f.why for f in reply.failed] == ["server_error", "empty", "malformed", "cut", "connection"]
+    assert [f.usage for f in reply.failed] == [None, Usage(input_tokens=900, output_tokens=7), None, None, None]
+    assert reply.text == EXPECTED and reply.attempts == 6 and reply.usage == sent_usage(log[-1])
 
 
 MALFORMED_BODIES = {
@@ -313,6 +329,7 @@ def test_401_names_the_env_var(tmp_path, case):
         assert len(server.requests()) == 1
     assert KEY_ENV in str(error)
     assert "--api-key-env" in str(error)
+    assert [f.why for f in error.failed] == ["http_error"]
 
 
 def test_dead_port_cannot_connect(case):

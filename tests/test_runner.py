@@ -195,11 +195,13 @@ def test_close_cancels_jobs_not_started() -> None:
     timer = threading.Timer(0.1, release.set)
     timer.start()
     try:
-        prefetcher.close()  # cancels q1..q3, waits for "slow"
+        left = prefetcher.close()  # cancels q1..q3, waits for "slow"
     finally:
         timer.cancel()
         release.set()
     assert ran == ["first", "slow"]
+    # the job that ran and was never taken is handed back (the session keeps its answer or counts its calls)
+    assert left == [("slow", "slow")] and prefetcher.close() == []
 
 
 def test_concurrency_must_be_positive() -> None:

@@ -18,10 +18,11 @@ import pytest
 from builders import n_rows, write_suite
 from guitest.reporting import report as report_mod
 from guitest.models.baselines import Oracle
-from guitest.models.base import Case, Prompt, Reply, SentImage
+from guitest.models.base import Case, Model, Prompt, Reply, SentImage
 from guitest.runconfig import ConfigError, from_values
-from guitest.session import INCOMPLETE_EXIT_CODE, Session
+from guitest.session import BUDGET_EXIT_CODE, INCOMPLETE_EXIT_CODE, Session
 from guitest.suite import prompt_text
+from guitest.verdict import case_result
 from guitest.reporting.summary import Line
 
 KEY = "suites/tiny/suite.yaml"
@@ -227,3 +228,48 @@ def test_endpoint_stats_of_every_worker_are_summed_and_an_unreachable_one_counte
         ],
         "unreachable": {**down, "cases_not_asked": 2},
     }
+
+
+class _Paid(Model):
+    """A model that costs something (metered) and caches nothing; its answers come from the jobs the test gives."""
+
+    cacheable = False
+
+
+def test_a_budget_stop_ends_at_the_first_case_not_asked_and_keeps_every_answer(tmp_path: Path) -> None:
+    """The plugin's flow at a budget's stop, without pytest: the case that did not ask ends the run (no result, no
+    failure); an answer that finished ahead of it is kept for the report; an error that finished ahead is not (it has
+    no test report, so --lf must run it) and what its calls spent is counted as abandoned; every case left is unasked."""
+    session = make(tmp_path, "paid:x", max_total_tokens=100, concurrency=4, session={"make_model": lambda spec, settings, profile, reason: _Paid(spec, settings, profile, reason)})
+    suite, samples, _, _ = session.read_suite(tmp_path / KEY, KEY)
+    why = "--max-total-tokens=100 reached"
+    paid = {"calls": 1, "seconds": 0.1, "input_tokens": 90, "output_tokens": 10}
+    timeout = {"calls": 1, "seconds": 2.0, "unreported": 1, "why": {"timeout": 1}}
+    preset = [
+        case_result(samples[0].id, "hit", samples[0].tags, usage=paid),
+        case_result(samples[1].id, "error", samples[1].tags, error="not asked", not_asked=why),
+        case_result(samples[2].id, "hit", samples[2].tags, usage=paid),  # its call was in flight when the budget was reached
+        case_result(samples[3].id, "error", samples[3].tags, error="timed out", failed_usage=timeout),
+        *(case_result(s.id, "error", s.tags, error="not asked", not_asked=why) for s in samples[4:]),
+    ]
+    names = [f"{KEY}::{s.id}" for s in samples]
+    jobs: list[Any] = [(n, functools.partial(dict, result)) for n, result in enumerate(preset)]
+    session.collected(jobs, names, names=names)
+    ran = []
+    for n, (_, job) in enumerate(jobs):
+        stop = session.budget_stop(n, job, names[n])
+        if stop is not None:
+            break
+        ran.append(n)
+        session.record(names[n], session.result(n, job))
+    assert ran == [0] and stop == f"guitest: the run's budget is spent ({why}): no case was asked after this; raise the limit and re-run with --lf"
+    assert session.finish() == BUDGET_EXIT_CODE
+    report = written(tmp_path)
+    assert sorted(c["id"] for c in report["cases"]) == sorted([samples[0].id, samples[2].id])  # the answer that finished ahead is kept
+    assert session.unasked == [names[1], names[3], *names[4:]] and sorted(report["missing"]) == sorted(s.id for s in [samples[1], samples[3], *samples[4:]])
+    assert report["run"]["usage"]["abandoned"] == {"cases": 1, "paid": {}, "failed": timeout}
+    assert report["run"]["budget"] == {"max_cost": None, "max_total_tokens": 100, "reached": why, "spent": {"cost": None, "tokens": 0}, "cases_not_asked": 4}
+    lines = [line.text for line in session.suites.summary_lines(KEY)]
+    assert any("NOT in these totals: 1 call(s) of 1 case(s) run ahead whose results no report holds (1 failed call(s) (1 timeout; no tokens reported))" in t for t in lines)
+    assert f"BUDGET REACHED: {why}: 0 tokens spent: 4 case(s) not asked, missing from the report (exit status 13); " in "\n".join(lines)
+    session.close()

@@ -35,9 +35,9 @@ from ..images import as_file, data_uri, encode
 from ..profiles import Profile
 from ..printable import printable
 from ..secrets import Scrubber
-from ..usage import Usage, from_chat
+from ..usage import FailedCall, Usage, from_chat
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
-from .endpoints import Endpoint, EndpointPool, Retryable, credentials, status_hint
+from .endpoints import Endpoint, EndpointPool, Retryable, connection_failure, credentials, status_hint
 from .transport import HTTPFailure, JSONPoster
 
 RETRYABLE_STATUS = {408, 409, 429}
@@ -218,20 +218,26 @@ class OpenAIChat(Model):
         last = ""
         tries = self.settings.retries + 1
         failed: Endpoint | None = None
+        calls: list[FailedCall] = []  # the tries that gave no usable reply, counted apart (guitest.usage)
         for attempt in range(1, tries + 1):
             endpoint = self.pool.pick(avoid=failed)
             if endpoint is None:
-                raise self._down()
+                raise self._down().with_failed(calls)
+            began = time.perf_counter()
             try:
                 with self.pool.using(endpoint):
                     text, finish, usage = self._call(endpoint, messages, case.attempt)
-                return Reply(text=text, finish_reason=finish, attempts=attempt, usage=usage)
+                return Reply(text=text, finish_reason=finish, attempts=attempt, usage=usage, failed=tuple(calls))
             except Retryable as exc:
+                calls.append(FailedCall(exc.why, time.perf_counter() - began, exc.usage))
                 last = str(exc)
                 failed = endpoint
                 if attempt < tries and not self.pool.has_other(endpoint):
                     time.sleep(self._delay(attempt, exc.retry_after))
-        raise ModelError(self.scrub(f"{self.model}: gave up after {tries} tries: {last}"))
+            except ModelError as exc:  # an HTTP error a retry does not cure (401, 404, 400)
+                calls.append(FailedCall("http_error", time.perf_counter() - began))
+                raise exc.with_failed(calls) from None
+        raise ModelError(self.scrub(f"{self.model}: gave up after {tries} tries: {last}")).with_failed(calls)
 
     def _down(self) -> EndpointDown:
         url, state, reason = self.pool.why_down()
@@ -258,25 +264,29 @@ class OpenAIChat(Model):
                 **extra,
             )
         except openai.APITimeoutError:
-            raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True) from None
+            raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True, why="timeout") from None
         except openai.APIConnectionError as exc:
-            raise Retryable(f"cannot connect to {endpoint.base_url}: {self.scrub(str(exc.__cause__ or exc))}", no_reply=True) from None
+            raise Retryable(f"cannot connect to {endpoint.base_url}: {self.scrub(str(exc.__cause__ or exc))}", no_reply=True, why=connection_failure(exc)) from None
         except openai.APIStatusError as exc:
             raise self._status_error(endpoint, exc.status_code, str(exc.message), exc.response.headers) from None
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise Retryable(f"malformed reply: {type(exc).__name__}: {str(exc)[:200]}") from None
-        choices = getattr(completion, "choices", None)
-        if not choices or not isinstance(choices, list):
-            raise self._no_choices((getattr(completion, "model_extra", None) or {}).get("error"))
-        choice = choices[0]
-        message = getattr(choice, "message", None)
-        if message is None:
-            raise Retryable("malformed reply: the first choice has no message")
-        calls = [c.model_dump() if hasattr(c, "model_dump") else c for c in (getattr(message, "tool_calls", None) or [])]
-        finish = getattr(choice, "finish_reason", None)
         used = getattr(completion, "usage", None)
         usage = from_chat(used.model_dump(warnings=False) if used is not None and hasattr(used, "model_dump") else used)
-        return reply_text(getattr(message, "content", None), calls, finish), finish, usage
+        try:
+            choices = getattr(completion, "choices", None)
+            if not choices or not isinstance(choices, list):
+                raise self._no_choices((getattr(completion, "model_extra", None) or {}).get("error"))
+            choice = choices[0]
+            message = getattr(choice, "message", None)
+            if message is None:
+                raise Retryable("malformed reply: the first choice has no message")
+            calls = [c.model_dump() if hasattr(c, "model_dump") else c for c in (getattr(message, "tool_calls", None) or [])]
+            finish = getattr(choice, "finish_reason", None)
+            return reply_text(getattr(message, "content", None), calls, finish), finish, usage
+        except Retryable as exc:  # a reply that came but cannot be used: what it said it used is counted with it
+            exc.usage = usage
+            raise
 
     def _call_stdlib(self, endpoint: Endpoint, payload: dict[str, Any]) -> tuple[str, str | None, Usage | None]:
         """The same request and the same reading of the reply through :mod:`guitest.models.transport`."""
@@ -287,8 +297,8 @@ class OpenAIChat(Model):
             response = endpoint.poster.post("/chat/completions", request_body.dumps(payload))
         except HTTPFailure as exc:
             if exc.timeout:
-                raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True) from None
-            raise Retryable(f"cannot connect to {endpoint.base_url}: {self.scrub(str(exc))}", no_reply=True) from None
+                raise Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True, why="timeout") from None
+            raise Retryable(f"cannot connect to {endpoint.base_url}: {self.scrub(str(exc))}", no_reply=True, why="cut" if exc.cut else "connection") from None
         try:
             body = json.loads(response.body)
         except ValueError as exc:
@@ -299,21 +309,26 @@ class OpenAIChat(Model):
             error = body.get("error") if isinstance(body, dict) else None
             message = error.get("message") if isinstance(error, dict) else error
             raise self._status_error(endpoint, response.status, str(message if message is not None else body), response.headers)
-        choices = body.get("choices") if isinstance(body, dict) else None
-        if not choices or not isinstance(choices, list):
-            raise self._no_choices(body.get("error") if isinstance(body, dict) else None)
-        choice = choices[0]
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict):
-            raise Retryable("malformed reply: the first choice has no message")
-        finish = choice.get("finish_reason")
-        return reply_text(message.get("content"), message.get("tool_calls") or [], finish), finish, from_chat(body.get("usage"))
+        usage = from_chat(body.get("usage")) if isinstance(body, dict) else None
+        try:
+            choices = body.get("choices") if isinstance(body, dict) else None
+            if not choices or not isinstance(choices, list):
+                raise self._no_choices(body.get("error") if isinstance(body, dict) else None)
+            choice = choices[0]
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if not isinstance(message, dict):
+                raise Retryable("malformed reply: the first choice has no message")
+            finish = choice.get("finish_reason")
+            return reply_text(message.get("content"), message.get("tool_calls") or [], finish), finish, usage
+        except Retryable as exc:  # a reply that came but cannot be used: what it said it used is counted with it
+            exc.usage = usage
+            raise
 
     def _status_error(self, endpoint: Endpoint, status: int, message: str, headers: Any) -> Exception:
         """A retryable failure for 408, 409, 429 and 5xx; else a ModelError that says what to check."""
         body = printable(self.scrub(message)[:300])
         if status in RETRYABLE_STATUS or status >= 500:
-            return Retryable(f"HTTP {status}: {body}", _retry_after(headers), server_error=status >= 500)
+            return Retryable(f"HTTP {status}: {body}", _retry_after(headers), server_error=status >= 500, why="server_error" if status >= 500 else "http_error")
         where = "the user and password in --base-url" if endpoint.auth_kind == "basic" else f"the API key in ${self.settings.api_key_env} (--api-key-env)"
         hint = status_hint(status, where, f"the endpoint serves model {self.model!r}")
         return ModelError(f"{self.model}: HTTP {status} from {endpoint.base_url}: {body} ({hint})")
@@ -356,7 +371,7 @@ def reply_text(content: Any, tool_calls: list[Any], finish_reason: str | None) -
         parts.append("<tool_call>\n" + json.dumps({"name": function.get("name"), "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>")
     text = "\n".join(parts)
     if not text.strip() and finish_reason != "length":
-        raise Retryable(f"empty reply: no text and no tool calls (finish_reason {finish_reason!r})")
+        raise Retryable(f"empty reply: no text and no tool calls (finish_reason {finish_reason!r})", why="empty")
     return text
 
 

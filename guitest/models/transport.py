@@ -31,11 +31,13 @@ from dataclasses import dataclass
 
 
 class HTTPFailure(Exception):
-    """No HTTP reply arrived: ``timeout`` tells a timeout from a refused, reset or dropped connection."""
+    """No HTTP reply arrived: ``timeout`` tells a timeout from a refused, reset or dropped connection; ``cut``: a reply
+    began but its connection closed in its middle (the server had answered: counted as a cut reply)."""
 
-    def __init__(self, message: str, timeout: bool = False) -> None:
+    def __init__(self, message: str, timeout: bool = False, cut: bool = False) -> None:
         super().__init__(message)
         self.timeout = timeout
+        self.cut = cut
 
 
 MAX_HEAD = 64 * 1024  # bytes of status line and headers at most
@@ -141,7 +143,7 @@ class _Reader:
         if not data:
             if first and not self.buffer:
                 raise Closed("connection closed without a reply")
-            raise HTTPFailure("connection closed in the middle of the reply")
+            raise HTTPFailure("connection closed in the middle of the reply", cut=True)
         self.buffer += data
 
     def until(self, delimiter: bytes, limit: int, first: bool = False) -> bytes:
@@ -164,7 +166,7 @@ class _Reader:
             while have < n:
                 data = self._recv(max(RECV, n - have))
                 if not data:
-                    raise HTTPFailure(f"connection closed in the middle of the reply ({have} of {n} body bytes)")
+                    raise HTTPFailure(f"connection closed in the middle of the reply ({have} of {n} body bytes)", cut=True)
                 parts.append(data)
                 have += len(data)
             self.buffer = b"".join(parts)

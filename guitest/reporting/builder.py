@@ -96,13 +96,29 @@ def folded_selection(previous: SelectionRecord | None, current: SelectionRecord)
     return {"n_suite": current["n_suite"], "subset": False, "by": list(before.get("by") or []), "limit": current.get("limit") or before.get("limit")}
 
 
+#: what a report's model record says of where the model was served and how fast it was asked: two runs that differ
+#: only in these got the same answers (their own endpoint, --concurrency, --timeout, --retries, the HTTP client), so
+#: the shards of one run merge (guitest.merge) and an --lf run folds into the report it finishes
+WHERE = ("base_url", "base_urls", "api_key", "auth", "http_client")
+HOW_FAST = ("base_url", "base_urls", "concurrency", "retries", "timeout", "http_client")
+
+
+def model_itself(model: dict[str, Any]) -> dict[str, Any]:
+    """The model as a report describes it, less where and how fast it was asked (:data:`WHERE`, :data:`HOW_FAST`)."""
+    value = {k: v for k, v in model.items() if k not in WHERE}
+    if isinstance(value.get("settings"), dict):
+        value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
+    return value
+
+
 def same_run_kind(previous: Report | None, model: dict[str, Any], key: str, rule: dict[str, Any]) -> Report | None:
-    """``previous`` when ``--lf`` may fold this run into it: the same model, suite file and success rule (a report is never
-    of two rules); else None."""
+    """``previous`` when ``--lf`` may fold this run into it: the same model (where and how fast it was asked aside:
+    :func:`model_itself`), suite file and success rule (a report is never of two rules); else None."""
     if previous is None:
         return None
     same_rule = previous["run"].get("success_rule") == rule.get("success_rule")
-    return previous if previous["model"] == model and previous["suite"]["path"] == key and same_rule else None
+    same_model = model_itself(previous["model"]) == model_itself(model)
+    return previous if same_model and previous["suite"]["path"] == key and same_rule else None
 
 
 def read_previous(path: Path) -> Report | None:

@@ -9,6 +9,9 @@ cache answered, at what their calls cost when they were made). The record sums b
 - ``all``: the two together, what the evaluation as reported costs from scratch; ``per_case`` its mean per case
   (with ``--repeats`` K, a case's K attempts: the cost of pass@K), ``per_attempt`` per attempt;
 - ``by``: ``all`` per value of each tag the report tables (per category);
+- ``failed``: the calls that gave no usable reply (a case's ``failed_usage``: timeouts, dropped connections, cut or
+  unreadable replies, empty ones, HTTP errors), by kind, with what their API reported of their tokens: NOT in the
+  figures above, which count the calls that answered;
 - live suites: ``tokens_per_episode``, ``tokens_per_success`` and ``cost_per_success`` (over ``all``).
 """
 
@@ -31,15 +34,21 @@ def both(result: Mapping[str, Any]) -> dict[str, Any]:
 
 def record(cases: list[CaseResult], tags: Iterable[str], live: bool) -> dict[str, Any] | None:
     """The report's ``usage`` record of ``cases`` (see the module docstring), None when no case made a metered call."""
-    metered = [c for c in cases if c.get("usage") or c.get("cached_usage")]
+    metered = [c for c in cases if c.get("usage") or c.get("cached_usage") or c.get("failed_usage")]
     if not metered:
         return None
+    failed = usage_mod.total(c.get("failed_usage") for c in metered)
+    metered = [c for c in metered if c.get("usage") or c.get("cached_usage")]
+    if not metered:
+        return {"paid": {}, "cached": {}, "all": {}, "cases": 0, "per_case": {}, "failed": failed}
     paid = usage_mod.total(c.get("usage") for c in metered)
     cached = usage_mod.total(c.get("cached_usage") for c in metered)
     everything = usage_mod.total([paid, cached])
     attempts = sum(len(c.get("attempts") or ()) or 1 for c in metered)
     out: dict[str, Any] = {"paid": paid, "cached": cached, "all": everything, "cases": len(metered)}
     out["per_case"] = _mean(everything, len(metered))
+    if failed:
+        out["failed"] = failed
     if attempts != len(metered):
         out["per_attempt"] = _mean(everything, attempts)
     by: dict[str, dict[str, Any]] = {}
@@ -88,9 +97,56 @@ def describe(tally: Mapping[str, Any]) -> str:
     parts.append(f"{calls} call{'s' if calls != 1 else ''}, {tally.get('seconds', 0.0):.1f} s of model time")
     if tally.get("unreported"):
         parts.append(f"{tally['unreported']} call(s) reported no usage")
+    if tally.get("set_aside"):
+        parts.append(f"{tally['set_aside']} call(s) reported numbers that cannot be counts (set aside)")
     if "cost" in tally:
         parts.append(dollars(tally["cost"]))
     return ", ".join(parts)
+
+
+def failed_words(tally: Mapping[str, Any]) -> str:
+    """Failed calls in words: ``3 failed call(s) (2 timeout, 1 empty; 1,050 tokens reported, $0.0001)``."""
+    calls = int(tally.get("calls", 0))
+    said = [f"{n} {why}" for why, n in sorted((tally.get("why") or {}).items())]
+    known = f"{usage_mod.tokens(tally):,} tokens reported" if any(k in tally for k in TOKEN_KINDS) else "no tokens reported"
+    said.append(known + (f", {dollars(tally['cost'])}" if "cost" in tally else ""))
+    return f"{calls} failed call(s) ({', '.join(said[:-1])}; {said[-1]})" if len(said) > 1 else f"{calls} failed call(s) ({said[-1]})"
+
+
+def not_in_totals(own: Mapping[str, Any]) -> str | None:
+    """What a run's own ``usage`` record (``run.usage``) holds beside its totals: the calls that failed and the calls
+    of cases no report holds (``abandoned``), said as NOT in the totals; None when there were none."""
+    parts = []
+    failed = own.get("failed")
+    if failed:
+        parts.append(failed_words(failed))
+    abandoned = own.get("abandoned") or {}
+    if abandoned.get("cases"):
+        paid, lost = abandoned.get("paid") or {}, abandoned.get("failed") or {}
+        said = [f"{paid['calls']} answered: {usage_mod.tokens(paid):,} tokens" + (f", {dollars(paid['cost'])}" if "cost" in paid else "")] if paid.get("calls") else []
+        said += [failed_words(lost)] if lost.get("calls") else []
+        calls = int(paid.get("calls", 0)) + int(lost.get("calls", 0))
+        parts.append(f"{calls} call(s) of {abandoned['cases']} case(s) run ahead whose results no report holds ({'; '.join(said)})")
+    return "NOT in these totals: " + "; ".join(parts) if parts else None
+
+
+def spent_text(budget: Mapping[str, Any]) -> str:
+    """What a budgeted run spent, the one figure of it (``run.budget.spent``, read when every process had ended):
+    ``$0.2134 spent (3,480 tokens)``, or ``3,480 tokens spent`` without a price."""
+    spent = budget.get("spent") or {}
+    tokens = f"{int(spent.get('tokens') or 0):,} tokens"
+    if spent.get("cost") is None:
+        return f"{tokens} spent"
+    if budget.get("max_cost") is None:
+        return f"{tokens} spent ({dollars(spent['cost'])})"
+    return f"{dollars(spent['cost'])} spent ({tokens})"
+
+
+def budget_text(budget: Mapping[str, Any]) -> str | None:
+    """The budget's stop in words (``--max-cost=0.2 reached: $0.2134 spent (3,480 tokens)``), or None when it did not stop the run."""
+    if not budget.get("reached"):
+        return None
+    return f"{budget['reached']}: {spent_text(budget)}" if "spent" in budget else str(budget["reached"])
 
 
 def dollars(value: float) -> str:
@@ -107,7 +163,7 @@ def summary_line(usage: Mapping[str, Any] | None, run: Mapping[str, Any]) -> str
     if not usage or not own:
         return None
     paid, cached = own["paid"], own["cached"]
-    line = "cost: " + describe(paid) if paid else "cost: nothing paid (every reply came from the response cache)"
+    line = "cost: " + describe(paid) if paid else "cost: nothing paid (every reply came from the response cache)" if cached else "cost: nothing paid (no call answered)"
     if cached:
         answered = dollars(cached["cost"]) if "cost" in cached else f"{usage_mod.tokens(cached):,} tokens"
         line += f"; the cache answered {cached.get('calls', 0)} call(s) that cost {answered} when made"
@@ -122,6 +178,9 @@ def summary_line(usage: Mapping[str, Any] | None, run: Mapping[str, Any]) -> str
         line += f"; {usage['tokens_per_episode']:,.0f} tokens per episode, " + (f"{per_success:,.0f} per success" if per_success is not None else "no success")
         if usage.get("cost_per_success") is not None:
             line += f" ({dollars(usage['cost_per_success'])})"
+    apart = not_in_totals(own)
+    if apart:
+        line += f"; {apart}"
     if run.get("price"):
         line += f" [prices: {price_source(run['price'])}]"
     return line

@@ -108,6 +108,39 @@ class CacheRecord(TypedDict, total=False):
     recorded_by_runs: list[str]
 
 
+class Abandoned(TypedDict):
+    """The calls of cases a run started ahead of pytest whose results no report holds: how many cases, their calls
+    that answered (a tally of :mod:`guitest.usage`) and those that failed."""
+
+    cases: int
+    paid: dict[str, Any]
+    failed: dict[str, Any]
+
+
+class RunUsage(TypedDict, total=False):
+    """What one run itself spent (tallies of :mod:`guitest.usage`): ``paid``, ``cached`` (what the cache answered, at
+    what it cost when made), ``failed`` (calls that gave no usable reply: NOT in ``paid``), ``abandoned``, the first
+    usage numbers set aside (``warning``), a self-hosted endpoint's hours (``endpoint``)."""
+
+    paid: Required[dict[str, Any]]
+    cached: Required[dict[str, Any]]
+    failed: dict[str, Any]
+    abandoned: Abandoned
+    warning: str
+    endpoint: dict[str, Any]
+
+
+class BudgetRecord(TypedDict, total=False):
+    """The budget a run ran under: its limits, the limit that stopped the run (None: none did), what the whole run
+    spent (``{"cost": dollars or None, "tokens": n}``, the one figure of it) and how many cases it left unasked."""
+
+    max_cost: float | None
+    max_total_tokens: int | None
+    reached: str | None
+    spent: dict[str, Any]
+    cases_not_asked: int
+
+
 class RunRecord(TypedDict, total=False):
     """How and where the run ran: data, time, processes, command line, shard, cache and endpoints."""
 
@@ -127,11 +160,12 @@ class RunRecord(TypedDict, total=False):
     unreachable: dict[str, Any]
     served_model: dict[str, Any]
     success_rule: dict[str, Any]
-    # what this run itself spent (its own cases, before --lf folds them into an earlier report), where its prices
-    # came from, and the budget it ran under
-    usage: dict[str, Any]
+    # what this run itself spent (its own cases, before --lf folds them into an earlier report: paid, cached,
+    # failed; and the run's abandoned calls and its first usage warning), where its prices came from, and the budget
+    # it ran under
+    usage: RunUsage
     price: dict[str, Any]
-    budget: dict[str, Any]
+    budget: BudgetRecord
 
 
 class LimitRecord(TypedDict):

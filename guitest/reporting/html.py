@@ -124,9 +124,11 @@ def _settings(report: Report) -> str:
         rows.append(("data", _fmt(run["data"])))
     else:
         rows.append(("data root", f"{run.get('data_root', '–')}" + (f" (from {run['data_root_source']})" if run.get("data_root_source") else "")))
-    for key in ("started", "seconds", "workers"):
+    for key in ("started", "seconds"):
         if key in run:
             rows.append((key, _fmt(run[key])))
+    if "workers" in run:  # 0 is a serial run, not a run of no processes
+        rows.append(("workers", _workers(run)))
     if run.get("pytest_args"):
         rows.append(("pytest arguments", " ".join(str(a) for a in run["pytest_args"])))
     rows.append(("results", f"{report['n_results']} of {report['n_selected']} selected cases" + ("" if report["complete"] else " (INCOMPLETE)")))
@@ -540,9 +542,18 @@ def _gallery(report: Report, sources: Mapping[str, str], files_dir: Any = None, 
     return f'<section id="gallery"><h2>Cases</h2><div class="filters" role="search">{"".join(controls)}</div><p class="note">{_e(legend)}</p><div class="cards" id="cards">{cards}</div></section>'
 
 
+def _workers(run: Mapping[str, Any]) -> str:
+    """The run's processes in words: ``run.workers`` is pytest-xdist's -n (0 for a serial run; a merged report's, the shards' summed)."""
+    n = run.get("workers") or 0
+    if run.get("merged_shards"):
+        return f"{n} in all (the shards' -n, summed; a serial shard counts 0)"
+    return f"{n} (pytest-xdist -n)" if n else "serial (one process, no -n)"
+
+
 def _warnings(report: Report) -> str:
     """Banners for what changes how the numbers may be read: replies from the response cache, an unreachable endpoint."""
-    from .summary import cache_sentence, subset_sentence
+    from .costs import budget_text
+    from .summary import FINISH_WITH_LF, cache_sentence, not_asked_words, subset_sentence
 
     run = report["run"]
     notes = []
@@ -557,8 +568,9 @@ def _warnings(report: Report) -> str:
     if isinstance(down, Mapping):
         notes.append(f"Endpoint {down.get('url')} {down.get('state', 'unreachable')} ({down.get('reason')}): {down.get('cases_not_asked')} case(s) not asked (errors); re-run them with --lf.")
     budget = run.get("budget")
-    if isinstance(budget, Mapping) and budget.get("reached"):
-        notes.append(f"Budget reached: {budget['reached']}; {budget.get('cases_not_asked', 0)} case(s) not asked: re-run them with --lf.")
+    stopped = budget_text(budget) if isinstance(budget, Mapping) else None
+    if stopped:
+        notes.append(f"Budget reached: {stopped}; {not_asked_words(report)}: {FINISH_WITH_LF}.")
     return "".join(f'<p class="warn">{_e(n)}</p>' for n in notes)
 
 

@@ -11,7 +11,7 @@ from ..strictjson import dumps, write_text
 from ..verdict import REPORT_FIELDS, CaseResult
 from . import costs
 from .document import Counts, GateRecord, Headline, Report, RunRecord, SelectionRecord, SuiteRecord, Tallies
-from .summary import cache_sentence, cache_suffix, gate_failures, subset_sentence, subset_suffix
+from .summary import FINISH_WITH_LF, cache_sentence, cache_suffix, gate_failures, not_asked_words, subset_sentence, subset_suffix
 from .tallies import LEFT_OUT, aggregate, headline
 
 _KEPT = frozenset(REPORT_FIELDS)
@@ -282,9 +282,9 @@ def markdown(report: Report, task_lines: Sequence[str] = ()) -> str:
     spent = costs.summary_line(report.get("usage"), report["run"])
     if spent:
         out.append(f"- {md_cell(spent)}")
-    budget = report["run"].get("budget") or {}
-    if budget.get("reached"):
-        out.append(f"- **budget reached**: {md_cell(budget['reached'])}; {budget.get('cases_not_asked', 0)} case(s) not asked: re-run them with `--lf`")
+    stopped = costs.budget_text(report["run"].get("budget") or {})
+    if stopped:
+        out.append(f"- **budget reached**: {md_cell(stopped)}; {not_asked_words(report)}: {FINISH_WITH_LF}")
     cells = [[md_cell(c) for c in row] for row in table_cells(report)]
     out += ["", "| " + " | ".join(cells[0]) + " |", "|" + "|".join("---" for _ in cells[0]) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in cells[1:]]

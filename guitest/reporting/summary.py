@@ -270,6 +270,20 @@ def endpoint_cause(report: Report) -> dict[str, Any] | None:
     return None
 
 
+#: how to finish a run its budget stopped, as the summary and the reports say it
+FINISH_WITH_LF = "raise the limit (or drop it) and re-run with --lf: it asks only the cases not asked, the others come from the response cache and the report"
+
+
+def not_asked_words(report: Report) -> str:
+    """How many cases a budget left unasked, for a suite's summary and reports: the run's count, and this suite's
+    (its cases missing from the report) when the run had other suites' too."""
+    run_count = int((report["run"].get("budget") or {}).get("cases_not_asked", 0))
+    here = len(report["missing"])
+    if run_count == here:
+        return f"{here} case(s) not asked, missing from the report"
+    return f"{run_count} case(s) of the run not asked ({here} of this suite's, missing from its report)"
+
+
 def runner_line(record: dict[str, Any]) -> str:
     """A live suite's runner in one line, from the report's record of it (:func:`guitest.live.flow.live_record`'s ``runner``)."""
     return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
@@ -336,15 +350,9 @@ def suite_summary(
     if spent:
         out.append(Line(spent))
     down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
-    budget = run.get("budget") or {}
-    if budget.get("reached"):
-        out.append(
-            Line(
-                f"BUDGET REACHED: {budget['reached']}: {budget.get('cases_not_asked', 0)} case(s) of the run were not asked (exit status 13); "
-                "raise the limit and re-run with --lf to finish, the answered cases coming from the response cache",
-                ("red", "bold"),
-            )
-        )
+    stopped = costs.budget_text(run.get("budget") or {})
+    if stopped:
+        out.append(Line(f"BUDGET REACHED: {stopped}: {not_asked_words(report)} (exit status 13); {FINISH_WITH_LF}", ("red", "bold")))
     elif not report["complete"] and not down:
         shown = ", ".join(report["missing"][:5]) + (" ..." if len(report["missing"]) > 5 else "")
         out.append(

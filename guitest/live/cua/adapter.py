@@ -35,11 +35,11 @@ from typing import Any, Callable
 from ...errors import EndpointDown, ModelError, PaidError
 from ...exchange import Case, Prompt, Reply, SentImage
 from ...models.base import Model, Settings, redact_url
-from ...models.endpoints import Endpoint, EndpointPool, Retryable, credentials, status_hint
+from ...models.endpoints import Endpoint, EndpointPool, Retryable, connection_failure, credentials, status_hint
 from ...printable import printable
 from ...profiles import Profile
 from ...secrets import Scrubber
-from ...usage import Usage
+from ...usage import FailedCall, Usage
 from .display import Display
 
 #: the settings' defaults, which these adapters read as "not given"
@@ -224,44 +224,51 @@ class ComputerUseModel(Model):
         if request is None:
             raise ModelError(NOT_LIVE.format(spec=self.name, api=self.api))
         body = self.images(request, prompt.images)
-        reply, attempts = self._with_retries(lambda client: self.send(client, body))
+        calls: list[FailedCall] = []  # the tries that gave no usable reply, counted apart (guitest.usage)
+        reply, attempts = self._with_retries(lambda client: self.send(client, body), calls)
         usage = self.read_usage(reply.pop("usage", None))
         refused = self.refusal(reply)
         if refused is not None:  # a refusal is paid for all the same: the error carries the call's usage
-            raise PaidError(self.scrub(f"{self.model} refused (step not cached; --lf asks again): {printable(refused[:300])}"), usage)
-        return Reply(text=json.dumps(reply, ensure_ascii=False), finish_reason=self.finish(reply), attempts=attempts, usage=usage)
+            raise PaidError(self.scrub(f"{self.model} refused (step not cached; --lf asks again): {printable(refused[:300])}"), usage).with_failed(calls)
+        return Reply(text=json.dumps(reply, ensure_ascii=False), finish_reason=self.finish(reply), attempts=attempts, usage=usage, failed=tuple(calls))
 
-    def _with_retries(self, call: Callable[[Any], dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    def _with_retries(self, call: Callable[[Any], dict[str, Any]], calls: list[FailedCall]) -> tuple[dict[str, Any], int]:
+        """``call``'s reply and the try it came at; each try that gave no usable reply is added to ``calls``."""
         tries = self.settings.retries + 1
         last = ""
         for attempt in range(1, tries + 1):
             endpoint = self.pool.pick()
             if endpoint is None:
-                raise self._down()
+                raise self._down().with_failed(calls)
             with self._client_lock:  # episodes of a worker share the client; the first one makes it
                 if endpoint.client is None:
                     endpoint.client = self.make_client()
+            began = time.perf_counter()
             try:
                 with self.pool.using(endpoint):
                     return call(endpoint.client), attempt
             except Retryable as exc:
+                calls.append(FailedCall(exc.why, time.perf_counter() - began, exc.usage))
                 last = str(exc)
                 if attempt < tries:
                     time.sleep(self._delay(attempt, exc.retry_after))
-        raise ModelError(self.scrub(f"{self.model}: gave up after {tries} tries: {last}"))
+            except ModelError as exc:  # an HTTP error a retry does not cure
+                calls.append(FailedCall("http_error", time.perf_counter() - began))
+                raise exc.with_failed(calls) from None
+        raise ModelError(self.scrub(f"{self.model}: gave up after {tries} tries: {last}")).with_failed(calls)
 
     def failure(self, sdk: Any, exc: Exception) -> Exception:
         """The failure an exception of the official client (module ``sdk``: ``anthropic`` or ``openai``, whose error
         classes share their names) stands for: :class:`Retryable` or :class:`ModelError`, scrubbed."""
         if isinstance(exc, sdk.APITimeoutError):
-            return Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True)
+            return Retryable(f"timed out after {self.settings.timeout:g} s (--timeout)", no_reply=True, why="timeout")
         if isinstance(exc, sdk.APIConnectionError):
-            return Retryable(f"cannot connect to {self.base_url}: {self.scrub(str(exc.__cause__ or exc))}", no_reply=True)
+            return Retryable(f"cannot connect to {self.base_url}: {self.scrub(str(exc.__cause__ or exc))}", no_reply=True, why=connection_failure(exc))
         if isinstance(exc, sdk.APIStatusError):
             status = exc.status_code
             message = printable(self.scrub(_error_text(exc))[:300])
             if status in RETRYABLE_STATUS or status >= 500:
-                return Retryable(f"HTTP {status}: {message}", _retry_after(exc.response.headers), server_error=status >= 500)
+                return Retryable(f"HTTP {status}: {message}", _retry_after(exc.response.headers), server_error=status >= 500, why="server_error" if status >= 500 else "http_error")
             where = "the user and password in --base-url" if self.auth else f"the API key in ${self.key_variable} (--api-key-env)"
             hint = status_hint(status, where, f"{self.api} serves model {self.model!r}")
             return ModelError(f"{self.model}: HTTP {status} from {self.base_url}: {message} ({hint})")
