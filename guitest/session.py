@@ -363,14 +363,15 @@ class Session:
     # -- the end -------------------------------------------------------------------------------
 
     def finish_work(self, interrupted: bool = False) -> None:
-        """Let running cases end, close the environments and commit the cache (once); ``interrupted`` (Ctrl-C): close
-        the environments first, so running episodes end at once and what the backends started (VMs) is stopped."""
+        """Let running cases end, close the environments and commit the cache (once); ``interrupted`` (Ctrl-C, SIGTERM):
+        close the environments first, so running episodes end at once and what the backends started (VMs) is stopped,
+        and wait for no model call in flight (its reply would be in no report)."""
         if self._finished:
             return
         self._finished = True
         if interrupted and self._environments is not None:
             self._environments.close()
-        self.close(model=False)
+        self.close(model=False, wait=not interrupted)
 
     def finish(self, interrupted: bool = False) -> int:
         """End this process's part: on the controller, build, compare and write every suite's report and close this
@@ -452,11 +453,11 @@ class Session:
             out["budget"] = {"max_cost": config.max_cost, "max_total_tokens": config.max_total_tokens, "reached": reached, "cases_not_asked": len(self.suites.not_asked)}
         return out
 
-    def close(self, model: bool = True) -> None:
-        """Close what this process opened: the case threads, the environments, the cache (each closes again safely);
-        with ``model``, the model and this run's lock too."""
+    def close(self, model: bool = True, wait: bool = True) -> None:
+        """Close what this process opened: the case threads (``wait``: once their running cases end), the environments,
+        the cache (each closes again safely); with ``model``, the model and this run's lock too."""
         if self._prefetcher is not None:
-            self._prefetcher.close()
+            self._prefetcher.close(wait=wait)
         if self._environments is not None:
             self._environments.close()
         if self._cache is not None:
