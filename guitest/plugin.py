@@ -26,6 +26,7 @@ from .runconfig import OPTIONS, ConfigError, RunConfig, from_values
 from .sample import Sample
 from .scheduling import make, queued
 from .session import Session, exit_status
+from .stopsignals import StopSignals, exit_code
 from .suite import SUITE_FILENAMES, prompt_text
 from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
@@ -92,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(hooks, "guitest-state")
     config.pluginmanager.register(SummaryFirst(session), "guitest-summary-first")
     if distributing(config):
-        config.pluginmanager.register(XdistHooks(session), "guitest-xdist")
+        config.pluginmanager.register(XdistHooks(session, hooks.stop), "guitest-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -100,6 +101,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if hooks is not None:
         hooks.collector.resume(freeze=False)  # collection ended early (an error): never leave the collector off
         hooks.session.close()
+        if hooks.interrupted and not hooks.session.is_worker:  # after pytest's own record of the failures (its sessionfinish)
+            record_unfinished(config, hooks.session.suites.unfinished())
+        hooks.stop.restore()
+
+
+def record_unfinished(config: pytest.Config, nodeids: list[str]) -> None:
+    """Add the cases an interrupted run left without a result to pytest's record of failed tests, so ``--lf`` runs
+    them with the ones that failed (without the cache plugin, ``-p no:cacheprovider``, there is no record)."""
+    cache = getattr(config, "cache", None)
+    if cache is not None and nodeids:
+        cache.set("cache/lastfailed", {**cache.get("cache/lastfailed", {}), **dict.fromkeys(nodeids, True)})
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -252,6 +264,8 @@ class GuitestHooks:
         self.config = config
         self.session = session
         self.collector = CollectorPause()
+        self.stop = StopSignals()  # SIGTERM and SIGHUP while this process runs cases: see guitest.stopsignals
+        self.interrupted = False
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         return self.session.header_lines()
@@ -284,6 +298,8 @@ class GuitestHooks:
         self.collector.resume()
         with usage_errors():
             self.session.collected(jobs, cases, python)
+        if (any(jobs) or python) and self.session.model is not None:
+            self.stop.install()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -315,11 +331,15 @@ class GuitestHooks:
             if news is not None:  # said at once, not at the end: the run goes on (README, "The response cache")
                 say_now(self.config, Line(f"guitest: {news}", ("red", "bold")))
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Cases end and the cache commits here, before the session's end is reported: an xdist worker says it
         # has finished from inside this hook, and the controller may then end the process at any moment (a
         # commit left for pytest_unconfigure was lost under load). A worker also sends what its endpoints did.
-        interrupted = session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        # First of the hook's implementations: a stopped run's controller writes its reports before xdist waits
+        # for the workers to end (up to 10 s); a stop signal from now on no longer cuts the run short.
+        self.stop.finishing()
+        interrupted = self.interrupted = session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
         code = self.session.finish(interrupted=interrupted)
         if self.session.is_worker and self.session.model is not None:
             self.config.workeroutput["guitest_endpoints"] = self.session.model.endpoint_stats()  # type: ignore[attr-defined]
@@ -327,6 +347,8 @@ class GuitestHooks:
         if self.session.is_worker and self.session.suites.deselected:
             self.config.workeroutput["guitest_deselected"] = [self.session.suites.deselected, sorted(self.session.suites.deselected_tags)]  # type: ignore[attr-defined]
         session.exitstatus = exit_status(session.exitstatus, code)
+        if self.stop.received is not None:  # SIGTERM or SIGHUP: what a shell reports for a process it killed
+            session.exitstatus = exit_code(self.stop.received)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -391,14 +413,22 @@ class XdistHooks:
     """xdist's hooks on the controller, registered only when xdist distributes the run (as pytest's stepwise plugin
     exists only with ``--sw``)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, stop: StopSignals) -> None:
         self.session = session
+        self.stop = stop
 
     def pytest_configure_node(self, node: Any) -> None:
-        """Every worker runs as part of the controller's run (its folder; it reads and writes that run's replies)."""
+        """Every worker runs as part of the controller's run (its folder; it reads and writes that run's replies), and
+        a stop signal that reaches the controller alone reaches the workers on this machine too."""
         node.workerinput.update(self.session.worker_input())
+        pid = local_worker_pid(node)
+        if pid is not None:
+            self.stop.pass_on_to(pid)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        pid = local_worker_pid(node)
+        if pid is not None:
+            self.stop.forget(pid)
         output = getattr(node, "workeroutput", {})
         if output.get("guitest_endpoints"):
             self.session.endpoint_stats.append(output["guitest_endpoints"])
@@ -419,6 +449,19 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         with usage_errors():
             self.session.worker_collected(ids)
+        if self.session.suites.selected and self.session.model is not None:
+            self.stop.install()
+
+
+def local_worker_pid(node: Any) -> int | None:
+    """The process id of an xdist worker started on this machine (a ``popen`` gateway), as execnet has it from the
+    worker already (xdist asks for it as it sets the worker up, and execnet keeps it); None for a remote worker."""
+    gateway = getattr(node, "gateway", None)
+    spec = getattr(gateway, "spec", None)
+    if spec is None or not spec.popen or spec.via:
+        return None
+    pid = getattr(getattr(gateway, "_cache_rinfo", None), "pid", None)
+    return pid if isinstance(pid, int) else None
 
 
 STATE = pytest.StashKey[GuitestHooks]()

@@ -95,6 +95,17 @@ class SuiteReports:
         if suite_key(nodeid):
             self.skipped.add(nodeid)
 
+    def unfinished(self) -> list[str]:
+        """The node ids of the suite files' selected cases that have no result (a run stopped early left them), in the
+        order selected; a case skipped is not among them."""
+        out: list[str] = []
+        for key, nodeids in self.selected.items():
+            if key.endswith(".py"):  # a Python test's cases are named by sample, not by node id
+                continue
+            got = {r["id"] for r in self.results.get(key, [])}
+            out += [n for n in nodeids if n not in self.skipped and n.partition("::")[2] not in got]
+        return out
+
     # -- the end ---------------------------------------------------------------------------------
 
     def finish(self, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> tuple[bool, bool]:
