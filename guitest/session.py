@@ -50,6 +50,8 @@ INCOMPLETE_EXIT_CODE = 11
 UNSAVED_EXIT_CODE = 12
 #: exit status of a run that stopped asking the model at its budget (--max-cost, --max-tokens): --lf finishes it
 BUDGET_EXIT_CODE = 13
+#: exit status of a run whose report was written but not this run's copies of it (runs/, .passed): nothing else failed
+UNCOPIED_EXIT_CODE = 14
 # Cases run ahead of pytest in a pool of --concurrency threads plus a few spare ones, which
 # read screenshots, build requests, judge replies and write the cache while the others
 # hold the --concurrency request slots; at most LOOKAHEAD x --concurrency results are
@@ -376,8 +378,9 @@ class Session:
     def finish(self, interrupted: bool = False) -> int:
         """End this process's part: on the controller, build, compare and write every suite's report and close this
         run in the cache's ledger. The exit status the run should end with when pytest's own is 0: 0, the gate's
-        exit code, :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected, or
-        :data:`UNSAVED_EXIT_CODE` when a report could not be written (:func:`exit_status` says which wins)."""
+        exit code, :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected,
+        :data:`UNSAVED_EXIT_CODE` when a report could not be written (:func:`exit_status` says which wins), or, when
+        nothing else is wrong, :data:`UNCOPIED_EXIT_CODE` when a report was written without this run's copies of it."""
         self.finish_work(interrupted)
         if self.is_worker or self.model is None or self.config.collect_only:
             return 0
@@ -388,15 +391,19 @@ class Session:
             self.worker_cache_received(own)
         self.suites.resumable, self.suites.cache_failed = self.run is not None, self.cache_failure is not None
         incomplete, gate_failed = self.suites.finish(self.cache_record, self.endpoint_record)
-        if self.run is not None:  # a run whose report was not saved is resumed by the next one, as an incomplete run is
-            done = not incomplete and not interrupted and bool(self.suites.reports) and not self.suites.unsaved
+        if self.run is not None:  # a run whose report (or its copies) was not saved is resumed by the next one, as an incomplete run is
+            done = not incomplete and not interrupted and bool(self.suites.reports) and not self.suites.unsaved and not self.suites.copies_failed
             cache_mod.close_run(self.cache_folder, self.run.id, complete=done)
             self.release_run()
         if self.suites.unsaved:
             return UNSAVED_EXIT_CODE
         if self.suites.not_asked:
             return BUDGET_EXIT_CODE
-        return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
+        if incomplete:
+            return INCOMPLETE_EXIT_CODE
+        if gate_failed:
+            return self.config.gate_exit_code
+        return UNCOPIED_EXIT_CODE if self.suites.copies_failed else 0
 
     def cache_record(self, results: list[CaseResult]) -> CacheRecord:
         """What a suite's report says of the response cache (:func:`guitest.reporting.builder.cache_record`)."""

@@ -54,7 +54,8 @@ class SuiteReports:
         self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
         self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
-        self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed) could not be made
+        self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed; OSWorld's results) were not made
+        self.copies_failed: set[str] = set()  # the suites whose report was written without this run's copies (runs/, .passed)
         self.paths: dict[str, list[Path]] = {}
         self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
         self.baseline_text: dict[str, str] = {}
@@ -260,6 +261,7 @@ class SuiteReports:
         self.kept[key] = written.kept
         if written.uncopied:
             self.uncopied[key] = written.uncopied
+            self.copies_failed.add(key)
         return written.paths
 
     def summary_lines(self, key: str) -> list[summary.Line]:
