@@ -168,10 +168,11 @@ class ModelHandle:
 @pytest.fixture
 def guitest_model(request: pytest.FixtureRequest) -> ModelHandle:
     """The model given with --model, for test functions written in Python (one adapter per worker)."""
-    session = request.config.stash[STATE].session
-    if session.model is None:
+    hooks = request.config.stash[STATE]
+    if hooks.session.model is None:
         pytest.fail(f"no model given: pass --model=SPEC ({SPECS})", pytrace=False)
-    return ModelHandle(session, request.node)
+    hooks.stop.install()  # this process runs guitest cases: SIGTERM and SIGHUP end the run as Ctrl-C does
+    return ModelHandle(hooks.session, request.node)
 
 
 class CaseError(Exception):
@@ -298,7 +299,7 @@ class GuitestHooks:
         self.collector.resume()
         with usage_errors():
             self.session.collected(jobs, cases, python)
-        if (any(jobs) or python) and self.session.model is not None:
+        if any(jobs) and self.session.model is not None and not self.session.config.collect_only:
             self.stop.install()
 
     @pytest.hookimpl(wrapper=True)
@@ -327,6 +328,7 @@ class GuitestHooks:
         if report.skipped:
             self.session.suites.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if report.when == "call" and result:
+            self.stop.install()  # a Python suite's cases are known to the controller only by their results
             news = self.session.record(report.nodeid, result)
             if news is not None:  # said at once, not at the end: the run goes on (README, "The response cache")
                 say_now(self.config, Line(f"guitest: {news}", ("red", "bold")))
@@ -449,7 +451,7 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         with usage_errors():
             self.session.worker_collected(ids)
-        if self.session.suites.selected and self.session.model is not None:
+        if self.session.suites.selected and self.session.model is not None and not self.session.config.collect_only:
             self.stop.install()
 
 

@@ -56,6 +56,7 @@ class StopSignals:
         self.received: int | None = None  # the first stop signal that arrived
         self._previous: dict[int, Any] = {}  # signal -> the handler before, for those taken over
         self._ending = False
+        self._tried = False
         self._others: set[int] = set()
 
     @property
@@ -66,9 +67,10 @@ class StopSignals:
     def install(self) -> bool:
         """Take over each stop signal whose handling is the default (the process would die of it); one the process
         ignores or handles otherwise is left alone. Only the main thread can: elsewhere nothing changes. Whether any
-        was taken over (a second call changes nothing)."""
-        if self._previous or threading.current_thread() is not threading.main_thread():
+        was taken over (a later call changes nothing)."""
+        if self._tried or threading.current_thread() is not threading.main_thread():
             return bool(self._previous)
+        self._tried = True
         for sig in signals():
             if signal.getsignal(sig) is signal.SIG_DFL:
                 self._previous[sig] = signal.signal(sig, self._arrived)
