@@ -82,21 +82,21 @@ def test_a_signal_the_process_ignores_or_handles_itself_is_left_alone(default_ha
 def test_a_stop_signal_is_passed_on_to_the_processes_named(default_handling: None) -> None:
     """An xdist controller signalled alone passes it on to its workers, and never to one that has ended."""
     sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
-    passed_on = subprocess.Popen(sleeper, preexec_fn=lambda: signal.signal(TERM, signal.SIG_DFL))
-    ended = subprocess.Popen(sleeper)
+    passed_on = subprocess.Popen(sleeper)  # SIGTERM handled by default, as the fixture set it here
+    forgotten = subprocess.Popen(sleeper)
     try:
         stop = StopSignals()
         stop.pass_on_to(passed_on.pid)
-        stop.pass_on_to(ended.pid)
-        stop.forget(ended.pid)
+        stop.pass_on_to(forgotten.pid)
+        stop.forget(forgotten.pid)  # it ended: its number may be given to another process
         stop.install()
         with pytest.raises(Stopped):
             signal.raise_signal(TERM)
         stop.restore()
         assert passed_on.wait(timeout=60) == -TERM
-        assert ended.poll() is None
+        assert forgotten.poll() is None
     finally:
-        for proc in (passed_on, ended):
+        for proc in (passed_on, forgotten):
             proc.kill()
             proc.wait()
 
