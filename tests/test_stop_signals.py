@@ -2,8 +2,8 @@
 incomplete, the cache's ledger leaves the run to resume, ``--lf`` finishes it, and the run exits 128 + the signal's
 number. Before: the signal's default killed the run at once, with no report at all.
 
-A real signal goes to a real pytest process that has two results and four model calls in flight on an endpoint that
-never answers them: serial, and under ``-n 2`` to the whole process group (a GitLab runner's timeout signals the job's
+A real signal goes to a real pytest process that has two results and model calls in flight on an endpoint that never
+answers them: serial, and under ``-n 2`` to the whole process group (a GitLab runner's timeout signals the job's
 group, gitlab-runner helpers/process/killer_unix.go). The signal to an xdist controller alone (a container's first
 process) is tests/test_machine_fleets.py's, where the workers' machines must be stopped. The test awaits files and log
 lines, never a guessed time.
@@ -162,12 +162,12 @@ def await_true(what: str, check: Callable[[], bool], proc: subprocess.Popen[byte
 
 def stop_a_run(pytester: pytest.Pytester, tmp_path: Path, mode: list[str], send: Callable[[subprocess.Popen[bytes]], None]) -> tuple[int, str, int]:
     """Start the tiny suite against an endpoint that answers two cases and holds the other four; once the controller
-    has both results and the four calls are in flight, ``send`` the signal. The exit status, the output, the port."""
+    has both results and held calls are in flight, ``send`` the signal. The exit status, the output, the port."""
     write_suite(pytester.path / "suites" / "tiny")
     pytester.makeconftest(RECORDED)
     out = pytester.path / "out.txt"
     recorded = pytester.path / "recorded.txt"
-    with fakeserver.serve(tmp_path, script=HANGS) as server, open(out, "wb") as sink:
+    with fakeserver.serve(tmp_path, script=HANGS, max_seconds=600) as server, open(out, "wb") as sink:  # it never ends the held calls itself
         proc = subprocess.Popen(
             command(server.base_url, *mode),
             cwd=pytester.path,
@@ -181,7 +181,9 @@ def stop_a_run(pytester: pytest.Pytester, tmp_path: Path, mode: list[str], send:
         )
         try:
             await_true("two results", lambda: recorded.exists() and len(recorded.read_text().splitlines()) == 2, proc, out)
-            await_true("six requests", lambda: len(server.requests()) == n_rows(), proc, out)
+            # calls held when the signal comes: every case's under -n 2 only as far as a worker blocked on a held case
+            # has started the ones xdist queued on it later (guitest's lookahead), so at least two
+            await_true("four requests", lambda: len(server.requests()) >= 4, proc, out)
             send(proc)
             code = proc.wait(timeout=120)  # the four calls in flight are never answered: a run that waited for them hangs here
         finally:
