@@ -281,7 +281,7 @@ def open_run(folder: Path, scope: str, resume: bool) -> tuple[Run, RunLock]:
             # the latest run that is over: read again under its lock (it may have ended since the list was read)
             finished, complete = db.execute("SELECT finished, complete FROM runs WHERE id = ?", (run_id,)).fetchone()
             if resume or not complete:
-                why = "--lf" if resume else ("it did not finish" if finished is None else "it ended with cases missing or its report not saved")
+                why = "--lf" if resume else ("it did not finish" if finished is None else "it ended with cases missing, or its report or the copies of it not saved")
                 db.execute("UPDATE runs SET finished = NULL, complete = 0 WHERE id = ?", (run_id,))
                 return Run(run_id, {"id": run_id, "started": started, "why": why}, tuple(running)), lock
             lock.release()

@@ -27,6 +27,7 @@ from .runconfig import OPTIONS, ConfigError, RunConfig, from_values
 from .sample import Sample
 from .scheduling import make, queued
 from .session import Session, exit_status
+from .stopsignals import StopSignals, exit_code
 from .suite import SUITE_FILENAMES, prompt_text
 from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
@@ -93,9 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
     hooks = config.stash[STATE] = GuitestHooks(config, session)
     config.pluginmanager.register(hooks, "guitest-state")
     config.pluginmanager.register(SummaryFirst(session), "guitest-summary-first")
-    config.pluginmanager.register(UnaskedForLastFailed(config, session), "guitest-unasked")
     if distributing(config):
-        config.pluginmanager.register(XdistHooks(session), "guitest-xdist")
+        config.pluginmanager.register(XdistHooks(session, hooks.stop), "guitest-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -103,6 +103,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if hooks is not None:
         hooks.collector.resume(freeze=False)  # collection ended early (an error): never leave the collector off
         hooks.session.close()
+        if (hooks.interrupted or hooks.session.budget_stopped) and not hooks.session.is_worker:  # after pytest wrote its record (sessionfinish)
+            record_unfinished(config, hooks.session.suites.unfinished())
+        hooks.stop.restore()
+
+
+def record_unfinished(config: pytest.Config, nodeids: list[str]) -> None:
+    """Add the cases a stopped run left without a result (interrupted, or kept from asking by its budget) to pytest's
+    record of failed tests, so ``--lf`` runs them with the ones that failed. They have no test report, so pytest alone
+    would not rerun them; the record is pytest's ``cache/lastfailed``, written through its cache's public API after
+    pytest's own cacheprovider wrote it (its sessionfinish). Without the cache plugin (``-p no:cacheprovider``) there
+    is no record."""
+    cache = getattr(config, "cache", None)
+    if cache is not None and nodeids:
+        cache.set("cache/lastfailed", {**cache.get("cache/lastfailed", {}), **dict.fromkeys(nodeids, True)})
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -159,10 +173,11 @@ class ModelHandle:
 @pytest.fixture
 def guitest_model(request: pytest.FixtureRequest) -> ModelHandle:
     """The model given with --model, for test functions written in Python (one adapter per worker)."""
-    session = request.config.stash[STATE].session
-    if session.model is None:
+    hooks = request.config.stash[STATE]
+    if hooks.session.model is None:
         pytest.fail(f"no model given: pass --model=SPEC ({SPECS})", pytrace=False)
-    return ModelHandle(session, request.node)
+    hooks.stop.install()  # this process runs guitest cases: SIGTERM and SIGHUP end the run as Ctrl-C does
+    return ModelHandle(hooks.session, request.node)
 
 
 class CaseError(Exception):
@@ -259,6 +274,8 @@ class GuitestHooks:
         self.config = config
         self.session = session
         self.collector = CollectorPause()
+        self.stop = StopSignals()  # SIGTERM and SIGHUP while this process runs cases: see guitest.stopsignals
+        self.interrupted = False
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         return self.session.header_lines()
@@ -293,6 +310,8 @@ class GuitestHooks:
         self.collector.resume()
         with usage_errors():
             self.session.collected(jobs, cases, python, names)
+        if any(jobs) and self.session.model is not None and not self.session.config.collect_only:
+            self.stop.install()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
@@ -332,15 +351,20 @@ class GuitestHooks:
         if report.skipped:
             self.session.suites.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if report.when == "call" and result:
-            for news in self.session.record(report.nodeid, result):  # said at once, not at the end: the run goes on
+            self.stop.install()  # a Python suite's cases are known to the controller only by their results
+            for news in self.session.record(report.nodeid, result):  # said at once, not at the end: the run goes on (README, "The response cache")
                 say_now(self.config, Line(f"guitest: {news}", ("red", "bold")))
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Cases end and the cache commits here, before the session's end is reported: an xdist worker says it
         # has finished from inside this hook, and the controller may then end the process at any moment (a
         # commit left for pytest_unconfigure was lost under load). A worker also sends what its endpoints did.
-        # under xdist a worker's budget stop ends the controller's loop as an interruption: it is the budget's stop
-        interrupted = session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) and self.session.budget_stopped is None
+        # First of the hook's implementations: a stopped run's controller writes its reports before xdist waits
+        # for the workers to end (up to 10 s); a stop signal from now on no longer cuts the run short. Under xdist a
+        # worker's budget stop ends the controller's loop as an interruption: it is the budget's stop, not one.
+        self.stop.finishing()
+        interrupted = self.interrupted = session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) and self.session.budget_stopped is None
         code = self.session.finish(interrupted=interrupted)
         if self.session.is_worker and self.session.model is not None:
             self.config.workeroutput["guitest_endpoints"] = self.session.model.endpoint_stats()  # type: ignore[attr-defined]
@@ -351,6 +375,8 @@ class GuitestHooks:
         if self.session.is_worker:
             self.config.workeroutput["guitest_totals"] = self.session.suites.totals  # type: ignore[attr-defined]
         session.exitstatus = exit_status(session.exitstatus, code)
+        if self.stop.received is not None:  # SIGTERM or SIGHUP: what a shell reports for a process it killed
+            session.exitstatus = exit_code(self.stop.received)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Any:
@@ -383,26 +409,6 @@ class GuitestHooks:
         opt = self.config.option
         if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.suites.deselected and (opt.keyword or opt.markexpr):
             write_lines(terminalreporter, nothing_selected(opt.keyword, opt.markexpr, self.session.suites.deselected, self.session.suites.deselected_tags))
-
-
-class UnaskedForLastFailed:
-    """The cases a budget left unasked, put where pytest's ``--lf`` reads the last run's failures (a plugin of its
-    own: its hook must run after pytest's cacheprovider has written them, and the session's own end must not)."""
-
-    def __init__(self, config: pytest.Config, session: Session) -> None:
-        self.config = config
-        self.session = session
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self) -> None:
-        """The unasked cases have no report (the run stopped before them), so pytest alone would not rerun them, yet
-        --lf must run exactly them: they are added to pytest's own record of the last failures (``cache/lastfailed``
-        of its cache, through the cache's public API, after pytest's cacheprovider wrote it: hence trylast). Nothing
-        on a worker (the controller keeps that record), nor without pytest's cache (``-p no:cacheprovider``)."""
-        cache = getattr(self.config, "cache", None)
-        if self.session.unasked and cache is not None and not hasattr(self.config, "workerinput"):
-            failed = cache.get("cache/lastfailed", {})
-            cache.set("cache/lastfailed", {**failed, **dict.fromkeys(self.session.unasked, True)})
 
 
 class SummaryFirst:
@@ -443,14 +449,22 @@ class XdistHooks:
     """xdist's hooks on the controller, registered only when xdist distributes the run (as pytest's stepwise plugin
     exists only with ``--sw``)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, stop: StopSignals) -> None:
         self.session = session
+        self.stop = stop
 
     def pytest_configure_node(self, node: Any) -> None:
-        """Every worker runs as part of the controller's run (its folder; it reads and writes that run's replies)."""
+        """Every worker runs as part of the controller's run (its folder; it reads and writes that run's replies), and
+        a stop signal that reaches the controller alone reaches the workers on this machine too."""
         node.workerinput.update(self.session.worker_input())
+        pid = local_worker_pid(node)
+        if pid is not None:
+            self.stop.pass_on_to(pid)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        pid = local_worker_pid(node)
+        if pid is not None:
+            self.stop.forget(pid)
         output = getattr(node, "workeroutput", {})
         if output.get("guitest_endpoints"):
             self.session.endpoint_stats.append(output["guitest_endpoints"])
@@ -475,6 +489,19 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         with usage_errors():
             self.session.worker_collected(ids)
+        if self.session.suites.selected and self.session.model is not None and not self.session.config.collect_only:
+            self.stop.install()
+
+
+def local_worker_pid(node: Any) -> int | None:
+    """The process id of an xdist worker started on this machine (a ``popen`` gateway), as execnet has it from the
+    worker already (xdist asks for it as it sets the worker up, and execnet keeps it); None for a remote worker."""
+    gateway = getattr(node, "gateway", None)
+    spec = getattr(gateway, "spec", None)
+    if spec is None or not spec.popen or spec.via:
+        return None
+    pid = getattr(getattr(gateway, "_cache_rinfo", None), "pid", None)
+    return pid if isinstance(pid, int) else None
 
 
 STATE = pytest.StashKey[GuitestHooks]()

@@ -4,14 +4,84 @@ pytest runs one item at a time; a model endpoint wants many requests in flight. 
 an item asks for its result, the prefetcher also starts the next few upcoming cases
 (at most ``window`` unconsumed results at once, so memory stays bounded) and then
 waits for the item's own.
+
+Its threads are daemon threads: a run that is stopped (Ctrl-C, SIGTERM) writes its report and ends without waiting
+for the model calls in flight (up to ``--timeout`` each, past a CI runner's patience), whose replies no report would
+hold anyway (``--lf`` asks for them again).
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+import queue
+import threading
+from concurrent.futures import Future
 from typing import Any, Callable, Hashable, Sequence
 
 Job = Callable[[], Any]
+
+
+class _Pool:
+    """Up to ``threads`` daemon threads running submitted jobs in order, started as jobs find none idle."""
+
+    def __init__(self, threads: int, name: str) -> None:
+        self._max = threads
+        self._name = name
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Job] | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._shut = False
+
+    def submit(self, job: Job) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((future, job))
+        if self._idle.acquire(blocking=False):  # a thread is waiting for work: it takes this job
+            return future
+        with self._lock:
+            if len(self._threads) < self._max:
+                thread = threading.Thread(target=self._work, name=f"{self._name}_{len(self._threads)}", daemon=True)
+                self._threads.append(thread)
+                thread.start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            future, job = item
+            del item
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = job()
+                except BaseException as exc:  # noqa: BLE001 - handed to the thread that asks for the result
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            del future, job
+            self._idle.release()
+
+    def shutdown(self, wait: bool) -> None:
+        """Cancel the jobs not started; with ``wait``, let the running ones finish. Once: a later call returns at once
+        (the threads a first ``wait=False`` left running are not waited for then either)."""
+        with self._lock:
+            if self._shut:
+                return
+            self._shut = True
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].cancel()
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._jobs.put(None)
+        if wait:
+            for thread in threads:
+                thread.join()
 
 
 class Prefetcher:
@@ -21,7 +91,7 @@ class Prefetcher:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         self.window = max(window or 2 * threads, 1)
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="guitest-case")
+        self._pool = _Pool(threads, "guitest-case")
         self._futures: dict[Hashable, Future[Any]] = {}
         self._dropped: list[tuple[Hashable, Future[Any]]] = []  # started, no longer wanted, and already running (so not cancelled)
 
@@ -54,12 +124,13 @@ class Prefetcher:
             futures[next_key] = self._pool.submit(next_job)
         return futures.pop(key).result()
 
-    def close(self) -> list[tuple[Hashable, Any]]:
-        """Cancel jobs not yet started and let running ones finish; ``(key, result)`` of the jobs that ran and were
-        never taken (started ahead of a test that did not run, or dropped from the window), in no order. Closing again
-        returns nothing more."""
+    def close(self, wait: bool = True) -> list[tuple[Hashable, Any]]:
+        """Cancel jobs not yet started; with ``wait``, let the running ones finish (``wait=False``, a stopped run: return
+        at once, leaving them to end with the process). ``(key, result)`` of the jobs that ran, were never taken
+        (started ahead of a test that did not run, or dropped from the window) and are done by then, in no order.
+        Closing again returns nothing more."""
         running = [(k, f) for k, f in self._futures.items() if not f.cancel()] + self._dropped
         self._futures.clear()
         self._dropped = []
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        return [(k, f.result()) for k, f in running if not f.cancelled() and f.exception() is None]
+        self._pool.shutdown(wait=wait)
+        return [(k, f.result()) for k, f in running if f.done() and not f.cancelled() and f.exception() is None]

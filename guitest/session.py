@@ -51,6 +51,8 @@ INCOMPLETE_EXIT_CODE = 11
 UNSAVED_EXIT_CODE = 12
 #: exit status of a run that stopped asking the model at its budget (--max-cost, --max-tokens): --lf finishes it
 BUDGET_EXIT_CODE = 13
+#: exit status of a run whose report was written but not this run's copies of it (runs/, .passed): nothing else failed
+UNCOPIED_EXIT_CODE = 14
 # Cases run ahead of pytest in a pool of --concurrency threads plus a few spare ones, which
 # read screenshots, build requests, judge replies and write the cache while the others
 # hold the --concurrency request slots; at most LOOKAHEAD x --concurrency results are
@@ -416,20 +418,22 @@ class Session:
     # -- the end -------------------------------------------------------------------------------
 
     def finish_work(self, interrupted: bool = False) -> None:
-        """Let running cases end, close the environments and commit the cache (once); ``interrupted`` (Ctrl-C): close
-        the environments first, so running episodes end at once and what the backends started (VMs) is stopped."""
+        """Let running cases end, close the environments and commit the cache (once); ``interrupted`` (Ctrl-C, SIGTERM):
+        close the environments first, so running episodes end at once and what the backends started (VMs) is stopped,
+        and wait for no model call in flight (its reply would be in no report)."""
         if self._finished:
             return
         self._finished = True
         if interrupted and self._environments is not None:
             self._environments.close()
-        self.close(model=False)
+        self.close(model=False, wait=not interrupted)
 
     def finish(self, interrupted: bool = False) -> int:
         """End this process's part: on the controller, build, compare and write every suite's report and close this
         run in the cache's ledger. The exit status the run should end with when pytest's own is 0: 0, the gate's
-        exit code, :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected, or
-        :data:`UNSAVED_EXIT_CODE` when a report could not be written (:func:`exit_status` says which wins)."""
+        exit code, :data:`INCOMPLETE_EXIT_CODE` when fewer results arrived than cases were selected,
+        :data:`UNSAVED_EXIT_CODE` when a report could not be written (:func:`exit_status` says which wins), or, when
+        nothing else is wrong, :data:`UNCOPIED_EXIT_CODE` when a report was written without this run's copies of it."""
         self.finish_work(interrupted)
         if self.is_worker or self.model is None or self.config.collect_only:
             return 0
@@ -444,18 +448,22 @@ class Session:
         if budget is not None:  # every process has ended: its slots hold what the whole run spent
             self.spent = budget.spent(self.ended)
         if self.budget_stopped is not None:
-            self.unasked = self.suites.unasked()
+            self.unasked = self.suites.unfinished()
         self.suites.resumable, self.suites.cache_failed = self.run is not None, self.cache_failure is not None
         incomplete, gate_failed = self.suites.finish(self.cache_record, self.endpoint_record)
-        if self.run is not None:  # a run whose report was not saved is resumed by the next one, as an incomplete run is
-            done = not incomplete and not interrupted and bool(self.suites.reports) and not self.suites.unsaved
+        if self.run is not None:  # a run whose report (or its copies) was not saved is resumed by the next one, as an incomplete run is
+            done = not incomplete and not interrupted and bool(self.suites.reports) and not self.suites.unsaved and not self.suites.copies_failed
             cache_mod.close_run(self.cache_folder, self.run.id, complete=done)
             self.release_run()
         if self.suites.unsaved:
             return UNSAVED_EXIT_CODE
         if self.budget_stopped is not None:
             return BUDGET_EXIT_CODE
-        return INCOMPLETE_EXIT_CODE if incomplete else self.config.gate_exit_code if gate_failed else 0
+        if incomplete:
+            return INCOMPLETE_EXIT_CODE
+        if gate_failed:
+            return self.config.gate_exit_code
+        return UNCOPIED_EXIT_CODE if self.suites.copies_failed else 0
 
     def cache_record(self, results: list[CaseResult]) -> CacheRecord:
         """What a suite's report says of the response cache (:func:`guitest.reporting.builder.cache_record`)."""
@@ -563,11 +571,11 @@ class Session:
                 self.late_news += self.record(name, result)
         self.finished_ahead = []
 
-    def close(self, model: bool = True) -> None:
-        """Close what this process opened: the case threads, the environments, the cache (each closes again safely);
-        with ``model``, the model and this run's lock too."""
+    def close(self, model: bool = True, wait: bool = True) -> None:
+        """Close what this process opened: the case threads (``wait``: once their running cases end), the environments,
+        the cache (each closes again safely); with ``model``, the model and this run's lock too."""
         if self._prefetcher is not None:
-            self._keep_finished(self._prefetcher.close() + [(k, self._ready.pop(k)) for k in list(self._ready)])
+            self._keep_finished(self._prefetcher.close(wait=wait) + [(k, self._ready.pop(k)) for k in list(self._ready)])
         if self._environments is not None:
             self._environments.close()
         if self._cache is not None:

@@ -67,12 +67,14 @@ def write_text(path: Path, text: str) -> None:
 def write_together(files: Mapping[Path, bytes]) -> None:
     """Write several files all or none: each is written to a temporary file beside it first, and only when every one
     is complete do they replace the files there before. When one cannot be written (``ENOSPC``: the disk is full), the
-    temporary files are removed, the earlier files are untouched, and the OSError is raised (its ``filename`` is the
-    file that could not be written)."""
+    temporary files and the folders made for them are removed, the earlier files are untouched, and the OSError is
+    raised (its ``filename`` is the file that could not be written, or the folder that could not be made)."""
     temps: list[tuple[Path, Path]] = []
+    made: list[Path] = []  # folders made here, removed again if the files are not written
+    done = False
     try:
         for path, data in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(path.parent, made)
             tmp = path.with_name(f"{path.name}.{os.getpid()}-{os.urandom(3).hex()}.tmp")  # two runs writing one report never share one
             temps.append((tmp, path))
             try:
@@ -83,10 +85,31 @@ def write_together(files: Mapping[Path, bytes]) -> None:
                 raise
         for tmp, path in temps:
             os.replace(tmp, path)
+        done = True
     finally:
         for tmp, _ in temps:
             with contextlib.suppress(OSError):
                 tmp.unlink()  # replaced already (nothing there), or left by a failure
+        if not done:
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only if empty: something else may have put a file there meanwhile
+
+
+def _make_folder(folder: Path, made: list[Path]) -> None:
+    """Make ``folder`` and the parents it lacks, adding each made to ``made`` (parents first)."""
+    if folder.is_dir():
+        return
+    missing = [folder, *(p for p in folder.parents if not p.is_dir())]
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            exc.filename = str(path)
+            raise
+        made.append(path)
 
 
 class UnreadableJSON(GuitestError):

@@ -55,7 +55,8 @@ class SuiteReports:
         self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
         self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
-        self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed) could not be made
+        self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed; OSWorld's results) were not made
+        self.copies_failed: set[str] = set()  # the suites whose report was written without this run's copies (runs/, .passed)
         self.paths: dict[str, list[Path]] = {}
         self.kept: dict[str, list[str]] = {}  # per suite: this run's copies (history)
         self.baseline_text: dict[str, str] = {}
@@ -96,22 +97,23 @@ class SuiteReports:
         if suite_key(nodeid):
             self.skipped.add(nodeid)
 
+    def unfinished(self) -> list[str]:
+        """The node ids of the suite files' selected cases that have no result, in the order selected (a case skipped is
+        not among them): what a run stopped early left (Ctrl-C, SIGTERM), or what its budget kept it from asking. They
+        are missing from the reports, and ``--lf`` must run them."""
+        out: list[str] = []
+        for key, nodeids in self.selected.items():
+            if key.endswith(".py"):  # a Python test's cases are named by sample, not by node id
+                continue
+            got = {r["id"] for r in self.results.get(key, [])}
+            out += [n for n in nodeids if n not in self.skipped and n.partition("::")[2] not in got]
+        return out
+
     # -- the end ---------------------------------------------------------------------------------
 
     def recorded(self) -> set[str]:
         """The node ids of the suite files' cases that have a result."""
         return {f"{key}::{r['id']}" for key, results in self.results.items() if not key.endswith(".py") for r in results}
-
-    def unasked(self) -> list[str]:
-        """The node ids of the suite files' cases selected that have no result and were not skipped: in a run its
-        budget stopped, the cases it did not ask (missing from the reports; ``--lf`` must run them), in order."""
-        out = []
-        for key, nodeids in self.selected.items():
-            if key.endswith(".py"):  # a Python test over samples: pytest reports its own outcome
-                continue
-            done = {f"{key}::{r['id']}" for r in self.results.get(key, ())}
-            out += [n for n in nodeids if n not in done and n not in self.skipped]
-        return out
 
     def finish(self, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> tuple[bool, bool]:
         """Build, compare and write every suite's report (:meth:`build`'s ``cache`` and ``run_extra``); whether the run is
@@ -298,6 +300,7 @@ class SuiteReports:
         self.kept[key] = written.kept
         if written.uncopied:
             self.uncopied[key] = "; ".join(w for w in (self.uncopied.get(key), written.uncopied) if w)
+            self.copies_failed.add(key)
         return written.paths
 
     def summary_lines(self, key: str) -> list[summary.Line]:

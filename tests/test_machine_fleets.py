@@ -200,3 +200,37 @@ def test_ctrl_c_stops_every_vm_the_pool_made(pytester: pytest.Pytester, monkeypa
     started = {path for _, call, path in log if call == "start_emulator"}
     stopped = sorted(path for _, call, path in log if call == "stop_emulator")
     assert len(started) == 3 and stopped == sorted(started)  # each VM the pool made stopped once
+
+
+def test_sigterm_to_an_xdist_controller_alone_stops_every_vm_its_workers_made(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal to the controller alone (kill PID; a container runtime signalling its main process): it passes SIGTERM on
+    to its workers, which close their pools. Before: the controller died at once, and its workers, started with SIGINT
+    ignored as a background job is, could not interrupt themselves when it was gone (execnet sends itself SIGINT,
+    then exits): no VM was stopped and no report written."""
+    fleet_suite(pytester.path, tasks=4, ready=30)  # each episode waits 30 s before its first screenshot: stopped there
+    with FakeMachine() as m:
+        monkeypatch.setenv("FAKE_VM_PORT", m.url.rsplit(":", 1)[1])
+        monkeypatch.setenv("FAKE_VM_LOG", str(pytester.path / "vm.log"))
+        proc = pytester.popen(
+            [sys.executable, "-m", "pytest", "suites/fleet", "--model=oracle", "--concurrency=4", "--env-provider=fleetvm", "--env-provider-option", "machines=4", "-p", "no:cacheprovider", "-n", "2"],
+            stdin=subprocess.DEVNULL,
+            preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGTERM, signal.SIG_DFL)),
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # every episode has its VM: 4 started, over the two workers
+            log = vm_log(pytester.path) if (pytester.path / "vm.log").exists() else []
+            if len({path for _, call, path in log if call == "start_emulator"}) == 4:
+                break
+            time.sleep(0.05)
+        else:
+            proc.kill()
+            pytest.fail(f"the pool did not start 4 VMs: {proc.communicate()}")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, (out, err)
+    log = vm_log(pytester.path)
+    started = {path for _, call, path in log if call == "start_emulator"}
+    stopped = sorted(path for _, call, path in log if call == "stop_emulator")
+    assert len(started) == 4 and stopped == sorted(started)  # each VM the workers made stopped once
+    report = json.loads((pytester.path / "reports" / "fleet.json").read_text())
+    assert not report["complete"] and report["n_selected"] == 4

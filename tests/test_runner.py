@@ -228,3 +228,29 @@ def test_orphaned_prefetches_do_not_stop_prefetching_for_good() -> None:
         prefetcher.close()
     # k4..k11 are 8 jobs and nothing else runs by then: they should overlap again
     assert later.max_running == 4
+
+
+def test_a_stopped_run_closes_without_waiting_for_the_jobs_running() -> None:
+    """Ctrl-C or SIGTERM: the report is written at once, not after the model calls in flight (up to --timeout each), and
+    the process may end with them running (daemon threads). Before: close() waited for every running job."""
+    release = threading.Event()
+    started = threading.Event()
+
+    def held() -> str:
+        started.set()
+        release.wait(60)
+        return "late"
+
+    prefetcher = Prefetcher(threads=2)
+    prefetcher._pool.submit(held)
+    queued = [prefetcher._pool.submit(held) for _ in range(3)]  # two wait for a thread
+    assert started.wait(60)
+    running = list(prefetcher._pool._threads)
+    assert len(running) == 2 and all(t.daemon for t in running)
+    prefetcher.close(wait=False)  # returns with both threads still in held()
+    assert any(t.is_alive() for t in running) and any(f.cancelled() for f in queued)
+    prefetcher.close()  # a second close (the process's end) does not wait for them either
+    release.set()
+    for thread in running:
+        thread.join(60)
+    assert not any(t.is_alive() for t in running)  # and they end once their job does

@@ -11,24 +11,28 @@ leaves in place (``guitest compare reports/<suite>.passed.json reports/<suite>.j
 test), so a run without a gate passes by finishing without errors, whatever its score, even when every case missed; a
 suite whose ``.passed`` reports should hold only runs that met a bar gives itself a gate (``gate:``, ``--min-accuracy``),
 and the terminal says so when a run without one replaces them.
+
+A run's copies are written with its report, all or none (:func:`copies`, written by the report's writer in one
+:func:`guitest.strictjson.write_together`): a full disk never leaves half a run folder, nor ``.passed`` files of which
+some are this run's and some an earlier one's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..strictjson import encode, write_together
 from .document import Report
 
 RUNS = "runs"
 PASSED = "passed"
-LAST_PASSED = "last-passed"
-EPISODES = "episodes"  # in runs/<suite>/: the stamp of the last passed run, whose folder is kept
+LAST_PASSED = "last-passed"  # in runs/<suite>/: the stamp of the last passed run, whose folder is kept
+EPISODES = "episodes"
+MARK = ".guitest-run"  # in a run folder: guitest made it (only such folders are pruned)
 
 
 def passed(report: Report) -> bool:
@@ -47,42 +51,41 @@ def run_folder(report_dir: Path, name: str, run_stamp: str) -> Path:
     return report_dir / RUNS / name / run_stamp
 
 
-def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None, keep_episodes: int | None = None) -> list[Path]:
-    """Copy this run's report ``files`` (the latest, in ``report_dir``) into its run folder and, when ``good``,
-    over the last passed run's; remove the oldest run folders beyond ``keep_runs``. Returns the copies made.
-    ``page(folder)``, when given, renders the HTML page anew for the run folder (its links to screenshot files
-    are relative to the page) instead of copying the latest one."""
-    made: list[Path] = []
+def copies(latest: Sequence[tuple[Path, bytes]], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None) -> dict[Path, bytes]:
+    """This run's copies of its report files ``latest`` (each path in ``report_dir`` with its bytes), to be written
+    together with them: into its run folder (with the folder's mark and, when ``good``, the note naming the last passed
+    run) when ``keep_runs`` is not 0, and over the last passed run's ``.passed`` files when ``good``. ``page(folder)``,
+    when given, renders the HTML page anew for the run folder (its links to screenshot files are relative to the page)."""
+    out: dict[Path, bytes] = {}
     if keep_runs > 0:
         folder = run_folder(report_dir, name, run_stamp)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / ".guitest-run").touch()
-        for path in files:
-            if page is not None and path.suffix == ".html":
-                target = folder / path.name
-                write_together({target: encode(page(folder.resolve()))})
-                made.append(target)
-            else:
-                made.append(_copy(path, folder / path.name))
+        for path, data in latest:
+            out[folder / path.name] = encode(page(folder.resolve())) if page is not None and path.suffix == ".html" else data
+        out[folder / MARK] = b""
         if good:  # the last passed run's folder holds what its .passed reports point at (episodes): never pruned
-            (report_dir / RUNS / name / LAST_PASSED).write_text(run_stamp + "\n", "utf-8")
-        _prune(report_dir / RUNS / name, keep_runs, keep_runs if keep_episodes is None else keep_episodes)
+            out[report_dir / RUNS / name / LAST_PASSED] = f"{run_stamp}\n".encode()
     if good:
-        for path in files:
+        for path, data in latest:
             stem, ext = os.path.splitext(path.name)
-            made.append(_copy(path, report_dir / f"{stem}.{PASSED}{ext}"))
-    return made
+            out[report_dir / f"{stem}.{PASSED}{ext}"] = data
+    return out
 
 
-def _copy(source: Path, target: Path) -> Path:
-    tmp = target.with_name(f"{target.name}.{os.getpid()}-{os.urandom(3).hex()}.tmp")
-    try:
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, target)  # a crash mid-copy never leaves half a file where the last good one was
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()  # a copy that failed (a full disk) leaves no temporary file
-    return target
+def prune(report_dir: Path, name: str, keep_runs: int, keep_episodes: int | None = None) -> None:
+    """Remove suite ``name``'s oldest run folders beyond the newest ``keep_runs`` (and the episodes of those beyond the
+    newest ``keep_episodes``, by default ``keep_runs``); the last passed run's folder is kept whole besides them."""
+    if keep_runs > 0 and (report_dir / RUNS / name).is_dir():
+        _prune(report_dir / RUNS / name, keep_runs, keep_runs if keep_episodes is None else keep_episodes)
+
+
+def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: bool, keep_runs: int, page: Callable[[Path], str] | None = None, keep_episodes: int | None = None) -> list[Path]:
+    """Copy this run's report ``files`` (the latest, in ``report_dir``) into its run folder and, when ``good``, over the
+    last passed run's, all or none (:func:`copies`); then remove the oldest run folders beyond ``keep_runs``. Returns the
+    copies made; an OSError (a full disk) leaves none of them."""
+    made = copies([(path, path.read_bytes()) for path in files], report_dir, name, run_stamp, good, keep_runs, page)
+    write_together(made)
+    prune(report_dir, name, keep_runs, keep_episodes)
+    return [path for path in made if path.name not in (MARK, LAST_PASSED)]
 
 
 def _prune(folder: Path, keep_runs: int, keep_episodes: int) -> None:
@@ -93,7 +96,7 @@ def _prune(folder: Path, keep_runs: int, keep_episodes: int) -> None:
         protected = (folder / LAST_PASSED).read_text("utf-8").strip()
     except OSError:
         protected = ""
-    runs = sorted((p for p in folder.iterdir() if (p / ".guitest-run").exists() and p.name != protected), key=lambda p: p.name)
+    runs = sorted((p for p in folder.iterdir() if (p / MARK).exists() and p.name != protected), key=lambda p: p.name)
     for old in runs[:-keep_runs]:
         shutil.rmtree(old, ignore_errors=True)
     for old in runs[-keep_runs:][: max(min(keep_runs, len(runs)) - keep_episodes, 0)]:

@@ -1,9 +1,12 @@
-"""A suite's report written: JSON, Markdown and HTML, all or none (a report that cannot be written leaves the files
-there before untouched and no temporary file), then this run's copies kept (:func:`guitest.reporting.history.keep`).
+"""A suite's report written: JSON, Markdown and HTML, with this run's copies of it (its run folder, its ``.passed`` files:
+:func:`guitest.reporting.history.copies`), all or none. When they do not fit together, the report is written alone, all
+or none, and the copies not at all; a report that cannot be written leaves the files there before untouched and no
+temporary file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import shutil
 from dataclasses import dataclass, field
@@ -73,29 +76,29 @@ def write(
             pages[folder] = strictjson.encode(page(folder))
         files[path] = pages[folder]
     del pages, data
-    try:
-        strictjson.write_together(files)
-    except OSError as exc:
-        raise ReportNotSaved(not_saved_message(name, exc, files, report_dir, keep_runs > 0, resumable, cache_failed)) from None
     good = history.passed(report)
+    latest = [(found[0], files[found[0]]) for found in (json_paths, md_paths, html_paths)]
+    copies = history.copies(latest, report_dir, name, stamp, good, keep_runs, page=page)
     try:
-        kept = history.keep([json_paths[0], md_paths[0], html_paths[0]], report_dir, name, stamp, good, keep_runs, page=page, keep_episodes=keep_episodes)
-    except OSError as exc:  # the latest report is complete; its copies are not
-        uncopied = (
-            f"the report was written, but this run's copies of it (under {report_dir / history.RUNS}, or its .passed.* files) were not: {exc}. Free space there; the next run makes its own copies"
-        )
-        return Written(list(files), [], uncopied)
-    folders = sorted({str(p.parent) for p in kept if p.parent != report_dir})
-    return Written(list(files), folders + ([f"{report_dir / name}.passed.*"] if good and kept else []))
+        strictjson.write_together({**files, **copies})
+    except OSError as exc:
+        if not copies:
+            raise ReportNotSaved(not_saved_message(name, exc, files, report_dir, keep_runs > 0, resumable, cache_failed)) from None
+        try:  # the report alone may fit where it and its copies do not
+            strictjson.write_together(files)
+        except OSError as alone:
+            raise ReportNotSaved(not_saved_message(name, alone, files, report_dir, keep_runs > 0, resumable, cache_failed)) from None
+        return Written(list(files), [], uncopied_message(name, exc, {**files, **copies}, report_dir, good, resumable, cache_failed))
+    with contextlib.suppress(OSError):  # housekeeping: a folder that cannot be removed now is removed by a later run
+        history.prune(report_dir, name, keep_runs, keep_episodes)
+    folders = sorted({str(p.parent) for p in copies if p.parent != report_dir and p.name != history.LAST_PASSED})
+    return Written(list(files), folders + ([f"{report_dir / name}.passed.*"] if good else []))
 
 
 def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], report_dir: Path, copies: bool, resumable: bool, cache_failed: bool) -> str:
     """Why suite ``name``'s report could not be written (``exc`` names the file) and what to do: for a full disk, the
     folder, the space its files need and the space free there."""
-    where = Path(exc.filename) if exc.filename else report_dir
-    folder = where.parent if where in files else where  # a file it could not write, or a folder it could not make
-    needed = sum(len(data) for path, data in files.items() if path.parent == folder) or sum(map(len, files.values()))
-    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    folder, full, needed = _cause(exc, files, report_dir)
     if full:
         free = _free_bytes(folder)
         why = (
@@ -104,12 +107,46 @@ def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], repo
             + (f", {_size(free)} are free" if free is not None else "")
         )
     else:
-        why = f"{folder}: {exc.strerror or exc}" + (f" ({where.name})" if where != folder else "")
+        why = _refused(exc, folder)
+    fix = "Free space there (or pass --report-dir=DIR on another disk)" if full else "Make that folder writable (or pass --report-dir=DIR)"
+    return f"{name}: the report was NOT saved ({why}). The previous report there is untouched and no partial file is left. {fix},{_again(resumable, cache_failed)}"
+
+
+def uncopied_message(name: str, exc: OSError, files: Mapping[Path, bytes], report_dir: Path, good: bool, resumable: bool, cache_failed: bool) -> str:
+    """Why this run's copies of suite ``name``'s report (its run folder, its ``.passed`` files) could not be written with
+    the report (``files``: the report's and the copies', written together) while the report alone was, that none of
+    them was, and what to do."""
+    folder, full, needed = _cause(exc, files, report_dir)
+    if full:
+        free = _free_bytes(folder)
+        why = f"no space left in {folder}: the files written there need {_size(needed)}" + (f", {_size(free)} are free" if free is not None else "")
+    else:
+        why = _refused(exc, folder)
+    kept = f"nothing was written under {report_dir / history.RUNS / name}" + (f", and {report_dir / name}.passed.* still hold the last run that passed before this one" if good else "")
+    fix = "Free space there" if full else "Make that folder writable"
+    again = _again(resumable, cache_failed) + (", and writes the report with its copies" if resumable else " to make them")
+    return f"{name}: the report was saved, but not this run's copies of it ({why}): {kept}. {fix},{again}"
+
+
+def _cause(exc: OSError, files: Mapping[Path, bytes], report_dir: Path) -> tuple[Path, bool, int]:
+    """Where ``exc`` happened writing ``files`` (the folder of the file it names, or a folder it could not make), whether the
+    disk was full, and how many bytes the files in that folder need."""
+    where = Path(exc.filename) if exc.filename else report_dir
+    folder = where.parent if where in files else where
+    needed = sum(len(data) for path, data in files.items() if path.parent == folder) or sum(map(len, files.values()))
+    return folder, exc.errno in (errno.ENOSPC, errno.EDQUOT), needed
+
+
+def _refused(exc: OSError, folder: Path) -> str:
+    where = Path(exc.filename) if exc.filename else folder
+    return f"{folder}: {exc.strerror or exc}" + (f" ({where.name})" if where != folder else "")
+
+
+def _again(resumable: bool, cache_failed: bool) -> str:
     again = " then run the same command again"
     if resumable:
         again += ": it resumes this run and reads back the replies the response cache stored" + (" before it failed" if cache_failed else ", not asking for them again")
-    fix = "Free space there (or pass --report-dir=DIR on another disk)" if full else "Make that folder writable (or pass --report-dir=DIR)"
-    return f"{name}: the report was NOT saved ({why}). The previous report there is untouched and no partial file is left. {fix},{again}"
+    return again
 
 
 def _free_bytes(folder: Path) -> int | None:
