@@ -43,6 +43,7 @@ class CaseResult(TypedDict, total=False):
     truth: Any
     size: list[int]
     sent_size: list[int]
+    prompt_digest: str  # the prompt as sent (manifest.prompt_digest): guitest compare names a change, whatever built it
     image: str
     notes: list[str]
     attempts: list[dict[str, Any]]
