@@ -62,16 +62,18 @@ class CaseResult(TypedDict, total=False):
     usage: dict[str, Any]
     cached_usage: dict[str, Any]
     # transient (never in the report): the HTML's picture, the cache's first failure, the endpoint that could not
-    # be reached, the runs whose cached replies answered the case, and why the run's budget left it unasked
+    # be reached, the runs whose cached replies answered the case, why the run's budget left it unasked, and what a live
+    # case's environment ran on (gathered into the report's manifest)
     thumbnail: str
     cache_failure: str
     unreachable: dict[str, Any]
     cached_runs: list[str]
     not_asked: str
+    software: dict[str, list[str]]
 
 
 #: the fields of a :class:`CaseResult` that never reach the report
-TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs", "not_asked"})
+TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs", "not_asked", "software"})
 #: the fields of a :class:`CaseResult` a report's ``cases`` row keeps, in the order they are declared
 REPORT_FIELDS = tuple(k for k in CaseResult.__annotations__ if k not in TRANSIENT)
 

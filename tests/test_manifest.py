@@ -33,13 +33,12 @@ def sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def run(pytester: pytest.Pytester, name: str, *args: str, suites: tuple[str, ...] = ("tiny",), model: str = "center") -> dict:
-    """Run the tiny suite (or ``suites``) with a baseline and keep each report as NAME.json (NAME-<suite>.json for several)."""
-    result = pytester.runpytest_subprocess(*(f"suites/{s}" for s in suites), f"--model={model}", "-p", "no:cacheprovider", *args)
+def run(pytester: pytest.Pytester, name: str, *args: str) -> dict:
+    """Run the tiny suite with the centre baseline and keep its report as NAME.json."""
+    result = pytester.runpytest_subprocess("suites/tiny", "--model=center", "-p", "no:cacheprovider", *args)
     assert result.ret in (0, 1), result.stdout.str()
-    for suite in suites:
-        shutil.copy(pytester.path / "reports" / f"{suite}.json", pytester.path / (f"{name}.json" if len(suites) == 1 else f"{name}-{suite}.json"))
-    return json.loads((pytester.path / (f"{name}.json" if len(suites) == 1 else f"{name}-{suites[0]}.json")).read_text("utf-8"))
+    shutil.copy(pytester.path / "reports" / "tiny.json", pytester.path / f"{name}.json")
+    return json.loads((pytester.path / f"{name}.json").read_text("utf-8"))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -62,7 +61,7 @@ def test_the_report_records_what_a_rerun_needs(pytester: pytest.Pytester, mode: 
     for case in report["cases"]:
         sent = [[None, prompt.replace("{instruction}", case["instruction"])]]
         assert case["prompt_digest"] == sha(json.dumps(sent).encode())
-    assert m["software"] == {}  # no environment was started: no browser recorded
+    assert m["software"] == {}  # no environment was started: no browser recorded (tests/test_remote_browser.py: one that was)
 
 
 def test_compare_names_what_differs_first(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
@@ -247,3 +246,25 @@ def test_the_case_selection_is_named_when_the_runs_selected_other_cases() -> Non
     assert manifest.unrecorded({"cases": [{"id": "a", "verdict": "hit"}]}, every) == ["the old report does not record what selected its cases: not compared"]
     # the same options, other cases (the data changed under them)
     assert manifest.differences(selected(["a", "b"], ["-k", "x"]), selected(["a", "c"], ["-k", "x"])) == ["cases selected (2 -> 2 cases, 1 in both), under the same selection (-k x)"]
+
+
+def test_what_an_environment_says_it_runs_on_is_read_without_trusting_it() -> None:
+    """An environment's optional ``software()`` (the browser backends': their browser's name and version) is read after
+    each episode; one that lacks it, raises, or answers in another shape records nothing and loses no episode."""
+    from guitest.live.flow import software_record
+
+    class Says:
+        def __init__(self, answer: Any) -> None:
+            self.answer = answer
+
+        def software(self) -> Any:
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return self.answer
+
+    assert software_record(Says({"browser": ["chromium 156.0.8078.114"]})) == {"browser": ["chromium 156.0.8078.114"]}
+    assert software_record(object()) == {}
+    assert software_record(Says(RuntimeError("no browser"))) == {}
+    assert software_record(Says(["chromium"])) == {}
+    assert software_record(Says({"browser": "chromium 156", "os": ("debian 12",)})) == {"os": ["debian 12"]}
+    assert manifest.gather_software([{"browser": ["b 2"]}, None, {"browser": ["b 1", "b 2"]}]) == {"browser": ["b 1", "b 2"]}
