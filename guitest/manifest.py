@@ -274,8 +274,11 @@ def _prompt_changes(old: Mapping[str, Any], new: Mapping[str, Any], om: Mapping[
     changed, shared = sent
     if not changed:
         return []
-    why = " and ".join(what for what, differs in (("the template", template), ("the system text", system)) if differs)
-    return [f"prompt as sent changed in {changed} of {shared} shared cases (" + (f"{why} changed)" if why else "template and system text unchanged: what builds the prompt changed)")]
+    data = _both(om, nm, "data")
+    causes = (("the template", template), ("the system text", system), ("the data", data is not None and None not in data and _data_changes(*data) is not None))
+    why = [what for what, differs in causes if differs]
+    said = f"{', '.join(why[:-1])} and {why[-1]} changed" if len(why) > 1 else f"{why[0]} changed" if why else "template, system text and data unchanged: what builds the prompt changed"
+    return [f"prompt as sent changed in {changed} of {shared} shared cases ({said})"]
 
 
 def _prompts(report: Mapping[str, Any]) -> dict[str, str]:

@@ -68,12 +68,11 @@ def test_compare_names_what_differs_first(pytester: pytest.Pytester, capsys: pyt
     suite = write_suite(pytester.path / "suites" / "tiny")
     run(pytester, "a")
     run(pytester, "a2", "-n", "2")
-    # a prompt replaced by a --model-config stage (the suite's template left as it was)
+    # a prompt replaced by a --model-config stage (the suite's template left as it was), on part of the suite: a -k
+    # subset and a shard of it
     (pytester.path / "my_stages.py").write_text("from guitest.models.base import Prompt\n\n\ndef build_prompt(model, case, template):\n    return Prompt(user=f'click {case.sample.instruction}')\n")
     (pytester.path / "my_model.yaml").write_text("stages:\n  build_prompt: my_stages:build_prompt\n")
-    run(pytester, "staged", "--model-config=my_model.yaml")
-    # part of the suite: a -k subset, and a shard of it
-    run(pytester, "part", "-k", "not windows", "--shard=2/2")
+    part = run(pytester, "part", "--model-config=my_model.yaml", "-k", "not windows", "--shard=2/2")
     (suite / "prompt.txt").write_text("Where is {instruction}? Answer: [x, y]\n")
     (suite / "suite.yaml").write_text((suite / "suite.yaml").read_text() + "prompt: prompt.txt\n")
     run(pytester, "b")
@@ -82,30 +81,29 @@ def test_compare_names_what_differs_first(pytester: pytest.Pytester, capsys: pyt
     rows[0]["instruction"] += " (edited)"
     data.write_text(json.dumps(rows))
     run(pytester, "c")
-    a, a2, staged, part, b, c = (str(pytester.path / f"{n}.json") for n in ("a", "a2", "staged", "part", "b", "c"))
+    a, a2, b, c = (str(pytester.path / f"{n}.json") for n in ("a", "a2", "b", "c"))
     # serial and -n 2 of the same settings: nothing differs
     assert compare.main([a, a2]) == 0
     assert "the runs differ in nothing both reports record" in capsys.readouterr().out
-    # the prompt as sent changed by a stage: named, with the stage; no setting nobody changed
-    assert compare.main([a, staged]) == 0
+    # the prompt as sent, changed by a stage, and the selection, with what made it, named before the scores: the stage
+    # too, and no setting nobody changed
+    n = part["n_selected"]
+    assert 0 < n <= 4
+    assert compare.main([a, str(pytester.path / "part.json")]) == 0
     out = capsys.readouterr().out.splitlines()
     differs = next(i for i, line in enumerate(out) if line.startswith("the runs differ in:"))
     assert out[differs] == (
-        "the runs differ in: prompt as sent changed in 6 of 6 shared cases (template and system text unchanged: what builds the prompt changed); build_prompt stage default -> my_stages:build_prompt"
+        f"the runs differ in: prompt as sent changed in {n} of {n} shared cases (template, system text and data unchanged: what builds the prompt changed); "
+        f"case selection every case -> -k 'not windows' --shard 2/2 (6 -> {n} cases, {n} in both); build_prompt stage default -> my_stages:build_prompt"
     )
     assert differs < next(i for i, line in enumerate(out) if line.startswith("headline:"))
-    # a -k subset, a shard of it: the selection is named with what made it
-    assert compare.main([a, part]) == 0
-    selected = json.loads(Path(part).read_text())["n_selected"]
-    assert 0 < selected <= 4
-    assert f"the runs differ in: case selection every case -> -k 'not windows' --shard 2/2 (6 -> {selected} cases, {selected} in both)" in capsys.readouterr().out
     # only the template (the suite file that names it changed too): named with it
     assert compare.main([a, b]) == 0
     assert "the runs differ in: prompt as sent changed in 6 of 6 shared cases (the template changed); suite file changed" in capsys.readouterr().out
     # one annotation file edited: named, and warned of; the edited instruction is sent too
     assert compare.main([b, c]) == 0
     text = capsys.readouterr().out
-    assert f"the runs differ in: prompt as sent changed in 1 of 6 shared cases (template and system text unchanged: what builds the prompt changed); data changed: 1 file(s) ({data.name})" in text
+    assert f"the runs differ in: prompt as sent changed in 1 of 6 shared cases (the data changed); data changed: 1 file(s) ({data.name})" in text
     assert "warning: data changed" in text
 
 
@@ -204,7 +202,7 @@ def test_the_prompt_as_sent_decides_whatever_built_it() -> None:
     assert manifest.differences(with_template("Find {instruction}", cases("a", "b")), with_template("Locate {instruction}", cases("a", "b"))) == []
     # the same template, another text sent in one case of two (only the shared cases that record it count)
     old, new = with_template("T", cases("a", "b", "x")), with_template("T", cases("a", "B", None))
-    assert manifest.differences(old, new) == ["prompt as sent changed in 1 of 2 shared cases (template and system text unchanged: what builds the prompt changed)"]
+    assert manifest.differences(old, new) == ["prompt as sent changed in 1 of 2 shared cases (template, system text and data unchanged: what builds the prompt changed)"]
     # a report that records no prompt as sent: the templates are compared, the missing record named apart
     old = with_template("Find {instruction}", cases(None, None))
     assert manifest.differences(old, with_template("Locate {instruction}", cases("a", "b"))) == ["prompt changed"]
