@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .cache import Stored
+from .manifest import gather_software
 from .verdict import ERROR, HIT, PARTIAL, CaseResult, case_result
 
 
@@ -24,7 +25,8 @@ class Attempt:
     ``first_response``; a live episode's ``success``, ``score``, ``steps``, ``seconds``, ``trajectory``, ``episode``).
     For the run only: ``stored``, the cache's records of the replies it read back; ``cached``, whether the cache
     answered it; ``unreachable``, the endpoint it could not ask (:meth:`guitest.errors.EndpointDown.describe`);
-    ``not_asked``, the limit that kept it from asking (:attr:`guitest.spending.BudgetReached.why`)."""
+    ``not_asked``, the limit that kept it from asking (:attr:`guitest.spending.BudgetReached.why`); ``software``, what a
+    live episode's environment ran on (:func:`guitest.live.flow.software_record`), for the run's manifest."""
 
     verdict: str
     prediction: dict[str, Any] | None = None
@@ -35,6 +37,7 @@ class Attempt:
     cached: bool = False
     unreachable: dict[str, str] | None = None
     not_asked: str | None = None
+    software: Mapping[str, list[str]] | None = None
 
     @classmethod
     def failed(cls, error: str, response: str | None = None, unreachable: dict[str, str] | None = None, not_asked: str | None = None) -> "Attempt":
@@ -71,8 +74,9 @@ def case_outcome(case_id: str, tags: dict[str, str], attempts: list[Attempt], re
     """The case's result from its attempts: with one attempt asked for, that attempt's fields; with ``repeats`` > 1,
     the case's verdict (:func:`case_verdict`), its representative attempt's fields and every attempt under
     ``attempts``. Either way ``common`` (the case's own fields), then what the cache answered (:func:`cache_fields`)
-    and the endpoint that could not be asked (``unreachable``: the summary says it once for every such case), and
-    ``not_asked`` when the run's budget kept an attempt from asking (the case is then left out of the report)."""
+    and the endpoint that could not be asked (``unreachable``: the summary says it once for every such case),
+    ``not_asked`` when the run's budget kept an attempt from asking (the case is then left out of the report), and
+    ``software``, what the attempts' environments ran on (for the run's manifest, never in the case's row)."""
     fields = {**common, **cache_fields(attempts, repeats)}
     down = next((a.unreachable for a in attempts if a.unreachable is not None), None)
     if down is not None:
@@ -80,6 +84,9 @@ def case_outcome(case_id: str, tags: dict[str, str], attempts: list[Attempt], re
     stopped = next((a.not_asked for a in attempts if a.not_asked is not None), None)
     if stopped is not None:  # the budget stopped it: a missing case of the report, and a failed test --lf runs again
         fields["not_asked"] = stopped
+    software = gather_software(a.software for a in attempts)
+    if software:  # gathered into the run's manifest by the process that writes the report
+        fields["software"] = software
     if repeats <= 1:
         (only,) = attempts
         return case_result(case_id, only.verdict, tags, prediction=only.prediction, response=only.response, error=only.error, **only.shown, **fields)

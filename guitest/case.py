@@ -17,6 +17,7 @@ from PIL import Image
 
 from .attempts import Attempt, case_outcome, repeat
 from .cache import ResponseCache, Stored, image_digest
+from .manifest import prompt_digest
 from .errors import EndpointDown, GuitestError, PaidError
 from .exchange import Case, Prompt, Reply, SentImage
 from .images import open_image
@@ -133,6 +134,7 @@ def _run_opened(opened: _Opened, prompt_template: str | None, options: RunOption
         except OSError:
             pass  # a picture for the report only: never a reason to fail the case
     common["sent_size"] = list(sent.size)
+    common["prompt_digest"] = prompt_digest((p.system, p.user) for p in prompts)
     cache = options.cache
     use_cache = cache is not None and cache.mode != "off" and model.cacheable
     meter = Meter()

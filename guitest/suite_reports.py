@@ -231,7 +231,7 @@ class SuiteReports:
 
     def _manifest(self, key: str, suite: Suite | None) -> dict[str, Any]:
         """What a re-run needs and two runs may differ by (:mod:`guitest.manifest`): versions, the suite file's and the
-        data's digests, the prompt, system and (live) runner texts."""
+        data's digests, the prompt, system and (live) runner texts, and what this run's live episodes ran on."""
         assert self.model is not None
         data = None
         if suite is not None:
@@ -243,7 +243,8 @@ class SuiteReports:
         profile = self.model.profile
         own = _suite_prompt(suite) if suite is not None else None  # the suite's prompt file replaces the profile's template
         texts = {"prompt": own or profile.prompt, "system": profile.system, "runner": _runner_source(self.config, self.model) if suite is not None and suite.task == "live" else None}
-        return manifest.build(suite_path=str(suite.path) if suite is not None else None, data=data, texts=texts)
+        software = manifest.gather_software(r.get("software") for r in self.results.get(key, []))  # what this run's episodes ran on
+        return manifest.build(suite_path=str(suite.path) if suite is not None else None, data=data, texts=texts, software=software)
 
     def compare_baseline(self, report: Report) -> None:
         """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""

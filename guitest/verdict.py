@@ -43,6 +43,7 @@ class CaseResult(TypedDict, total=False):
     truth: Any
     size: list[int]
     sent_size: list[int]
+    prompt_digest: str  # the prompt as sent (manifest.prompt_digest): guitest compare names a change, whatever built it
     image: str
     notes: list[str]
     attempts: list[dict[str, Any]]
@@ -62,18 +63,19 @@ class CaseResult(TypedDict, total=False):
     cached_usage: dict[str, Any]
     failed_usage: dict[str, Any]
     # transient (never in the report): the HTML's picture, the cache's first failure, the endpoint that could not
-    # be reached, the runs whose cached replies answered the case, why the run's budget left it unasked, and the
-    # first usage numbers its process set aside
+    # be reached, the runs whose cached replies answered the case, why the run's budget left it unasked, the first
+    # usage numbers its process set aside, and what a live case's environment ran on (gathered into the manifest)
     thumbnail: str
     cache_failure: str
     unreachable: dict[str, Any]
     cached_runs: list[str]
     not_asked: str
     usage_warning: str
+    software: dict[str, list[str]]
 
 
 #: the fields of a :class:`CaseResult` that never reach the report
-TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs", "not_asked", "usage_warning"})
+TRANSIENT = frozenset({"thumbnail", "cache_failure", "unreachable", "cached_runs", "not_asked", "usage_warning", "software"})
 #: the fields of a :class:`CaseResult` a report's ``cases`` row keeps, in the order they are declared
 REPORT_FIELDS = tuple(k for k in CaseResult.__annotations__ if k not in TRANSIENT)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import os
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -32,6 +34,14 @@ from guitest.suite import Suite
 REPO = Path(__file__).resolve().parents[1]
 WEBAPP = REPO / "suites" / "my_webapp"
 CHROMIUM = os.environ.get("GUITEST_CHROMIUM", "/usr/bin/chromium")
+
+
+def chromium_version() -> str:
+    """The version the Chromium binary prints (``chromium --version``), asked of the binary, not of Playwright."""
+    printed = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=60).stdout
+    found = re.search(r"Chromium (\d+(?:\.\d+)+)", printed)
+    assert found, printed
+    return found.group(1)
 
 
 def _require() -> None:
@@ -279,6 +289,12 @@ def test_the_browser_thread_says_how_busy_it_is(mw) -> None:
     busy = mw.load()
     time.sleep(1.1)
     assert busy > 0.7 and mw.load() < 0.1
+
+
+def test_the_environment_says_which_browser_it_runs_on(mw) -> None:
+    """What the run's manifest records of a browser suite (guitest compare names a change): the browser's name and
+    version, as the binary itself prints them, read from the browser already started (none started for it)."""
+    assert mw.software() == {"browser": [f"chromium {chromium_version()}"]}
 
 
 def test_unknown_task_is_an_environment_failure(mw) -> None:

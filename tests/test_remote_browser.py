@@ -32,7 +32,7 @@ from guitest.live.protocol import EnvFailure, TaskSpec
 from guitest.runconfig import ConfigError, from_values
 
 from guitest.live.actions import Action
-from test_live_browser import CHROMIUM, _require
+from test_live_browser import CHROMIUM, _require, chromium_version
 from test_live_stuck import SPIN, pressed, site, task  # noqa: F401 - site: the stuck-page tests' web app, a fixture
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,6 +180,9 @@ def test_miniwob_on_a_chromium_reached_through_its_devtools_endpoint(pytester: p
         result, report = run(pytester, endpoint, "--model=oracle", *mode)
         assert result.ret == 0, result.stdout.str()[-3000:]
         assert [c["verdict"] for c in report["cases"]] == ["hit"] * len(TASKS)
+        # the manifest names the browser the episodes ran on, as it said in the process that reached it
+        assert report["manifest"]["software"] == {"browser": [f"chromium {chromium_version()}"]}
+        assert all("software" not in case for case in report["cases"])  # the run's record, not each case's
         if mode:
             return
         # the random policy's seeded episodes, twice: the same screens, actions and scores

@@ -208,6 +208,7 @@ class BrowserHost:
         self._error: EnvFailure | None = None
         self._playwright_error: type[BaseException] = RuntimeError
         self.browser: Any = None
+        self.software: str | None = None  # the browser's name and version as it says them once started ("chromium 131.0.6778.85")
         self.pid: int | None = None  # the browser process (None where /proc cannot be read)
         self._lock = threading.Condition()  # guards what follows; the watchdog waits on it
         self._current: _Command | None = None
@@ -262,6 +263,7 @@ class BrowserHost:
             else:
                 self.browser = playwright.chromium.launch(executable_path=self.executable_path, headless=headless, args=[*LAUNCH_ARGS, self.marker])
             self.browser.on("disconnected", lambda _browser: self._lost())
+            self.software = _software(self.browser)
         except Exception as exc:  # noqa: BLE001
             playwright.stop()
             said = redact_urls(_first_line(exc))
@@ -510,6 +512,15 @@ class BrowserHost:
         with self._lock:
             self._finished = True
             self._lock.notify_all()
+
+
+def _software(browser: Any) -> str | None:
+    """The browser's name and version as Playwright has them from the browser itself (no command is sent): a remote
+    browser's are its own, not this host's."""
+    try:
+        return f"{browser.browser_type.name} {browser.version}"
+    except Exception:  # noqa: BLE001 - a browser that does not say: its version is not recorded, the episode goes on
+        return None
 
 
 def _holds(pid: int, marker: str) -> bool:
@@ -765,6 +776,12 @@ class OnBrowserPage:
         """Whether the next episode can run here (EnvPool replaces an idle environment that is not: its page crashed or
         its browser was ended)."""
         return self.browser.usable()
+
+    def software(self) -> dict[str, list[str]]:
+        """What the environment runs on, for the run's manifest: the browser of its page, as that browser says
+        (``{"browser": ["chromium 131.0.6778.85"]}``); {} when it did not say."""
+        said = self.browser.host.software
+        return {"browser": [said]} if said else {}
 
     def close(self) -> None:
         """Close this environment's browser context."""

@@ -255,13 +255,14 @@ def _attempt(sample: Sample, model: Model, task: TaskSpec, setup: LiveSetup, env
         policy = make_policy(model, env, sample, task, asker, index, setup)
         episode = run_episode(env, task, sample.data.get("seed"), policy, steps, save_screenshot=_sink(folder, setup.report_dir), max_tokens=options.episode_tokens)
         reset = reset_record(env)  # read before the environment goes back to the pool and another episode resets it
+        software = software_record(env)
     except ModelError as exc:
         return Attempt.failed(str(exc))
     finally:
         # an episode that did not end in an evaluation (an error, of either side) may hold what it leased (a
         # machine, a page mid-action): the environment is closed rather than reused
         pool.release(env, broken=episode is None or episode.end == ENDED_IN_ERROR, affinity=task.name)
-    return _outcome(sample, episode, folder, setup, steps, stored, reset, notes)
+    return _outcome(sample, episode, folder, setup, steps, stored, reset, notes, software)
 
 
 def reset_record(env: Any) -> dict[str, Any]:
@@ -277,7 +278,22 @@ def reset_record(env: Any) -> dict[str, Any]:
     }
 
 
-def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, steps: int, stored: list[Stored], reset: dict[str, Any], notes: list[str]) -> Attempt:
+def software_record(env: Any) -> dict[str, list[str]]:
+    """What the environment says it runs on (its optional ``software()``: the browser's name and version), for the
+    run's manifest; {} for an environment that does not say, or says it in another shape."""
+    said = getattr(env, "software", None)
+    try:
+        record = said() if callable(said) else {}
+    except Exception:  # noqa: BLE001 - a backend's bug here must not lose the episode: its software is not recorded
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {str(kind): [str(v) for v in versions] for kind, versions in record.items() if isinstance(versions, (list, tuple))}
+
+
+def _outcome(
+    sample: Sample, episode: Episode, folder: str, setup: LiveSetup, steps: int, stored: list[Stored], reset: dict[str, Any], notes: list[str], software: dict[str, list[str]] | None = None
+) -> Attempt:
     record = episode.to_dict()
     trajectory = _write_trajectory(episode, sample.id, folder, setup)
     decided_by = record.get("decided_by")
@@ -320,6 +336,7 @@ def _outcome(sample: Sample, episode: Episode, folder: str, setup: LiveSetup, st
         stored=tuple(stored),
         cached=bool(stored) and all(s.cached for s in episode.steps if s.reply is not None),
         unreachable=episode.unreachable,
+        software=software or None,
     )
 
 

@@ -107,4 +107,6 @@ class Environment(Protocol):
     # backend that holds a shared resource between reset and the next reset (a desktop machine of a pool);
     # ``run_js(expression, arg)`` for backends whose state a scripted oracle may read (the browser ones); ``usable()``, False
     # when an idle environment can no longer run an episode (its page crashed, its browser was ended), so the pool
-    # closes it instead of handing it out.
+    # closes it instead of handing it out; ``software()``, what the environment runs on that can change an episode, by
+    # kind, each with the versions it reports (``{"browser": ["chromium 131.0.6778.85"]}``), read after each episode
+    # into the run's manifest, which ``guitest compare`` compares (the browser backends say their browser's).

@@ -306,6 +306,7 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
         "new": d_new,
         "figure": "mean_score" if "mean_score" in (d_old["headline_figure"], d_new["headline_figure"]) else "accuracy",
         "differences": differences,
+        "unrecorded": manifest.unrecorded(old, new),
         "detectable": _detectable(rows[0]["paired"], alpha_q, power),
         "noise": _noise(pairs, old["overall"].get("repeats"), new["overall"].get("repeats"), alpha, power),
         "population": _population(pairs, alpha, power, cluster),
@@ -635,7 +636,8 @@ def format_text(result: dict[str, Any]) -> str:
         for side, d in (("old", o), ("new", n))
     ]
     differs = result.get("differences") or []
-    lines.append("the runs differ in: " + "; ".join(differs) if differs else "the runs differ in nothing the reports record (versions, data, prompts, settings)")
+    lines.append("the runs differ in: " + "; ".join(differs) if differs else "the runs differ in nothing both reports record (versions, data, prompts, settings, case selection)")
+    lines += result.get("unrecorded") or []
     lines.append(_headline_line(o, n, result.get("figure") == "mean_score"))
     if result.get("cost"):  # beside the score: what a point costs
         lines.append(result["cost"])
