@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import __version__
+from .models.base import ASKED  # every other model setting both reports record is compared
 
 VERSION = 2
 #: the packages whose version can change a result (a client's request, a processor's resizing, a page's rendering) or
@@ -140,11 +141,6 @@ def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapp
 
 
 # -- what two runs differ by -------------------------------------------------------------------------------------------
-
-#: model settings that say where and how fast the model was asked, not what it was asked (which model answered is
-#: compared as the spec and the model its server says it served); every other setting both reports record is compared
-ASKED = ("base_url", "base_urls", "api_key_env", "concurrency", "retries", "timeout", "http_client")
-
 
 def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two reports' runs that a difference of their results could come from, most telling first,

@@ -24,6 +24,12 @@ if TYPE_CHECKING:
     from ..sample import Sample
 
 
+#: the settings that say where and how fast a model was asked, not what it was asked: two runs that differ only in these
+#: got the same answers, so the shards of one run merge, an --lf run folds into the report it finishes, and guitest
+#: compare does not name them (which model answered is compared as the spec and the model its server says it served)
+ASKED = ("base_url", "base_urls", "api_key_env", "concurrency", "retries", "timeout", "http_client")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Generation, transport and image settings shared by all adapters (recorded in the report)."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..models.base import ASKED
 from ..verdict import CaseResult
 from . import gate as gate_mod
 from . import report as report_mod
@@ -96,18 +97,17 @@ def folded_selection(previous: SelectionRecord | None, current: SelectionRecord)
     return {"n_suite": current["n_suite"], "subset": False, "by": list(before.get("by") or []), "limit": current.get("limit") or before.get("limit")}
 
 
-#: what a report's model record says of where the model was served and how fast it was asked: two runs that differ
-#: only in these got the same answers (their own endpoint, --concurrency, --timeout, --retries, the HTTP client), so
-#: the shards of one run merge (guitest.merge) and an --lf run folds into the report it finishes
+#: what a report's model record says of where the model was served (beside its settings, :data:`ASKED`)
 WHERE = ("base_url", "base_urls", "api_key", "auth", "http_client")
-HOW_FAST = ("base_url", "base_urls", "concurrency", "retries", "timeout", "http_client")
 
 
 def model_itself(model: dict[str, Any]) -> dict[str, Any]:
-    """The model as a report describes it, less where and how fast it was asked (:data:`WHERE`, :data:`HOW_FAST`)."""
+    """The model as a report describes it, less where and how fast it was asked (:data:`WHERE` and the settings
+    :data:`guitest.models.base.ASKED`): the shards of one run merge (guitest.merge), and an --lf run folds into the
+    report it finishes, whatever their endpoints, --concurrency, --timeout, --retries or HTTP client."""
     value = {k: v for k, v in model.items() if k not in WHERE}
     if isinstance(value.get("settings"), dict):
-        value["settings"] = {k: v for k, v in value["settings"].items() if k not in HOW_FAST}
+        value["settings"] = {k: v for k, v in value["settings"].items() if k not in ASKED}
     return value
 
 
