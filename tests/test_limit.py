@@ -116,6 +116,7 @@ def test_a_limited_run_is_the_same_labelled_subset_serial_and_under_xdist(pytest
     assert f"- **{said}**" in (pytester.path / "reports" / "tiny.md").read_text()
     page = (pytester.path / "reports" / "tiny.html").read_text()
     assert said.replace("'", "&#x27;") in page and "gate passed on a SUBSET (8 of the suite&#x27;s 24 cases)" in page
+    assert not (pytester.path / "reports" / "tiny.passed.json").exists()  # a first try passed: not the suite's last passed run
 
 
 def test_limit_chooses_after_k_and_lf_before_the_shard(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:

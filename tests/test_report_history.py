@@ -25,6 +25,9 @@ def test_what_counts_as_a_passed_run() -> None:
     assert not history.passed(_report(complete=False))
     assert not history.passed(_report(overall={"error": 1}))
     assert not history.passed(_report(gate={"failures": ["accuracy 0.1 < 0.5"]}))
+    # a run of part of the suite (-k, --limit, a shard) is never the last passed run's evidence
+    assert not history.passed(_report(selection={"n_suite": 24, "subset": True, "by": ["-k 'icon'"], "limit": None}))
+    assert history.passed(_report(selection={"n_suite": 24, "subset": False, "by": [], "limit": None}))
 
 
 def test_runs_are_kept_and_pruned_to_the_newest(tmp_path: Path) -> None:

@@ -36,9 +36,12 @@ MARK = ".guitest-run"  # in a run folder: guitest made it (only such folders are
 
 
 def passed(report: Report) -> bool:
-    """Whether a run passed, as its exit status says: complete, no case in error, and no gate failure (a run without a
-    gate passes whatever its score: see the module docstring)."""
-    return bool(report["complete"]) and not report["overall"].get("error") and not report["gate"].get("failures")
+    """Whether a run's report becomes the suite's ``.passed`` one: the run passed, as its exit status says (complete, no
+    case in error, no gate failure; a run without a gate passes whatever its score: see the module docstring), and it
+    covered the whole suite (a run of a part, ``-k``, ``--limit``, a shard, is its own evidence, never the last passed
+    run's)."""
+    whole = not (report.get("selection") or {}).get("subset")
+    return whole and bool(report["complete"]) and not report["overall"].get("error") and not report["gate"].get("failures")
 
 
 def stamp(started: float) -> str:
