@@ -167,6 +167,9 @@ def _merge_problems(report: Report) -> list[str]:
     for key, kinds in (("seconds", (int, float)), ("workers", int), ("started", str)):
         if run.get(key) is not None and (isinstance(run[key], bool) or not isinstance(run[key], kinds)):
             problems.append(f"run.{key}: {run[key]!r} is not {'a string' if kinds is str else 'a number'}")
+    down = run.get("unreachable")
+    if isinstance(down, dict) and (isinstance(down.get("cases_not_asked"), bool) or not isinstance(down.get("cases_not_asked"), int)):
+        problems.append(f"run.unreachable.cases_not_asked: {down.get('cases_not_asked')!r} is not a whole number")
     if run.get("shard"):
         try:
             sharding.parse(run["shard"])
@@ -320,7 +323,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
     cache: CacheRecord = {**caches[0]} if caches else {"mode": "off", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
     cache["attempts_answered_from_cache"] = sum(c.get("attempts_answered_from_cache", 0) for c in caches)
     cache["cases_answered_from_cache"] = sum(c.get("cases_answered_from_cache", 0) for c in caches)
-    endpoints = [[{**e, "seconds": (e.get("latency_s") or 0) * e.get("replies", 0)} for e in r.get("endpoints") or []] for r in runs]
+    endpoints = [[{"down": None, **e, "seconds": (e.get("latency_s") or 0) * e.get("replies", 0)} for e in r.get("endpoints") or []] for r in runs]
     run: RunRecord = {
         **runs[0],
         "started": started,
