@@ -124,7 +124,8 @@ def own_problems(report: Report) -> list[str]:
     cases, ``n_selected`` against its cases and ``missing`` (a case deleted), a case twice, the overall counts of
     each verdict against its cases' (a verdict changed and not counted), every case and missing case in the part
     :func:`guitest.sharding.part_of` puts it in (a suite file's: a Python suite's test ids are not recorded), and
-    ``selection.subset`` against what the part selected. Empty for a report as its run wrote it."""
+    ``selection`` against what the part selected (``subset``, and no more cases than its ``--limit``). Empty for a
+    report as its run wrote it."""
     problems = []
     cases, missing = report["cases"], report["missing"]
     if report["n_results"] != len(cases):
@@ -155,6 +156,9 @@ def own_problems(report: Report) -> list[str]:
     selection = report.get("selection")
     if selection is not None and selection["subset"] != builder.covers_part(report["n_selected"], selection, shard):
         problems.append(f"selection.subset is {str(selection['subset']).lower()} for {report['n_selected']} selected case(s) of the suite's {selection['n_suite']}")
+    limit = selection.get("limit") if selection is not None else None
+    if limit and report["n_selected"] > limit["n"]:
+        problems.append(f"n_selected is {report['n_selected']}, more than the {limit['n']} cases of its --limit")
     return problems
 
 

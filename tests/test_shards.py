@@ -270,3 +270,36 @@ def test_a_repeated_case_s_verdict_is_its_attempts() -> None:
     assert merge_mod._attempts_problem(case) == "verdict hit, but its attempts (hit, miss) make it partial"  # type: ignore[arg-type]
     assert merge_mod._attempts_problem({**case, "verdict": "partial"}) is None  # type: ignore[arg-type]
     assert merge_mod._attempts_problem({"id": "c", "verdict": "partial"}) == "verdict partial, which only a case of several attempts has, and it has none"  # type: ignore[arg-type]
+
+
+def test_a_part_is_checked_against_itself() -> None:
+    """Each count, case and record a part keeps that its run derived from its cases, against them: a report as its run
+    wrote it has no problem, and each change made after the run is named."""
+    from guitest.reporting import builder
+    from guitest.tasks import load_task
+
+    ids = [case_id for case_id, _ in CASES]
+    part = [i for i in ids if sharding.part_of(f"{KEY}::{i}", 3) == 1]
+    cases = [{"id": i, "verdict": HIT if n % 2 else MISS, "tags": {"split": "desktop"}, "prediction": None, "response": "x"} for n, i in enumerate(part)]
+    shape = builder.SuiteShape({"name": "tiny", "path": KEY, "format": "screenspot", "task": "grounding", "settings": {}}, ["split"])
+    selection = {"n_suite": 24, "subset": False, "by": [], "limit": {"n": 12, "seed": 0, "strata": ["split"]}}
+    kwargs: dict[str, Any] = {"model": {"spec": "random"}, "run": {"shard": "1/3"}, "limits": {"metric": "accuracy", "accuracy": None, "by": {}}}
+    written = builder.suite_report(shape, load_task("grounding"), results=cases, selected=part, selection=selection, **kwargs)  # type: ignore[arg-type]
+    assert merge_mod.own_problems(written) == []
+
+    def problems(**changed: Any) -> list[str]:
+        return merge_mod.own_problems({**json.loads(json.dumps(written)), **changed})
+
+    n = len(part)
+    assert problems(n_results=n + 1) == [f"n_results is {n + 1}, but it holds {n} case(s)"]
+    assert problems(cases=written["cases"][1:])[:2] == [f"n_results is {n}, but it holds {n - 1} case(s)", f"n_selected is {n}, but it holds {n - 1} case(s) and 0 missing"]
+    assert problems(complete=False) == ["complete is false, but 0 case(s) are missing"]
+    misses = written["overall"]["miss"]  # the first case is one of them; made an error, the counts say otherwise
+    assert problems(cases=[{**written["cases"][0], "verdict": "error"}, *written["cases"][1:]]) == [
+        f"overall.miss is {misses}, but its cases count {misses - 1}",
+        "overall.error is 0, but its cases count 1",
+    ]
+    stray = next(i for i in ids if sharding.part_of(f"{KEY}::{i}", 3) == 2)
+    assert problems(missing=[stray], n_selected=n + 1, complete=False) == [f"case {stray} is in part 2/3 of the run, not in this part 1/3"]
+    assert problems(selection={**selection, "subset": False}) == [f"selection.subset is false for {n} selected case(s) of the suite's 24"]
+    assert problems(selection={**selection, "subset": True, "limit": {**selection["limit"], "n": n - 1}}) == [f"n_selected is {n}, more than the {n - 1} cases of its --limit"]
