@@ -143,8 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Rebuild one report (JSON, Markdown, HTML) from the JSON reports of the shards of one run: every case and "
             "figure as the run made in one piece would give. Refused for shards of different suites, models, settings, "
-            "data or splits. Exit 0; the gate's exit code (10) when the gate fails; 11 when a part's report is missing; "
-            "2 when the reports cannot be merged."
+            "data or splits, and for a part changed after its run (its counts, cases or parts disagree, or a verdict is "
+            "not the one its task gives the stored point and truth). Exits as the run in one piece would: 13 when a part "
+            "reached its budget; 1 when a case ended in error; 11 when a part's report is missing; the gate's exit code "
+            "(10) when the gate fails; else 0. 12 when the merged report cannot be written; 2 when the reports cannot be "
+            "read or merged."
         ),
     )
     merge_mod.add_arguments(m)

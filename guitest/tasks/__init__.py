@@ -20,7 +20,7 @@ group ``guitest.tasks``; see docs/adapters.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 from ..verdict import CaseResult
 from ..reporting.document import Headline, Tallies
 
@@ -96,6 +96,17 @@ class Task:
         prediction behind it, judged as it is: no text read, no profile. A task that takes no recorded answer (the
         default) raises :class:`~guitest.errors.SuiteError` saying so, which the case reports as its error."""
         raise SuiteError(f"task {self.name} judges replies only; a recorded point answers grounding cases")
+
+    #: whether :meth:`recheck` re-derives a report's verdicts from the evidence its rows keep (``guitest merge`` does
+    #: it for every part; of a task that cannot, the parts' verdicts are taken as they are, and the merge says so)
+    rechecks: bool = False
+
+    def recheck(self, row: Mapping[str, Any]) -> str | None:
+        """Why a report row's verdict is not the one this task gives the evidence the row keeps (one short reason), or
+        None when it is or when that evidence cannot settle it. ``row``: a case of a report as guitest writes it, or
+        one attempt of a repeated case with the case's own fields (its truth). Never raises, whatever the row holds.
+        The base task re-derives nothing (:attr:`rechecks` False): None."""
+        return None
 
     def variants(self, case: "Case") -> int:
         """How many variants of the question one attempt asks (``case.variant`` 0..n-1 reach ``build_prompt`` and

@@ -81,6 +81,18 @@ class Hallucination(Task):
             return ORACLE_REFUSAL
         return grounding.point_text(center(tuple(case.truth["target"])), case, profile)
 
+    rechecks = True
+
+    def recheck(self, row: Mapping[str, Any]) -> str | None:
+        """As grounding's (:func:`guitest.tasks.grounding.recheck_point`) against the target box, the row's truth saying
+        whether the sample expects a refusal (a fabrication)."""
+        truth = row.get("truth")
+        if row.get("verdict") == ERROR:
+            return None
+        if not isinstance(truth, dict) or truth.get("kind") not in KINDS:
+            return f"verdict {row.get('verdict')}, but its truth is not a GUI-HalluBench sample's ({{kind: {' or '.join(KINDS)}, target, distractor}})"
+        return grounding.recheck_point(row, grounding.as_box(truth.get("target")), expect_refusal=truth["kind"] == FABRICATION)
+
     def summarize(self, cases: list[CaseResult]) -> dict[str, Any] | None:
         return summarize_hallucination(cases)
 
