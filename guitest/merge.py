@@ -33,7 +33,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 from . import sharding, strictjson
 from .attempts import Attempt, case_verdict
@@ -45,7 +45,7 @@ from .tasks import Task, load_task, task_named
 from .reporting import builder, html, summary, writer
 from .reporting import gate as gate_mod
 from .reporting import report as report_mod
-from .reporting.document import CacheRecord, Report, RunRecord, SelectionRecord, from_json
+from .reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, from_json
 from .verdict import ERROR, PARTIAL, VERDICTS, CaseResult
 
 #: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
@@ -335,7 +335,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
     if unreachable is not None:
         run["unreachable"] = unreachable
     if budget is not None:
-        run["budget"] = budget
+        run["budget"] = cast(BudgetRecord, budget)  # the first part's record, its count of cases summed
     if any(endpoints):
         run["endpoints"] = merged_stats(endpoints)
     shape = (
@@ -380,7 +380,7 @@ def recheck(path: Path, report: Report, task: Task) -> None:
         )
 
 
-def _summed(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _summed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Of the parts' records of the endpoint that could not be asked, or of the budget they ran under: the first (the
     first budget reached, if one was), its ``cases_not_asked`` summed over them all; None when no part has one."""
     if not records:

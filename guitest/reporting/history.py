@@ -40,7 +40,8 @@ def passed(report: Report) -> bool:
     case in error, no gate failure; a run without a gate passes whatever its score: see the module docstring), and it
     covered the whole suite (a run of a part, ``-k``, ``--limit``, a shard, is its own evidence, never the last passed
     run's)."""
-    whole = not (report.get("selection") or {}).get("subset")
+    selection = report.get("selection")
+    whole = selection is None or not selection.get("subset")
     return whole and bool(report["complete"]) and not report["overall"].get("error") and not report["gate"].get("failures")
 
 
