@@ -47,15 +47,17 @@ def merge(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[
 
 def figures(report: dict[str, Any]) -> dict[str, Any]:
     """The report less what differs between runs of the same cases: the run record, the seconds the model took, and an
-    errored case's message (a shard whose endpoint failed every request took it out and asked no more)."""
+    errored case's message and failed calls (a shard whose endpoint failed every request took it out and asked no more:
+    it made fewer failed calls than the whole run, whose other cases' replies kept the endpoint in)."""
 
     def timeless(value: Any) -> Any:
         if isinstance(value, dict):
             return {k: timeless(v) for k, v in value.items() if k != "seconds"}
         return [timeless(v) for v in value] if isinstance(value, list) else value
 
-    cases = [{**c, "error": "(failed)"} if c["verdict"] == "error" else c for c in report["cases"]]
-    return timeless({**{k: v for k, v in report.items() if k != "run"}, "cases": cases})
+    cases = [{**{k: v for k, v in c.items() if k != "failed_usage"}, "error": "(failed)"} if c["verdict"] == "error" else c for c in report["cases"]]
+    usage = {k: v for k, v in (report.get("usage") or {}).items() if k != "failed"}
+    return timeless({**{k: v for k, v in report.items() if k != "run"}, "cases": cases, "usage": usage})
 
 
 def test_three_shards_merged_equal_the_whole_run(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
