@@ -142,6 +142,7 @@ def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapp
 
 # -- what two runs differ by -------------------------------------------------------------------------------------------
 
+
 def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two reports' runs that a difference of their results could come from, most telling first,
     as short phrases (``prompt as sent changed in 6 of 6 shared cases``, ``data changed: 3 file(s) (...)``,
