@@ -33,11 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "screenspot_pro"
 DATA = Path(__file__).parent / "data"
 VERSIONS = DATA / "screenspot_pro_versions"
-#: each recording: its folder, the annotation files its script read
-RECORDINGS = {
-    "3443b5b": (VERSIONS / "3443b5b", ["illustrator_windows", "autocad_windows"]),  # the first release: no id
-    "7e6cc78": (VERSIONS / "7e6cc78", ["illustrator_windows", "autocad_windows"]),  # the first with an id
-    "bd8bbbb": (DATA / "screenspot_pro_reference", None),  # its own rows, in annotations/ beside it
+#: each recording: its folder, the annotation files its script read, and how many of each file's first rows (None: all)
+RECORDINGS: dict[str, tuple[Path, list[str], int | None]] = {
+    "3443b5b": (VERSIONS / "3443b5b", ["illustrator_windows", "autocad_windows"], None),  # the first release: no id
+    "7e6cc78": (VERSIONS / "7e6cc78", ["illustrator_windows", "autocad_windows"], None),  # the first with an id
+    # the first three rows of four files (tests/reference/record_screenspot_pro.py's FILES and ROWS)
+    "bd8bbbb": (DATA / "screenspot_pro_reference", ["android_studio_macos", "autocad_windows", "excel_macos", "linux_common_linux"], 3),
 }
 OMNIPARSER = DATA / "omniparser_sspro" / "logs_sspro_omniv2.json.gz"
 VERDICT = {"correct": "hit", "wrong": "miss", "wrong_format": "unparsed"}  # the script's words, guitest's
@@ -45,17 +46,16 @@ VERDICT = {"correct": "hit", "wrong": "miss", "wrong_format": "unparsed"}  # the
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason=f"needs the real ScreenSpot-Pro annotation files in {SHARED} (the shared reference data is not on this machine)")
 
 
-def data_root(root: Path, files: list[str] | None, recording: Path | None = None) -> Path:
-    """``root/ScreenSpot-Pro/annotations/`` holding the named real annotation files (all 26 for None with no
-    recording; a recording's own rows when it has them); no image folder at all."""
+def data_root(root: Path, files: list[str] | None, rows: int | None = None) -> Path:
+    """``root/ScreenSpot-Pro/annotations/`` holding the named real annotation files from ../shared/data (all 26 for
+    None), each cut to its first ``rows`` rows when given; no image folder at all."""
     folder = root / "ScreenSpot-Pro" / "annotations"
     folder.mkdir(parents=True)
-    if recording is not None and files is None:
-        sources = sorted((recording / "annotations").glob("*.json"))
-    else:
-        sources = [SHARED / f"{name}.json" for name in files] if files else sorted(SHARED.glob("*.json"))
-    for source in sources:
-        shutil.copy(source, folder / source.name)
+    for source in [SHARED / f"{name}.json" for name in files] if files else sorted(SHARED.glob("*.json")):
+        if rows is None:
+            shutil.copy(source, folder / source.name)
+        else:
+            (folder / source.name).write_text(json.dumps(json.loads(source.read_text("utf-8"))[:rows], ensure_ascii=False), "utf-8")
     return root
 
 
@@ -86,8 +86,8 @@ def test_each_version_of_the_official_script_replays_to_its_own_verdicts(tmp_pat
     """Every record's verdict is the one eval_screenspot_pro.py gave it, with no id (3443b5b), with one (7e6cc78,
     bd8bbbb), and no screenshot read; whatever --model-profile says. Before: a record without id was refused, the
     screenshots were opened, and each point was rendered as the profile's text and parsed back."""
-    folder, files = RECORDINGS[version]
-    root = data_root(tmp_path, files, folder)
+    folder, files, rows = RECORDINGS[version]
+    root = data_root(tmp_path, files, rows)
     results = folder / "results.json"
     details = official(results)
     for profile in (None, "qwen2.5-vl", "qwen2-vl"):
@@ -114,7 +114,7 @@ def inside(point: list[float], box: list[float]) -> bool:
 def test_records_in_any_order_answer_the_same_cases(tmp_path: Path) -> None:
     """eval_screenspot_pro_parallel.py (6ca3cf9 on) writes its records as its workers finish them, without id: the
     records of 3443b5b shuffled give the same verdicts."""
-    folder, files = RECORDINGS["3443b5b"]
+    folder, files, _ = RECORDINGS["3443b5b"]
     root = data_root(tmp_path / "data", files)
     data = json.loads((folder / "results.json").read_text())
     _, before = replayed(folder / "results.json", root)
@@ -146,7 +146,7 @@ def test_omniparsers_published_log_scores_what_the_inclusive_rule_gives(tmp_path
 
 def official_file(tmp_path: Path, change: Any = None) -> tuple[Path, Path, list[dict[str, Any]]]:
     """The 3443b5b recording (its data root beside it), its details changed by ``change(details)`` first."""
-    folder, files = RECORDINGS["3443b5b"]
+    folder, files, _ = RECORDINGS["3443b5b"]
     root = data_root(tmp_path / "data", files)
     data = json.loads((folder / "results.json").read_text())
     if change is not None:
@@ -276,7 +276,7 @@ def test_the_first_release_replays_to_its_own_figures_through_the_suite(pytester
     """A results file of the first release (3443b5b: no id) replayed through guitest's own screenspot_pro suite with no
     screenshot on disk, serial and with the records matched in each xdist worker: the script's own overall, text and
     icon accuracies, its wrong_format records unparsed, and the same figures as a leaderboard entry."""
-    folder, files = RECORDINGS["3443b5b"]
+    folder, files, _ = RECORDINGS["3443b5b"]
     shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
     data_root(pytester.path / "data-root", files)
     result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{folder / 'results.json'}", "--model-profile=qwen2.5-vl", "--data-root=data-root", "-p", "no:cacheprovider", *mode)
