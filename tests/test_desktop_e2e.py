@@ -103,7 +103,8 @@ def test_a_scripted_policy_completes_the_local_tasks(pytester: pytest.Pytester, 
     assert result.ret == 0, result.stdout.str()
     data = report(pytester)
     # the same episodes in OSWorld's results layout: OSWorld's own show_result.py reads each domain's mean score as the
-    # report's (these four domains lack the ones its Office/Daily/Professional lines name, so it stops after the domains)
+    # report's (these four domains lack the ones its Office/Daily/Professional lines name, so it stops after the domains;
+    # its printout recorded for the result.txt values these runs write: tests/reference/osworld_show_result_folders.py)
     printed = show_result(pytester.path / "osworld", model=f"openai_{model}")
     domains = {m[1]: (int(m[2]), float(m[3]), float(m[4])) for m in re.finditer(r"Domain: (\S+) Runned: (\d+) Success Rate: (\S+) % Sum: (\S+)", printed)}
     assert set(domains) == set(data["breakdown"]["app"]), printed

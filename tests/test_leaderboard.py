@@ -5,6 +5,7 @@ suite is refused unless --subset, and the entry then says so; --against sets an 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import shutil
@@ -112,31 +113,31 @@ def test_the_command_writes_the_entry_and_sets_it_beside_a_row(tmp_path: Path, c
 
 RECORDED = Path(__file__).parent / "data" / "screenspot_pro_leaderboard"
 PRO = SHARED_DATA / "screenspot_pro"
+RECORD = "python tests/reference/record_screenspot_pro_leaderboard.py --repo /tmp/sspro-bd8bbbb --commit bd8bbbb470fbc4fda2a4fa9ec90bd2572507794e --notebook-only"
 
 
-def notebook_entries(results_folder: Path, out: Path) -> dict:
-    """What the leaderboard's submission notebook writes for the per-sample files in ``results_folder``: its own code
-    cell run as its tutorial says (the cell before it names the folder and the output file; README there)."""
-    cells = json.loads((RECORDED / "leaderboard_submission.ipynb").read_text())["cells"]
-    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    assert code[0].startswith("# Specify the folder") and "def process_json_files" in code[1]
-    exec(compile(code[1], "leaderboard_submission.ipynb", "exec"), {"input_folder": str(results_folder), "output_json": str(out)})  # noqa: S102
-    return json.loads(out.read_text())
+def notebook_entries() -> dict:
+    """What the leaderboard's submission notebook wrote for stand-in.json: its own code cell, run as it ships by
+    tests/reference/record_screenspot_pro_leaderboard.py on the very file (the SHA-256 recorded says so)."""
+    recorded = json.loads((RECORDED / "notebook_entry.json").read_text())
+    read = hashlib.sha256((RECORDED / "stand-in.json").read_bytes()).hexdigest()
+    assert recorded["input"] == {"stand-in.json": read}, f"stand-in.json changed since the notebook's entry was recorded: re-record with {RECORD}"
+    entries: dict = json.loads(recorded["written"])
+    return entries
 
 
 @pytest.mark.skipif(not PRO.is_dir(), reason=f"real annotations not found at {PRO} (see ../shared/data/README.md)")
 def test_an_entry_is_the_official_notebooks_bit_for_bit(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     """ScreenSpot-Pro's eval_screenspot_pro.py wrote stand-in.json for 104 real rows (every group and application, icon
-    and text; recorded at bd8bbbb, README there); the leaderboard's notebook makes its entry from it, and guitest's run
-    of the same replies (replay, through suites/screenspot_pro) makes its own: the two are equal bit for bit."""
+    and text; recorded at bd8bbbb, README there); the leaderboard's notebook made its entry from it (recorded by running
+    its code cell), and guitest's run of the same replies (replay, through suites/screenspot_pro) makes its own: the two
+    are equal bit for bit."""
     from PIL import Image
 
     from guitest.cli import main
 
     details = json.loads((RECORDED / "stand-in.json").read_text())["details"]
-    (pytester.path / "results").mkdir()
-    shutil.copyfile(RECORDED / "stand-in.json", pytester.path / "results" / "stand-in.json")
-    theirs = notebook_entries(pytester.path / "results", pytester.path / "en_results.json")["stand-in"]["results"]
+    theirs = notebook_entries()["stand-in"]["results"]
 
     shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
     data = pytester.path / "data-root" / "ScreenSpot-Pro"

@@ -1,6 +1,5 @@
 """A published OSWorld run (its results layout) read into a guitest report whose figures equal what OSWorld's own
-show_result.py prints on the same folder (tests/reference/osworld_show_result.py, the fork mrwwk/DeskCraft at
-3e11457, run here as it ships), and compared task by task with a guitest run.
+show_result.py prints on the same folder, and compared task by task with a guitest run.
 
 And the other way (--osworld-results): a live run written as a published run would be, against what OSWorld's own
 code writes and reads, recorded by running it (tests/data/osworld_reference/results_layout.json, made by
@@ -8,13 +7,15 @@ tests/reference/record_osworld_results.py from mrwwk/DeskCraft at 3e11457c9f4d0c
 lib_run_single.py's lines for the same replies, its monitor's reading of every task folder, show_result.py's figures
 (the report's headline, never a MiniWoB++ raw reward), and the folder read back pairing every case; a MiniWoB++ run
 through pytest, serial and with two workers.
+
+What show_result.py prints is recorded too, by running it (the same copy and commit) on every folder these tests make
+(tests/reference/osworld_show_result_folders.py writes them; tests/reference/record_osworld_show_result.py records,
+by hand, tests/data/osworld_reference/show_result.json): a test looks its folder's printout up by the digest of what
+show_result.py reads of it, and a folder never recorded fails saying how to record it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import io
 import json
 import math
 import re
@@ -31,61 +32,55 @@ from guitest.reporting import report as report_mod
 from guitest.reporting.compare import compare
 from guitest.reporting.gate import DEFAULT_EXIT_CODE
 from reference import osworld_results_case as results_case
+from reference import osworld_show_result_folders as folders
+from reference.osworld_show_result_folders import SCORES, write_results
 
-SHOW_RESULT = Path(__file__).parent / "reference" / "osworld_show_result.py"
 #: what OSWorld's own code wrote and read, recorded by running it (tests/reference/record_osworld_results.py)
 RECORDED = json.loads((Path(__file__).parent / "data" / "osworld_reference" / "results_layout.json").read_text("utf-8"))
 MONITOR_TIME = "%Y%m%d@%H%M%S"  # what the monitor's get_task_status_with_config parses action_timestamp with
-# show_result.py prints Office, Daily and Professional from these domains: it needs each to have a finished task
-SCORES = {
-    "libreoffice_calc": {"c1": "1.0", "c2": "0.0", "c3": "0.5"},
-    "libreoffice_impress": {"i1": "0.25", "i2": None},
-    "libreoffice_writer": {"w1": "1"},
-    "vlc": {"v1": "0.0", "v2": "True"},
-    "thunderbird": {"t1": "1.0", "t2": None, "t3": "0.0"},
-    "chrome": {"ch1": "0.6666666666666666", "ch2": "1.0"},
-    "gimp": {"g1": "0.0"},
-    "vs_code": {"vs1": "1.0", "vs2": "0.75"},
-    "os": {"o1": "1.0", "o2": "0.0", "o3": None},
-}
-
-
-def write_results(root: Path) -> Path:
-    """OSWorld's layout as lib_run_single.py writes it: result.txt ("{result}\\n"), traj.jsonl; None: a task that did not finish."""
-    model = root / "pyautogui" / "screenshot" / "some-model"
-    for domain, tasks in SCORES.items():
-        for task, score in tasks.items():
-            folder = model / domain / task
-            folder.mkdir(parents=True)
-            steps = [
-                {
-                    "step_num": n,
-                    "action_timestamp": "20261204@000000",
-                    "action": "pyautogui.click(1, 2)",
-                    "response": f"step {n}",
-                    "reward": 0,
-                    "done": False,
-                    "info": {},
-                    "screenshot_file": f"step_{n}.png",
-                }
-                for n in (1, 2)
-            ]
-            (folder / "traj.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
-            if score is not None:
-                (folder / "result.txt").write_text(f"{score}\n")
-    return model
 
 
 def show_result(root: Path, model: str = "some-model") -> str:
-    """What OSWorld's show_result.get_result prints for the model's folder (what it printed before it failed, when the
-    folder lacks a domain its Office, Daily and Professional lines name: a KeyError there)."""
-    spec = importlib.util.spec_from_file_location("osworld_show_result", SHOW_RESULT)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.suppress(KeyError):
-        module.get_result("pyautogui", model, "screenshot", str(root))
-    return out.getvalue()
+    """What OSWorld's show_result.get_result printed for the model's folder under ``root``, as recorded for a folder
+    that reads the same (what it printed before it failed, when the folder lacks a domain its Office, Daily and
+    Professional lines name: a KeyError there). A folder never recorded fails the test, naming the command that
+    records it."""
+    try:
+        return folders.recorded(folders.model_folder(root, model)).printed
+    except folders.NotRecorded as missing:
+        pytest.fail(str(missing), pytrace=False)
+
+
+def test_every_folder_the_tests_make_has_its_printout_recorded_and_no_other(tmp_path: Path) -> None:
+    """The recording is of the folders the tests make now: a folder changed, added or dropped since it was made fails
+    here, before any test reads a printout of another folder. Its header names the file run."""
+    recording, missing, made = folders.recording(), [], set()
+    for n, (name, write) in enumerate(folders.FOLDERS.items()):
+        folder = write(tmp_path / str(n))
+        made.add(folders.digest(folder))
+        try:
+            folders.recorded(folder)
+        except folders.NotRecorded as why:
+            missing.append(f"{name}: {why}")
+    assert not missing, "\n".join(missing)
+    stale = [entry["folders"] for key, entry in recording["printouts"].items() if key not in made]
+    assert not stale, f"recorded for folders no test makes now, {stale}: re-record with tests/reference/record_osworld_show_result.py: {folders.RECORD_COMMAND}"
+    assert (recording["repository"], recording["commit"], recording["files"]) == (folders.REPOSITORY, folders.COMMIT, {"show_result.py": "878968d1aefc33fc1cdf9c1d09d5e2e27fe72e69"})
+
+
+def test_a_folder_never_recorded_fails_naming_the_command_that_records_it(tmp_path: Path) -> None:
+    folder = folders.with_score(tmp_path, "0.9")  # no test's folder: no printout
+    with pytest.raises(folders.NotRecorded) as missing:
+        folders.recorded(folder)
+    message = str(missing.value)
+    assert message.startswith(
+        f"{folder}: no recorded printout of OSWorld's show_result.py for this folder (what it reads, 9 domains and 19 task folders, has digest {folders.digest(folder)}; "
+        "the nearest recorded, 'published', differs in chrome/ch2: result.txt '0.9\\n' here, result.txt '1.0\\n' recorded): "
+    )
+    assert message.endswith(f"re-record with tests/reference/record_osworld_show_result.py: {folders.RECORD_COMMAND}") and "\n" not in message
+    (folder / "chrome" / "ch2" / "result.txt").write_text("1.0\n")  # back to the published run: recorded
+    (folder / "chrome" / "ch2" / "step_9.png").write_bytes(b"")  # a file show_result.py does not read changes nothing
+    assert folders.recorded(folder).printed.startswith("Domain: chrome Runned: 2 Success Rate: 83.33333333333333 %")
 
 
 def test_the_report_says_what_show_result_says(tmp_path: Path) -> None:
@@ -156,11 +151,7 @@ def test_a_folder_that_is_not_results_is_named(tmp_path: Path) -> None:
 def test_a_run_written_in_osworld_layout_reads_back_through_show_result(tmp_path: Path) -> None:
     """guitest's report written as OSWorld results: OSWorld's show_result.py prints the report's figures, and reading the
     folder back gives the same report figures."""
-    from guitest.published_runs import write_osworld
-
-    report = osworld_report(write_results(tmp_path / "published"))
-    report["model"]["spec"] = "openai:my/model"
-    folder = write_osworld(report, tmp_path / "ours").folder
+    report, folder = folders.written_back(tmp_path)
     assert folder == tmp_path / "ours" / "pyautogui" / "screenshot" / "openai_my_model"
     assert (folder / "chrome" / "ch1" / "result.txt").read_text() == "0.6666666666666666\n"
     assert not (folder / "os" / "o3" / "result.txt").exists() and (folder / "os" / "o3" / "traj.jsonl").exists()
@@ -177,8 +168,7 @@ def _rates(printed: str) -> dict[str, float]:
 
 @pytest.mark.parametrize(("text", "why"), [("inf", "not a finite number"), ("nan", "not a finite number"), ("1e308", "outside 0..1"), ("1.5", "outside 0..1"), ("-0.5", "outside 0..1")])
 def test_a_score_outside_0_to_1_refuses_the_folder_naming_the_task_and_its_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, why: str) -> None:
-    folder = write_results(tmp_path)
-    (folder / "chrome" / "ch2" / "result.txt").write_text(f"{text}\n")
+    folder = folders.with_score(tmp_path, text)
     # OSWorld's own reader takes the score as it is: chrome's rate is (0.666... + score) / 2 x 100, whatever the score
     printed = _rates(show_result(tmp_path))["chrome"]
     expected = (0.6666666666666666 + float(text)) / 2 * 100
@@ -192,8 +182,7 @@ def test_a_score_outside_0_to_1_refuses_the_folder_naming_the_task_and_its_file(
 
 
 def test_a_task_under_two_domains_is_refused_where_show_result_counts_it_twice(tmp_path: Path) -> None:
-    folder = write_results(tmp_path)
-    shutil.copytree(folder / "chrome" / "ch1", folder / "vlc" / "ch1")
+    folder = folders.with_task_twice(tmp_path)
     assert re.search(r"Runned: 17 Current", show_result(tmp_path))  # 16 finished tasks, one of them counted twice
     with pytest.raises(PublishedRunError, match=rf"^{re.escape(str(folder))}: task ch1 is in chrome/ch1 and in vlc/ch1: a task is counted once"):
         osworld_report(folder)
@@ -227,10 +216,6 @@ def test_unreadable_files_of_a_task_are_named(tmp_path: Path) -> None:
     (folder / "gimp" / "g1" / "traj.jsonl").mkdir()  # a folder where a file should be: the whole run cannot be read
     with pytest.raises(PublishedRunError, match=rf"^{re.escape(str(folder / 'gimp' / 'g1' / 'traj.jsonl'))}: cannot read: Is a directory$"):
         osworld_report(folder)
-
-
-RECORDED = Path(__file__).parent / "data" / "screenspot_pro_reference"
-REPO = Path(__file__).resolve().parents[1]
 
 
 def export(tmp_path: Path, headline: str = "mean_score") -> tuple[dict, OSWorldExport]:
@@ -305,12 +290,7 @@ def test_show_result_prints_the_reports_headline_never_a_raw_reward(tmp_path: Pa
     """result.txt is in OSWorld's 0..1: under a success-rate headline (MiniWoB++) the success by the suite's rule, so a
     raw reward of -1 is a 0 and a success at 0.97 (a continuous task's threshold) a 1; under a mean-score headline
     (OSWorld) the score. Before: the raw reward, and show_result.py printed a negative success rate."""
-    report = results_case.report(tmp_path / "reports", headline)
-    if headline == "success_rate":
-        raw = {"chrome-t1": 0.97, "gimp-t4": -1.0, "vlc-t2": -0.5}
-        for case in report["cases"]:
-            case["score"] = raw.get(case["id"], case["score"])
-    folder = write_osworld(report, tmp_path / "osworld", tmp_path / "reports").folder
+    report, folder = folders.results_case_export(tmp_path, headline)  # raw rewards (folders.RAW_REWARDS) under success_rate
     printed = show_result(tmp_path / "osworld", model=folder.name)
     # these domains lack those show_result.py's Office, Daily and Professional lines name: it stops after the domains
     domains = {m[1]: (int(m[2]), float(m[3]), float(m[4])) for m in re.finditer(r"Domain: (\S+) Runned: (\d+) Success Rate: (\S+) % Sum: (\S+)", printed)}

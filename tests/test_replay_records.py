@@ -1,6 +1,6 @@
 """``replay:`` on the per-sample files other harnesses publish: every version of ScreenSpot-Pro's official
 eval_screenspot_pro.py (recorded by tests/reference/record_screenspot_pro_versions.py and record_screenspot_pro.py,
-running each version as it ships on real rows) and OmniParser's published log, each record matched to its sample
+running each version as it ships on real rows) and logs in OmniParser's format, each record matched to its sample
 without an ``id``, its point judged as it is (no profile, no screenshot), and what does not fit refused by name.
 
 The real annotation rows come from ../shared/data/screenspot_pro (linked into a data root; no screenshot anywhere).
@@ -8,13 +8,12 @@ The real annotation rows come from ../shared/data/screenspot_pro (linked into a 
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -33,29 +32,28 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "screenspot_pro"
 DATA = Path(__file__).parent / "data"
 VERSIONS = DATA / "screenspot_pro_versions"
-#: each recording: its folder, the annotation files its script read
-RECORDINGS = {
-    "3443b5b": (VERSIONS / "3443b5b", ["illustrator_windows", "autocad_windows"]),  # the first release: no id
-    "7e6cc78": (VERSIONS / "7e6cc78", ["illustrator_windows", "autocad_windows"]),  # the first with an id
-    "bd8bbbb": (DATA / "screenspot_pro_reference", None),  # its own rows, in annotations/ beside it
+#: each recording: its folder, the annotation files its script read, and how many of each file's first rows (None: all)
+RECORDINGS: dict[str, tuple[Path, list[str], int | None]] = {
+    "3443b5b": (VERSIONS / "3443b5b", ["illustrator_windows", "autocad_windows"], None),  # the first release: no id
+    "7e6cc78": (VERSIONS / "7e6cc78", ["illustrator_windows", "autocad_windows"], None),  # the first with an id
+    # the first three rows of four files (tests/reference/record_screenspot_pro.py's FILES and ROWS)
+    "bd8bbbb": (DATA / "screenspot_pro_reference", ["android_studio_macos", "autocad_windows", "excel_macos", "linux_common_linux"], 3),
 }
-OMNIPARSER = DATA / "omniparser_sspro" / "logs_sspro_omniv2.json.gz"
 VERDICT = {"correct": "hit", "wrong": "miss", "wrong_format": "unparsed"}  # the script's words, guitest's
 
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason=f"needs the real ScreenSpot-Pro annotation files in {SHARED} (the shared reference data is not on this machine)")
 
 
-def data_root(root: Path, files: list[str] | None, recording: Path | None = None) -> Path:
-    """``root/ScreenSpot-Pro/annotations/`` holding the named real annotation files (all 26 for None with no
-    recording; a recording's own rows when it has them); no image folder at all."""
+def data_root(root: Path, files: list[str] | None, rows: int | None = None) -> Path:
+    """``root/ScreenSpot-Pro/annotations/`` holding the named real annotation files from ../shared/data (all 26 for
+    None), each cut to its first ``rows`` rows when given; no image folder at all."""
     folder = root / "ScreenSpot-Pro" / "annotations"
     folder.mkdir(parents=True)
-    if recording is not None and files is None:
-        sources = sorted((recording / "annotations").glob("*.json"))
-    else:
-        sources = [SHARED / f"{name}.json" for name in files] if files else sorted(SHARED.glob("*.json"))
-    for source in sources:
-        shutil.copy(source, folder / source.name)
+    for source in [SHARED / f"{name}.json" for name in files] if files else sorted(SHARED.glob("*.json")):
+        if rows is None:
+            shutil.copy(source, folder / source.name)
+        else:
+            (folder / source.name).write_text(json.dumps(json.loads(source.read_text("utf-8"))[:rows], ensure_ascii=False), "utf-8")
     return root
 
 
@@ -86,8 +84,8 @@ def test_each_version_of_the_official_script_replays_to_its_own_verdicts(tmp_pat
     """Every record's verdict is the one eval_screenspot_pro.py gave it, with no id (3443b5b), with one (7e6cc78,
     bd8bbbb), and no screenshot read; whatever --model-profile says. Before: a record without id was refused, the
     screenshots were opened, and each point was rendered as the profile's text and parsed back."""
-    folder, files = RECORDINGS[version]
-    root = data_root(tmp_path, files, folder)
+    folder, files, rows = RECORDINGS[version]
+    root = data_root(tmp_path, files, rows)
     results = folder / "results.json"
     details = official(results)
     for profile in (None, "qwen2.5-vl", "qwen2-vl"):
@@ -114,7 +112,7 @@ def inside(point: list[float], box: list[float]) -> bool:
 def test_records_in_any_order_answer_the_same_cases(tmp_path: Path) -> None:
     """eval_screenspot_pro_parallel.py (6ca3cf9 on) writes its records as its workers finish them, without id: the
     records of 3443b5b shuffled give the same verdicts."""
-    folder, files = RECORDINGS["3443b5b"]
+    folder, files, _ = RECORDINGS["3443b5b"]
     root = data_root(tmp_path / "data", files)
     data = json.loads((folder / "results.json").read_text())
     _, before = replayed(folder / "results.json", root)
@@ -124,29 +122,81 @@ def test_records_in_any_order_answer_the_same_cases(tmp_path: Path) -> None:
     assert {k: v["verdict"] for k, v in after.items()} == {k: v["verdict"] for k, v in before.items()}
 
 
-def test_omniparsers_published_log_scores_what_the_inclusive_rule_gives(tmp_path: Path) -> None:
-    """OmniParser's log (JSONL records, no id, whole-pixel pred) on all 1581 real rows: 630 hits, the inclusive rule on
-    its points. The log's own correctness says 625: five of its points lie exactly on a right or bottom edge, which
-    the log's script judged before rounding the point to whole pixels (its pred)."""
+#: where an OmniParser point falls, relative to its row's truth box [x1, y1, x2, y2] on an axis, in pixels of the
+#: screenshot: its element's centre, which the log's script judged unrounded and wrote rounded (its pred). The shapes
+#: of the published log (docs/replay.md, "Other harnesses' per-sample logs"): most inside or far off; on the left edge
+#: from inside (correct); on the right or bottom edge from a hair outside (the log's "wrong", the inclusive rule's hit
+#: on its pred: what makes its 625 guitest's 630); a pixel outside; on an edge with the other axis off the box.
+OMNIPARSER_SHAPES: dict[str, Callable[[float, float, float, float, int, int], tuple[float, float]]] = {
+    "inside": lambda x1, y1, x2, y2, w, h: ((x1 + x2) / 2, (y1 + y2) / 2),
+    "left edge, from inside": lambda x1, y1, x2, y2, w, h: (x1 + 0.3, (y1 + y2) / 2),
+    "right edge, from outside": lambda x1, y1, x2, y2, w, h: (x2 + 0.4, (y1 + y2) / 2),
+    "bottom edge, from outside": lambda x1, y1, x2, y2, w, h: ((x1 + x2) / 2, y2 + 0.4),
+    "right edge, below the box": lambda x1, y1, x2, y2, w, h: (x2 + 0.4, y2 + 30),
+    "a pixel right of the box": lambda x1, y1, x2, y2, w, h: (x2 + 1.2, (y1 + y2) / 2),
+    "a pixel above the box": lambda x1, y1, x2, y2, w, h: ((x1 + x2) / 2, y1 - 1.3),
+    "far off": lambda x1, y1, x2, y2, w, h: (w * 0.95 if x1 + x2 < w else w * 0.05, (y1 + y2) / 2),
+}
+
+
+def omniparser_record(row: dict[str, Any], task_file: str, idx: int, shape: str) -> dict[str, Any]:
+    """A record of OmniParser's ScreenSpot-Pro log (microsoft/OmniParser eval/logs_sspro_omniv2.json at 5d49a5a): its
+    fields in its order, the point its model gives in fractions of the screenshot (the centre of a detected element's
+    box, ``[x + w/2, y + h/2]`` as eval/ss_pro_gpt4o_omniv2.py computes it; the element here a 10-pixel box around the
+    shape's point), ``correctness`` as the official check judges that point, ``pred`` that point in whole pixels."""
+    (x1, y1, x2, y2), (w, h) = row["bbox"], row["img_size"]
+    px, py = OMNIPARSER_SHAPES[shape](x1, y1, x2, y2, w, h)
+    element = [(px - 5) / w, (py - 5) / h, 10 / w, 10 / h]
+    point = [element[0] + element[2] / 2, element[1] + element[3] / 2]
+    correct = x1 / w <= point[0] <= x2 / w and y1 / h <= point[1] <= y2 / h  # eval_screenspot_pro.py's eval_sample_positive_gt
+    return {
+        "img_path": f"./ScreenSpot-Pro/images/{row['img_filename']}",
+        "group": row["group"],
+        "platform": row["platform"],
+        "application": row["application"],
+        "lang": "en",
+        "instruction_style": "instruction",
+        "prompt_to_evaluate": row["instruction"],
+        "gt_type": "positive",
+        "ui_type": row["ui_type"],
+        "task_filename": task_file,
+        "pred": [round(point[0] * w), round(point[1] * h)],
+        "raw_response": {"Analysis": f"The target is the element I tagged {idx}.", "Click BBox ID": str(idx)},
+        "bbox": row["bbox"],
+        "correctness": "correct" if correct else "wrong",
+        "idx": idx,
+    }
+
+
+def test_an_omniparser_log_scores_the_points_it_records_by_the_inclusive_rule(tmp_path: Path) -> None:
+    """A log in OmniParser's format (JSONL records, no id, whole-pixel pred, raw_response a dict) on the real rows of
+    two files, its points in each shape the published log has: every case's verdict is the inclusive rule on the
+    recorded pred, and differs from the log's own correctness exactly where a point written on a right or bottom edge
+    was judged, unrounded, a hair outside it. (OmniParser's published log itself replays to 630 hits where its
+    correctness counts 625: tests/reference/measure_omniparser_log.py, by hand; docs/replay.md.)"""
+    files = ["illustrator_windows", "autocad_windows"]
+    root = data_root(tmp_path / "data", files)
+    records, shapes = [], list(OMNIPARSER_SHAPES)
+    for name in files:
+        for row in json.loads((SHARED / f"{name}.json").read_text("utf-8")):
+            records.append(omniparser_record(row, name, len(records), shapes[len(records) % len(shapes)]))
     log = tmp_path / "logs_sspro_omniv2.json"
-    log.write_bytes(gzip.decompress(OMNIPARSER.read_bytes()))
-    root = data_root(tmp_path / "data", None)
+    log.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     model, cases = replayed(log, root, "qwen2.5-vl")
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert len(cases) == len(records) == 1581 and len(model.answers) == 1581
-    verdicts = Counter(c["verdict"] for c in cases.values())
-    assert verdicts == {"hit": 630, "miss": 951}
-    assert Counter(r["correctness"] for r in records)["correct"] == 625
-    differ = [r for r in records if (cases[key(r)]["verdict"] == "hit") != (r["correctness"] == "correct")]
-    assert len(differ) == 5
-    for r in differ:
-        (x1, y1, x2, y2), (x, y) = r["bbox"], r["pred"]
-        assert r["correctness"] == "wrong" and x1 <= x <= x2 and y1 <= y <= y2 and (x == x2 or y == y2)
+    assert len(cases) == len(records) == len(model.answers) == 65
+    for n, r in enumerate(records):
+        case, (x1, y1, x2, y2), (x, y) = cases[key(r)], r["bbox"], r["pred"]
+        assert case["verdict"] == ("hit" if x1 <= x <= x2 and y1 <= y <= y2 else "miss"), (shapes[n % len(shapes)], r)
+        assert case["response"] == json.dumps(r["raw_response"], ensure_ascii=False)
+    differ = [shapes[n % len(shapes)] for n, r in enumerate(records) if (cases[key(r)]["verdict"] == "hit") != (r["correctness"] == "correct")]
+    assert Counter(differ) == {"right edge, from outside": 8, "bottom edge, from outside": 8}
+    hits = Counter(c["verdict"] for c in cases.values())["hit"]
+    assert (hits, Counter(r["correctness"] for r in records)["correct"]) == (33, 17)  # 4 shapes of 8 hit; 2 of them the log calls wrong
 
 
 def official_file(tmp_path: Path, change: Any = None) -> tuple[Path, Path, list[dict[str, Any]]]:
     """The 3443b5b recording (its data root beside it), its details changed by ``change(details)`` first."""
-    folder, files = RECORDINGS["3443b5b"]
+    folder, files, _ = RECORDINGS["3443b5b"]
     root = data_root(tmp_path / "data", files)
     data = json.loads((folder / "results.json").read_text())
     if change is not None:
@@ -276,7 +326,7 @@ def test_the_first_release_replays_to_its_own_figures_through_the_suite(pytester
     """A results file of the first release (3443b5b: no id) replayed through guitest's own screenspot_pro suite with no
     screenshot on disk, serial and with the records matched in each xdist worker: the script's own overall, text and
     icon accuracies, its wrong_format records unparsed, and the same figures as a leaderboard entry."""
-    folder, files = RECORDINGS["3443b5b"]
+    folder, files, _ = RECORDINGS["3443b5b"]
     shutil.copytree(REPO / "suites" / "screenspot_pro", pytester.path / "suites" / "screenspot_pro")
     data_root(pytester.path / "data-root", files)
     result = pytester.runpytest_subprocess("suites/screenspot_pro", f"--model=replay:{folder / 'results.json'}", "--model-profile=qwen2.5-vl", "--data-root=data-root", "-p", "no:cacheprovider", *mode)

@@ -5,20 +5,24 @@ nor a network.
 The script (eval_screenspot_pro.py of likaixin2000/ScreenSpot-Pro-GUI-Grounding) is run as it ships, its
 ``model_factory.build_model`` stood in for by a model that answers each sample in turn with the centre of its box
 (correct), a point off it (wrong) or no point (wrong_format), on twelve real ScreenSpot-Pro annotation rows (the first
-three of four applications, from ../shared/data/screenspot_pro). It writes its log (``metrics`` and ``details``,
-per-sample results) to results.json; the rows go to annotations/.
+three rows of each of four application files, from ../shared/data/screenspot_pro; :data:`FILES`, :data:`ROWS`),
+given to it in a scratch folder. It writes its log (``metrics`` and ``details``, per-sample results) to results.json.
+The rows are not copied into the repository: the tests read the same ones from ../shared/data/screenspot_pro.
 
-Usage::
+Usage (the script needs torch, tqdm and pillow; the project's environment has them)::
 
-    git --git-dir=<a snapshot of the repository> worktree add --detach /tmp/sspro <commit>
-    .tox/py311/bin/python tests/reference/record_screenspot_pro.py --repo /tmp/sspro --commit <commit>
+    mkdir -p /tmp/sspro-<commit> && git --git-dir=<a snapshot of the repository> archive <commit> eval_screenspot_pro.py \\
+        | tar -x -C /tmp/sspro-<commit>
+    python tests/reference/record_screenspot_pro.py --repo /tmp/sspro-<commit> --commit <commit>
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -26,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "data" / "screenspot_pro_reference"
 SHARED = HERE.parents[2] / "shared" / "data" / "screenspot_pro"
 FILES = ["android_studio_macos", "autocad_windows", "excel_macos", "linux_common_linux"]
+ROWS = 3  # the first rows of each file
+IMAGES = "/data/ScreenSpot-Pro/images"  # the script's --screenspot_imgs: named in each record, no image opened
 
 
 def main() -> None:
@@ -33,11 +39,11 @@ def main() -> None:
     parser.add_argument("--repo", required=True)
     parser.add_argument("--commit", required=True)
     args = parser.parse_args()
-    (OUT / "annotations").mkdir(parents=True, exist_ok=True)
+    annotations = Path(tempfile.mkdtemp(prefix="sspro-rows-"))
     rows = {}
     for name in FILES:
-        picked = json.loads((SHARED / f"{name}.json").read_text())[:3]
-        (OUT / "annotations" / f"{name}.json").write_text(json.dumps(picked, ensure_ascii=False, indent=1) + "\n")
+        picked = json.loads((SHARED / f"{name}.json").read_text())[:ROWS]
+        (annotations / f"{name}.json").write_text(json.dumps(picked, ensure_ascii=False, indent=1) + "\n")
         rows.update({r["instruction"]: r for r in picked})
     answers = iter(range(10**6))
 
@@ -59,8 +65,8 @@ def main() -> None:
         argparse.Namespace(
             model_type="stand-in",
             model_name_or_path="stand-in",
-            screenspot_imgs=str(OUT / "images"),
-            screenspot_test=str(OUT / "annotations"),
+            screenspot_imgs=IMAGES,
+            screenspot_test=str(annotations),
             task="all",
             inst_style="instruction",
             language="en",
@@ -70,9 +76,13 @@ def main() -> None:
     )
     (OUT / "README.md").write_text(
         f"Recorded by tests/reference/record_screenspot_pro.py from likaixin2000/ScreenSpot-Pro-GUI-Grounding at {args.commit}:\n"
-        "results.json is what its eval_screenspot_pro.py writes for the rows of annotations/ (real ScreenSpot-Pro rows),\n"
-        "its model stood in for (see the script). tests/test_replay_records.py replays it.\n"
+        "results.json is what its eval_screenspot_pro.py writes for twelve real ScreenSpot-Pro rows, the first three of each of\n"
+        f"{', '.join(f + '.json' for f in FILES)}\n"
+        "in ../shared/data/screenspot_pro (not copied here: the tests read them there), its model stood in for (see the\n"
+        "script). tests/test_replay_records.py replays it.\n"
     )
+
+    shutil.rmtree(annotations)
 
 
 if __name__ == "__main__":

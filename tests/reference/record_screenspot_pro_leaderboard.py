@@ -8,20 +8,31 @@ two icon and the first two text rows of each of the 26 application files of ../s
 the six groups and every application has icon and text cases, as the leaderboard's submission notebook needs. Its log
 (``metrics`` and ``details``, per-sample results) is written as ``stand-in.json`` (the notebook names an entry after its
 file). The rows themselves are not copied: the test reads them from ../shared/data by the task file and id each detail
-names. The notebook (leaderboard_submission.ipynb, the same at e9f0ff0 and bd8bbbb) is copied as it is, for the test to
-run its own code cell.
+names.
 
-Usage::
+Then the leaderboard's submission notebook (leaderboard_submission.ipynb, the same at e9f0ff0 and bd8bbbb) is run on
+that file as its tutorial says: its code cell that makes the entries (the cell before it only names the folder and the
+output file), executed as it ships on a folder holding stand-in.json alone. The file it writes is recorded as it wrote
+it, the JSON text at full precision, as ``notebook_entry.json``'s ``written``, beside the SHA-256 of the stand-in.json it
+read (so the test knows the entry is of the file it replays) and the notebook's git blob id. The notebook itself is not
+copied here: it is the repository's code.
 
-    git --git-dir=<a snapshot of the repository> worktree add --detach /tmp/sspro bd8bbbb470fbc4fda2a4fa9ec90bd2572507794e
-    .tox/py311/bin/python tests/reference/record_screenspot_pro_leaderboard.py --repo /tmp/sspro --commit bd8bbbb470fbc4fda2a4fa9ec90bd2572507794e
+Usage (the script needs torch, tqdm and pillow; the project's environment has them)::
+
+    mkdir -p /tmp/sspro-bd8bbbb && git --git-dir=<a snapshot of the repository> archive bd8bbbb470fbc4fda2a4fa9ec90bd2572507794e \\
+        eval_screenspot_pro.py leaderboard_submission.ipynb | tar -x -C /tmp/sspro-bd8bbbb
+    python tests/reference/record_screenspot_pro_leaderboard.py --repo /tmp/sspro-bd8bbbb --commit bd8bbbb470fbc4fda2a4fa9ec90bd2572507794e
+
+With ``--notebook-only`` only the notebook is run, on the stand-in.json already recorded: the script writes its
+``metrics`` in an order of Python's set iteration, which changes from run to run (the same figures, the same
+``details``), so running it again rewrites stand-in.json in another order.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
-import shutil
 import sys
 import tempfile
 import types
@@ -43,11 +54,9 @@ def picked_rows() -> dict[str, list[dict]]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repo", required=True)
-    parser.add_argument("--commit", required=True)
-    args = parser.parse_args()
+def run_script(repo: str) -> None:
+    """eval_screenspot_pro.py of ``repo`` run as it ships on :func:`picked_rows`, its model stood in for; its log is
+    written as stand-in.json."""
     OUT.mkdir(parents=True, exist_ok=True)
     picked = picked_rows()
     order = [r for name in sorted(picked) for r in picked[name]]  # the order the script asks in: task files as given, rows in file order
@@ -67,7 +76,7 @@ def main() -> None:
             return {"point": [x / w, y / h], "raw_response": f"({x:.0f}, {y:.0f})", "result": "positive"}
 
     sys.modules["model_factory"] = types.SimpleNamespace(build_model=lambda args: Model())  # type: ignore[assignment]
-    sys.path.insert(0, args.repo)
+    sys.path.insert(0, repo)
     import eval_screenspot_pro as reference  # noqa: E402
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,15 +97,53 @@ def main() -> None:
                 log_path=str(OUT / "stand-in.json"),
             )
         )
-    shutil.copyfile(Path(args.repo, "leaderboard_submission.ipynb"), OUT / "leaderboard_submission.ipynb")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--commit", required=True)
+    parser.add_argument("--notebook-only", action="store_true", help="run only the notebook, on the stand-in.json recorded")
+    args = parser.parse_args()
+    if not args.notebook_only:
+        run_script(args.repo)
+    notebook = Path(args.repo, "leaderboard_submission.ipynb").read_bytes()
+    read = (OUT / "stand-in.json").read_bytes()
+    record = {
+        "repository": "likaixin2000/ScreenSpot-Pro-GUI-Grounding",
+        "commit": args.commit,
+        "files": {"leaderboard_submission.ipynb": hashlib.sha1(b"blob %d\0" % len(notebook) + notebook).hexdigest()},
+        "script": "tests/reference/record_screenspot_pro_leaderboard.py",
+        "input": {"stand-in.json": hashlib.sha256(read).hexdigest()},
+        "written": notebook_entries(notebook, read),
+    }
+    (OUT / "notebook_entry.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n")
     (OUT / "README.md").write_text(
         f"Recorded by tests/reference/record_screenspot_pro_leaderboard.py from likaixin2000/ScreenSpot-Pro-GUI-Grounding at {args.commit}:\n"
         "stand-in.json is what its eval_screenspot_pro.py writes for 104 real ScreenSpot-Pro rows (the first two icon and two text\n"
         "rows of each application file of ../shared/data/screenspot_pro; its model stood in for, see the script), and\n"
-        "leaderboard_submission.ipynb is the repository's notebook that turns such files into grounding-leaderboard entries\n"
-        "(unchanged since e9f0ff06a66aacc0e418e4bd906d77800c3a596e). tests/test_leaderboard.py runs the notebook's code cell on\n"
-        "stand-in.json and guitest's own run of the same replies, and compares the two entries bit for bit.\n"
+        "notebook_entry.json's `written` is the file the repository's leaderboard_submission.ipynb (unchanged since\n"
+        "e9f0ff06a66aacc0e418e4bd906d77800c3a596e) wrote from it: its code cell run as it ships on a folder holding stand-in.json,\n"
+        "the JSON text as written (full precision), with the SHA-256 of the stand-in.json it read and the notebook's blob id.\n"
+        "The notebook is not copied here. tests/test_leaderboard.py makes guitest's own entry from a run of the same replies\n"
+        "and compares it with the recorded one bit for bit. The script's usage says how to record both again, or (--notebook-only)\n"
+        "the notebook's entry alone.\n"
     )
+
+
+def notebook_entries(notebook: bytes, stand_in: bytes) -> str:
+    """The file the notebook writes for a results folder holding ``stand_in`` as stand-in.json (the notebook names an
+    entry after its file): its code cell that makes the entries, run as it ships, with the folder and the output file
+    the cell before it names set to a scratch folder's."""
+    cells = json.loads(notebook)["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert code[0].startswith("# Specify the folder") and "def process_json_files" in code[1], "not the notebook this script knows"
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "results").mkdir()
+        (Path(tmp) / "results" / "stand-in.json").write_bytes(stand_in)
+        out = Path(tmp) / "en_results.json"
+        exec(compile(code[1], "leaderboard_submission.ipynb", "exec"), {"input_folder": str(Path(tmp) / "results"), "output_json": str(out)})  # noqa: S102
+        return out.read_text()
 
 
 if __name__ == "__main__":
