@@ -33,7 +33,7 @@ import math
 import sys
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -395,21 +395,23 @@ def _noise(pairs: list[tuple[CaseResult, CaseResult]], old_repeats: Any, new_rep
             "sigma": _number(test[f"{side}_sigma"]),
             "std_across_runs": reported,
         }
-    p = float(test["p_value"])
-    out.update(
-        {
-            "measured_by": "both" if min(old_k, new_k) > 1 else ("old" if old_k > 1 else "new"),
-            "change": _number(test["change"]),
-            "se": _number(test["se"]),
-            "z": _number(test["z"]),
-            "p_value": float(f"{p:.6g}"),
-            "alpha": alpha,
-            "power": power,
-            "within": not p < alpha,
-            "detectable": _number(test["detectable"]),
-        }
-    )
+    figures = _test_figures(test, alpha, power)
+    out.update({"measured_by": "both" if min(old_k, new_k) > 1 else ("old" if old_k > 1 else "new"), **figures, "within": not figures["p_value"] < alpha})
     return out
+
+
+def _test_figures(test: Mapping[str, Any], alpha: float, power: float) -> dict[str, Any]:
+    """A normal test's figures for the JSON (:mod:`~guitest.reporting.significance`): the change, its standard error,
+    z, p, the alpha and power it is stated at, and the change it detects with that power."""
+    return {
+        "change": _number(test["change"]),
+        "se": _number(test["se"]),
+        "z": _number(test["z"]),
+        "p_value": float(f"{float(test['p_value']):.6g}"),
+        "alpha": alpha,
+        "power": power,
+        "detectable": _number(test["detectable"]),
+    }
 
 
 class ClusterError(GuitestError):
@@ -437,20 +439,13 @@ def _population(pairs: list[tuple[CaseResult, CaseResult]], alpha: float, power:
     test = population_test(np.array(old_h), old_ks.pop(), np.array(new_h), new_ks.pop(), alpha, power, groups)
     if math.isnan(float(test["se"])):
         return None
-    p = float(test["p_value"])
     return {
         "question": "the task population: would the change hold on other tasks drawn as these were (which tasks were drawn is noise too)",
         "cases": len(pairs),
         "cluster": cluster or "case",
         "clusters": len(set(groups.tolist())) if groups is not None else len(pairs),
-        "change": _number(test["change"]),
-        "se": _number(test["se"]),
+        **_test_figures(test, alpha, power),
         "se_by_case": _number(test["se_by_case"]),
-        "z": _number(test["z"]),
-        "p_value": float(f"{p:.6g}"),
-        "alpha": alpha,
-        "power": power,
-        "detectable": _number(test["detectable"]),
     }
 
 
