@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from . import bundled
 from . import usage as usage_mod
 from . import cache as cache_mod
-from .reporting import builder, history, summary
+from .reporting import history, summary
 from .reporting.document import CacheRecord, RunRecord
 from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
@@ -399,6 +399,8 @@ class Session:
 
     def cache_record(self, results: list[CaseResult]) -> CacheRecord:
         """What a suite's report says of the response cache (:func:`guitest.reporting.builder.cache_record`)."""
+        from .reporting import builder  # the report's modules load where a report is built (suite_reports.py)
+
         assert self.model is not None
         config = self.config
         return builder.cache_record(
@@ -416,6 +418,8 @@ class Session:
     def endpoint_record(self, results: list[CaseResult]) -> RunRecord:
         """Per endpoint, the replies, failures, mean reply seconds and rests every process saw
         (:func:`~guitest.models.endpoints.merged_stats`), the one that was unreachable (if any), the model as served."""
+        from .reporting import builder
+
         assert self.model is not None
         out: RunRecord = {}
         endpoints = merged_stats(self.endpoint_stats)
