@@ -22,7 +22,6 @@ from . import usage as usage_mod
 from . import cache as cache_mod
 from .reporting import history, summary
 from .reporting.document import CacheRecord, RunRecord
-from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
 from .errors import GuitestError, SuiteError
 from .formats import read_suite_samples
@@ -42,6 +41,7 @@ from .verdict import ERROR, CaseResult, case_result
 from .reporting.thumbnails import picture
 
 if TYPE_CHECKING:  # the live modules load when a live suite is read, never for a grounding run (start-up, every worker)
+    from .case import RunOptions  # guitest.case loads where a case runs or the cache's ledger is opened
     from .live.flow import Environments, LiveSetup
 
 #: exit status of a run that ended with fewer results than cases selected
@@ -132,6 +132,8 @@ class Session:
         if worker is not None:
             given = worker.get("guitest_run")
             return cache_mod.Run(given["id"], given.get("resumes")) if given else None
+        from .case import key_parts
+
         scope = cache_mod.ResponseCache.key({**key_parts(self.model, identity=False), "base_urls": self.model.settings.public()["base_urls"]})
         try:
             run, self._run_lock = cache_mod.open_run(self.cache_folder, scope, resume=config.last_failed)
@@ -244,6 +246,8 @@ class Session:
     def options(self) -> RunOptions:
         """How every case of this session runs (made once, on first use)."""
         if self._options is None:
+            from .case import RunOptions
+
             self._options = RunOptions(
                 repeats=self.config.repeats,
                 strategy=self.config.attempt_strategy,
@@ -292,6 +296,8 @@ class Session:
 
             result = run_live_case(sample, self.model, live, self.environments, self.options)
         else:
+            from .case import run_case
+
             result = run_case(sample, self.model, task, prompt, self.options)
         self._carry_cache_failure(result)
         return result

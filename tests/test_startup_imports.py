@@ -3,8 +3,8 @@ what that saves):
 
 - no process loads a live, desktop or browser module, jsonschema (a valid suite file and valid rows are checked by
   the schemas' generated predicates; jsonschema only describes an invalid one) or the ``openai`` package;
-- a run that selects nothing reads its suite without PIL (images are read by the cases) and without the report's
-  modules (no report is written);
+- a run that selects nothing reads its suite without PIL (images are read by the cases), the report's modules (no
+  report is written) or the modules that run a case;
 - under xdist the controller reads no screenshot (no PIL) and the workers write no report.
 """
 
@@ -20,7 +20,8 @@ LIVE = ("guitest.live", "guitest.envs", "guitest.desktopenv", "guitest.localdesk
 NEVER = LIVE + ("jsonschema", "openai")
 PIL = ("PIL", "guitest.images")
 REPORT = ("guitest.reporting.builder", "guitest.reporting.report", "guitest.reporting.writer", "guitest.reporting.html", "guitest.reporting.compare")
-WATCHED = NEVER + PIL + REPORT + ("guitest.suite", "yaml")
+CASES = ("guitest.case", "guitest.attempts", "guitest.pysuite")  # running a case, Python suites
+WATCHED = NEVER + PIL + REPORT + CASES + ("guitest.suite", "yaml")
 CONFTEST = f"""
 import json, os, sys
 
@@ -70,4 +71,4 @@ def test_a_run_that_selects_nothing_reads_the_suite_and_nothing_more(pytester: p
     assert code == pytest.ExitCode.NO_TESTS_COLLECTED
     [process] = seen
     assert {"guitest.suite", "yaml"} <= set(process["loaded"])  # type: ignore[arg-type]  # the suite was read
-    assert of(process["loaded"], NEVER + PIL + REPORT) == [], process
+    assert of(process["loaded"], NEVER + PIL + REPORT + CASES) == [], process
