@@ -133,7 +133,7 @@ suite_like = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=examples(400), deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(doc=suite_like)
 def test_the_suite_predicate_agrees_with_jsonschema_on_repeated_tags_and_gate_keys(doc) -> None:
     assert fast_check("suite")(doc) == validator("suite").is_valid(doc)
@@ -149,7 +149,7 @@ KEYWORDS = [
 ]
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(value=st.one_of(values, st.lists(st.one_of(scalars, st.lists(scalars, max_size=2)), max_size=4)), schema=st.sampled_from(KEYWORDS))
 def test_each_newly_compiled_keyword_agrees_with_jsonschema(value, schema) -> None:
     """1 and 1.0 are one item to jsonschema's uniqueItems, 1 and true are two; a key that is not a string passes a pattern."""
