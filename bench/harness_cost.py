@@ -51,12 +51,17 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
 
         setattr(module, name, wrapper)
 
-    timed(case_mod, "open_image", "open")
-    timed(base_mod, "decode_rgb", "decode")
-    timed(base_mod, "resized", "resize")
-    timed(oa_mod, "as_file", "file as is")
-    timed(oa_mod, "encode", "encode")
-    timed(oa_mod, "data_uri", "base64")
+    # where the case path calls them: a tree that imports them at the top of case, base and openai_api, or one that
+    # imports them from guitest.images where they are used (each call reads the images module's attribute)
+    for module in (case_mod, images_mod):
+        timed(module, "open_image", "open")
+    for module in (base_mod, images_mod):
+        timed(module, "decode_rgb", "decode")
+        timed(module, "resized", "resize")
+    for module in (oa_mod, images_mod):
+        timed(module, "as_file", "file as is")
+        timed(module, "encode", "encode")
+        timed(module, "data_uri", "base64")
     timed(grounding_mod, "parse_answer", "parse")
     timed(grounding_mod, "judge", "parse+score")
     thumb = getattr(images_mod, "thumbnail", None)

@@ -1,6 +1,6 @@
 """A full-size ScreenSpot-Pro suite for the bench: the real annotations, screenshots generated at their real sizes.
 
-    python bench/make_pro.py OUT [--annotations DIR] [--limit N] [--processes P]
+    python bench/make_pro.py OUT [--annotations DIR] [--size WxH] [--limit N] [--processes P]
 
 writes ``OUT/suite.yaml`` (``format: screenspot_pro``, the tags and id of
 ``suites/screenspot_pro``), ``OUT/data/annotations/*.json`` (the 1581 real annotation
@@ -163,10 +163,13 @@ def _has_size(path: Path, size: tuple[int, int]) -> bool:
         return False
 
 
-def make(out: Path, annotations: Path = ANNOTATIONS, limit: int | None = None, processes: int | None = None, name: str | None = None) -> dict[str, Any]:
-    """Write the suite (cached, see the module docstring); returns counts, bytes and seconds."""
+def make(out: Path, annotations: Path = ANNOTATIONS, limit: int | None = None, processes: int | None = None, name: str | None = None, size: tuple[int, int] | None = None) -> dict[str, Any]:
+    """Write the suite (cached, see the module docstring); returns counts, bytes and seconds. ``size``: only the rows
+    of that ``img_size`` (e.g. the 270 rows of 3840x2160)."""
     t0 = time.perf_counter()
     files = _rows(annotations)
+    if size is not None:
+        files = {fname: kept for fname, rows in files.items() if (kept := [r for r in rows if tuple(r["img_size"]) == tuple(size)])}
     if limit is not None:  # the first ``limit`` rows over all files, in file order: a smaller set of the same shape
         left, cut = limit, {}
         for fname, rows in files.items():
@@ -227,11 +230,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="suite folder to write")
     parser.add_argument("--annotations", type=Path, default=ANNOTATIONS, help=f"folder of the real ScreenSpot-Pro annotation files (default {ANNOTATIONS})")
+    parser.add_argument("--size", default=None, help="only the rows of this img_size, WxH (e.g. 3840x2160)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N rows (a smaller set of the same shape)")
     parser.add_argument("--processes", type=int, default=None, help="generator processes (default: all cores)")
     parser.add_argument("--name", default=None, help="suite name (default: from the folder name)")
     args = parser.parse_args(argv)
-    print(json.dumps(make(args.out, args.annotations, args.limit, args.processes, args.name)))
+    size = tuple(int(v) for v in args.size.lower().split("x")) if args.size else None
+    print(json.dumps(make(args.out, args.annotations, args.limit, args.processes, args.name, size)))  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

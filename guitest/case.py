@@ -11,22 +11,22 @@ import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import Any, Callable, ContextManager
-
-from PIL import Image
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from .attempts import Attempt, case_outcome, repeat
 from .cache import ResponseCache, Stored, image_digest
 from .manifest import prompt_digest
 from .errors import EndpointDown, GuitestError, PaidError
 from .exchange import Case, Prompt, Reply, SentImage
-from .images import open_image
 from .models.base import Model
 from .sample import Sample
 from .spending import BudgetReached, Meter, Spending
 from .tasks import Task, grounding
 from .usage import FailedCall, Usage
 from .verdict import ERROR, CaseResult, case_result
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 #: the longest reply kept (parsed, cached, reported), in characters; a longer one keeps its first
 #: REPLY_HEAD_CHARS and its last MAX_REPLY_CHARS - REPLY_HEAD_CHARS characters (answers come last)
@@ -78,6 +78,8 @@ def run_case(sample: Sample, model: Model, task: Task | None = None, prompt_temp
         return _run_opened(_Opened(sample, model, task, None, tuple(sample.size or (0, 0)), notes), prompt_template, options)  # type: ignore[arg-type]
     if not model.needs_screenshot and sample.size is not None:  # the annotation's size is all such a model reads
         return _run_opened(_Opened(sample, model, task, None, (sample.size[0], sample.size[1]), notes, unread=True), prompt_template, options)
+    from .images import open_image  # PIL loads with the first screenshot read, not with the plugin
+
     try:
         image = open_image(sample.image)
     except FileNotFoundError:

@@ -35,9 +35,10 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from PIL import Image, ImageDraw, ImageFont
+if TYPE_CHECKING:  # PIL loads where the screens are drawn: a run over data made before never needs it
+    from PIL import ImageDraw, ImageFont
 
 try:
     import fcntl
@@ -186,6 +187,8 @@ def _generate(dest: Path) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    from PIL import ImageFont
+
     try:
         return ImageFont.load_default(size=size)
     except TypeError:  # Pillow < 10.1 has one bitmap size only
@@ -200,6 +203,8 @@ class _Screen:
     """A canvas plus the targets drawn on it; all boxes are integer ``(x, y, w, h)``."""
 
     def __init__(self, size: tuple[int, int], rng: random.Random) -> None:
+        from PIL import Image, ImageDraw
+
         self.size = size
         self.rng = rng
         self.image = Image.new("RGB", size, (255, 255, 255))

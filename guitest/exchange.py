@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PIL import Image
-
 from .sample import Sample
 from .usage import FailedCall, Usage
 
 if TYPE_CHECKING:
+    from PIL import Image  # a type only: PIL loads where an image is read (guitest.images)
+
     from .profiles import Profile
 
 

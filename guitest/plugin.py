@@ -22,7 +22,6 @@ from .gcpause import CollectorPause
 from .models import SPECS
 from .models.base import Model, Settings
 from .printable import printable
-from .pysuite import Point, Region, load_samples, region
 from .runconfig import OPTIONS, ConfigError, RunConfig, from_values
 from .sample import Sample
 from .scheduling import make, queued
@@ -35,6 +34,7 @@ from .verdict import ERROR, CaseResult, test_status
 
 if TYPE_CHECKING:
     from .live.flow import LiveSetup
+    from .pysuite import Point, Region  # guitest.pysuite loads where a Python test asks for samples or the model
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -134,6 +134,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     if "sample" not in metafunc.fixturenames:
         pytest.fail(f"{metafunc.definition.nodeid}: @guitest.samples needs a 'sample' argument", pytrace=False)
+    from .pysuite import load_samples
+
     try:
         samples = load_samples(spec, Path(metafunc.definition.path).parent)
     except SuiteError as exc:
@@ -161,12 +163,16 @@ class ModelHandle:
         self._node.guitest_result = result  # type: ignore[attr-defined]
         if result["verdict"] == ERROR:
             pytest.fail(f"{sample.id}: error: {result.get('error')}", pytrace=False)
+        from .pysuite import Point
+
         prediction = result.get("prediction")
         return Point(*prediction["pixel"]) if prediction else None
 
     @staticmethod
     def box(sample: Sample) -> Region:
         """The sample's truth box; ``point in box`` is a hit, edges included."""
+        from .pysuite import region
+
         return region(sample)
 
 

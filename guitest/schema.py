@@ -1,4 +1,8 @@
-"""JSON schemas shipped with guitest: loaded and compiled once, errors named by field."""
+"""JSON schemas shipped with guitest: loaded and compiled once, errors named by field.
+
+A valid document is checked by a predicate generated from its schema (:func:`fast_check`); jsonschema is imported
+only to name the problems of an invalid one, or for a schema with keywords the generator does not know.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import functools
 import json
 import re
 from importlib import resources
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-import jsonschema
+if TYPE_CHECKING:  # imported where a document is found invalid: a valid suite file and rows never load it (0.04 s)
+    import jsonschema
 
 
 def has_schema(name: str) -> bool:
@@ -17,12 +22,19 @@ def has_schema(name: str) -> bool:
 
 
 @functools.cache
+def shipped(name: str) -> Any:
+    """The JSON of ``schemas/<name>.schema.json`` (read once per process)."""
+    return json.loads(resources.files("guitest").joinpath("schemas", f"{name}.schema.json").read_text("utf-8"))
+
+
+@functools.cache
 def validator(name: str) -> jsonschema.protocols.Validator:
     """Return the compiled validator for ``schemas/<name>.schema.json`` (compiled once per process). The shipped
     schemas are not checked against their metaschema here: that took 60 ms a schema in every process that wrote a
     report, and tests/test_schema_fast.py checks each of them once."""
-    text = resources.files("guitest").joinpath("schemas", f"{name}.schema.json").read_text("utf-8")
-    schema = json.loads(text)
+    import jsonschema
+
+    schema = shipped(name)
     return jsonschema.validators.validator_for(schema)(schema)
 
 
@@ -57,6 +69,8 @@ def short_message(error: jsonschema.ValidationError) -> str:
 def validator_of(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
     """A validator for a schema given as data (a format of a project's own); ``jsonschema.SchemaError`` when the
     schema itself is invalid."""
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
@@ -64,6 +78,8 @@ def validator_of(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
 
 def iter_problems(name: str, instance: Any) -> Iterator[tuple[str, str]]:
     """Yield ``(field, message)`` for every schema violation of ``instance``, in a stable order."""
+    if fast_check(name)(instance):
+        return iter(())
     return problems(validator(name), instance)
 
 
@@ -179,8 +195,8 @@ class _Generator:
                 checks = [self.node(sub) for sub in value]
                 for i, check in enumerate(checks):
                     out.append(f"if isinstance(v, list) and len(v) > {i} and not {check}(v[{i}]): return False")
-            elif key in ("minItems", "maxItems", "minLength", "maxLength"):
-                kind = "list" if key.endswith("Items") else "str"
+            elif key in ("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"):
+                kind = "list" if key.endswith("Items") else "dict" if key.endswith("Properties") else "str"
                 op = ">=" if key.startswith("min") else "<="
                 out.append(f"if isinstance(v, {kind}) and not len(v) {op} {int(value)}: return False")
             elif key in _COMPARE:
@@ -188,6 +204,11 @@ class _Generator:
                 out.append(f"if {_NUMBER.format(v='v')} and not v {_COMPARE[key]} {bound}: return False")
             elif key == "$ref":
                 out.append(f"if not {self.ref(value)}(v): return False")
+            elif key == "propertyNames":
+                out.append(f"if isinstance(v, dict) and not all({self.node(value)}(k) for k in v): return False")
+            elif key == "uniqueItems":
+                if value:
+                    out.append("if isinstance(v, list) and not unique(v): return False")
             elif key == "pattern":
                 rx = self.constant(re.compile(value))
                 out.append(f"if isinstance(v, str) and {rx}.search(v) is None: return False")
@@ -196,11 +217,24 @@ class _Generator:
         return out
 
 
+def _unique(items: list[Any]) -> bool:
+    """``uniqueItems``: a list of strings (a suite's tags) by a set; any other list by jsonschema's own rule (1 and 1.0
+    are the same item there, 1 and true are not)."""
+    if all(type(item) is str for item in items):
+        return len(set(items)) == len(items)
+    return _unique_items().is_valid(items)
+
+
+@functools.cache
+def _unique_items() -> jsonschema.protocols.Validator:
+    return validator_of({"uniqueItems": True})
+
+
 def _compile(schema: Any) -> Any:
     """A predicate for ``schema`` generated as Python source (raises _Unsupported for keywords it does not know)."""
     gen = _Generator(schema)
     entry = gen.node(schema)
-    namespace: dict[str, Any] = {"MISSING": object(), **gen.constants}
+    namespace: dict[str, Any] = {"MISSING": object(), "unique": _unique, **gen.constants}
     exec(compile("".join(gen.functions), "<guitest schema predicate>", "exec"), namespace)  # noqa: S102 - source built above from a shipped schema
     return namespace[entry]
 
@@ -208,8 +242,7 @@ def _compile(schema: Any) -> Any:
 @functools.cache
 def fast_check(name: str) -> Any:
     """A predicate equivalent to ``validator(name).is_valid`` for the keywords it knows, else ``is_valid`` itself."""
-    full = validator(name)
     try:
-        return _compile(full.schema)
+        return _compile(shipped(name))
     except _Unsupported:
-        return full.is_valid
+        return validator(name).is_valid

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from . import bundled
 from . import usage as usage_mod
 from . import cache as cache_mod
-from .reporting import builder, history, summary
+from .reporting import history, summary
 from .reporting.document import CacheRecord, RunRecord
-from .case import RunOptions, key_parts, run_case
 from .datapath import describe_data, locate, resolve_root
 from .errors import GuitestError, ModelError, SuiteError
 from .formats import read_suite_samples
@@ -43,6 +42,7 @@ from .verdict import ERROR, CaseResult, case_result
 from .reporting.thumbnails import picture
 
 if TYPE_CHECKING:  # the live modules load when a live suite is read, never for a grounding run (start-up, every worker)
+    from .case import RunOptions  # guitest.case loads where a case runs or the cache's ledger is opened
     from .live.flow import Environments, LiveSetup
 
 #: exit status of a run that ended with fewer results than cases selected
@@ -151,6 +151,8 @@ class Session:
         if worker is not None:
             given = worker.get("guitest_run")
             return cache_mod.Run(given["id"], given.get("resumes")) if given else None
+        from .case import key_parts
+
         scope = cache_mod.ResponseCache.key({**key_parts(self.model, identity=False), "base_urls": self.model.settings.public()["base_urls"]})
         try:
             run, self._run_lock = cache_mod.open_run(self.cache_folder, scope, resume=config.last_failed)
@@ -270,6 +272,8 @@ class Session:
     def options(self) -> RunOptions:
         """How every case of this session runs (made once, on first use)."""
         if self._options is None:
+            from .case import RunOptions
+
             self._options = RunOptions(
                 repeats=self.config.repeats,
                 strategy=self.config.attempt_strategy,
@@ -318,6 +322,8 @@ class Session:
 
             result = run_live_case(sample, self.model, live, self.environments, self.options)
         else:
+            from .case import run_case
+
             result = run_case(sample, self.model, task, prompt, self.options)
         self._carry_cache_failure(result)
         warning = self.spending.take_warning() if self.spending is not None else None
@@ -467,6 +473,8 @@ class Session:
 
     def cache_record(self, results: list[CaseResult]) -> CacheRecord:
         """What a suite's report says of the response cache (:func:`guitest.reporting.builder.cache_record`)."""
+        from .reporting import builder  # the report's modules load where a report is built (suite_reports.py)
+
         assert self.model is not None
         config = self.config
         return builder.cache_record(
@@ -484,6 +492,8 @@ class Session:
     def endpoint_record(self, results: list[CaseResult]) -> RunRecord:
         """Per endpoint, the replies, failures, mean reply seconds and rests every process saw
         (:func:`~guitest.models.endpoints.merged_stats`), the one that was unreachable (if any), the model as served."""
+        from .reporting import builder
+
         assert self.model is not None
         out: RunRecord = {}
         endpoints = merged_stats(self.endpoint_stats)

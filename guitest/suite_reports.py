@@ -18,10 +18,8 @@ from .datapath import data_folder, describe_data
 from .formats import annotation_files
 from .errors import SuiteError
 from .miniwob import rules as miniwob_rules
-from .reporting import builder, summary, writer
-from .reporting import compare as compare_mod
+from .reporting import summary
 from .reporting import gate as gate_mod
-from .reporting import report as report_mod
 from .reporting.document import CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord, SuiteRecord
 from .secrets import scrub_args
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
@@ -31,6 +29,9 @@ from .verdict import CaseResult
 if TYPE_CHECKING:
     from .models.base import Model
     from .runconfig import RunConfig
+
+# The report's modules (builder, writer, compare, report) are imported where a report is built or
+# written, not with the plugin: a run that selects nothing, an xdist worker and --collect-only never load them.
 
 #: tag values kept for the hint of a selection that left no case (more are not shown anyway)
 MAX_KEYWORDS = 200
@@ -120,6 +121,8 @@ class SuiteReports:
         incomplete (a suite without a report, or with fewer results than cases selected) and whether a gate failed."""
         incomplete = gate_failed = False
         for key in sorted(set(self.selected) | set(self.results)):
+            from .reporting import writer
+
             try:
                 report = self.build(key, cache, run_extra)
             except SuiteError as exc:  # this process cannot read a suite file the workers ran: no report, never a wrong one
@@ -161,6 +164,8 @@ class SuiteReports:
         """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
         merged into the previous report of the same suite, model and success rule (:mod:`guitest.reporting.builder`);
         ``cache`` and ``run_extra``: what the run's record says of the response cache and of the endpoints, from the suite's results."""
+        from .reporting import builder
+
         assert self.model is not None
         config = self.config
         results = self.results.get(key, [])
@@ -251,6 +256,8 @@ class SuiteReports:
         path = self.config.baseline
         if not path:
             return
+        from .reporting import compare as compare_mod
+
         try:
             old = compare_mod.load_report(path)
         except compare_mod.ReportError as exc:
@@ -282,6 +289,9 @@ class SuiteReports:
     def write(self, report: Report, pictures: dict[str, str]) -> list[Path]:
         """Write the report where :meth:`report_paths` says and keep this run's copies (:func:`guitest.reporting.writer.write`);
         the paths written. Raises :class:`~guitest.reporting.writer.ReportNotSaved` when it could not be written."""
+        from .reporting import report as report_mod
+        from .reporting import writer
+
         config = self.config
         key = report["suite"]["path"]
         task = self.tasks.get(key)
@@ -308,6 +318,8 @@ class SuiteReports:
         """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
         if key in self.unreported:
             return summary.unreported(key, self.unreported[key])
+        from .reporting import report as report_mod
+
         report = self.reports[key]
         return summary.suite_summary(
             report,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from propbudget import examples
 
-from guitest.schema import fast_check, validator
+from guitest.schema import _compile, fast_check, validator, validator_of
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5000), st.floats(allow_nan=False, allow_infinity=True), st.text(max_size=8))
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=12)
@@ -115,3 +115,57 @@ def test_the_report_predicate_follows_refs_and_agrees_with_jsonschema(mutate) ->
         mutate(report)
     assert fast_check("report").__code__.co_filename == "<guitest schema predicate>"
     assert fast_check("report")(report) == validator("report").is_valid(report) == (mutate is None)
+
+
+def test_the_suite_file_and_model_config_schemas_compile_to_generated_code() -> None:
+    """propertyNames, uniqueItems and min/maxProperties are compiled too, so a valid suite file (every run reads one)
+    and a valid --model-config are checked without loading jsonschema (tests/test_startup_imports.py)."""
+    for name in ("suite", "model_config", "tasks/live", "formats/webtask", "formats/miniwob"):
+        assert fast_check(name).__code__.co_filename == "<guitest schema predicate>", name
+
+
+anything = st.one_of(scalars, st.lists(scalars, max_size=2), st.dictionaries(st.text(max_size=2), scalars, max_size=2))
+names = st.sampled_from(["a", "b", "c"])
+suite_like = st.fixed_dictionaries(
+    {"name": st.just("s"), "format": st.just("screenspot"), "data": st.just({"dir": "d", "annotations": "*.json"}), "task": st.just("grounding")},
+    optional={
+        "tags": st.one_of(st.lists(names, max_size=4), st.lists(anything, max_size=4)),
+        "breakdown": st.one_of(st.lists(names, max_size=3), st.lists(anything, max_size=3)),
+        "cross": st.lists(st.one_of(st.lists(names, max_size=3), st.lists(anything, max_size=3)), max_size=2),
+        "gate": st.fixed_dictionaries(
+            {},
+            optional={
+                "accuracy": st.floats(0, 1),
+                "by": st.dictionaries(st.one_of(st.sampled_from(["a=b", "a", "=b", "a/b=c", "a=b=c"]), st.integers(0, 3)), st.one_of(st.floats(0, 1), scalars), max_size=3),
+            },
+        ),
+    },
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(doc=suite_like)
+def test_the_suite_predicate_agrees_with_jsonschema_on_repeated_tags_and_gate_keys(doc) -> None:
+    assert fast_check("suite")(doc) == validator("suite").is_valid(doc)
+
+
+KEYWORDS = [
+    {"uniqueItems": True},
+    {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+    {"uniqueItems": False},
+    {"propertyNames": {"pattern": "^[^=]+=.+$"}},
+    {"propertyNames": {"enum": ["A", "B"]}},
+    {"minProperties": 1, "maxProperties": 2},
+]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(value=st.one_of(values, st.lists(st.one_of(scalars, st.lists(scalars, max_size=2)), max_size=4)), schema=st.sampled_from(KEYWORDS))
+def test_each_newly_compiled_keyword_agrees_with_jsonschema(value, schema) -> None:
+    """1 and 1.0 are one item to jsonschema's uniqueItems, 1 and true are two; a key that is not a string passes a pattern."""
+    assert _compile(schema)(value) == validator_of(schema).is_valid(value)
+
+
+@pytest.mark.parametrize("items", [[1, 1.0], [1, True], [0, False], [[1], [1.0]], [{"a": 1}, {"a": 1.0}], ["a", "a"], ["a", "b"], [[1], [True], [1]]])
+def test_unique_items_as_jsonschema_counts_them(items) -> None:
+    assert _compile({"uniqueItems": True})(items) == validator_of({"uniqueItems": True}).is_valid(items)

@@ -14,6 +14,7 @@ group ``guitest.formats``; see docs/adapters.md.
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
@@ -144,11 +145,12 @@ def read_rows(
     """
     images_dir = os.path.normpath(os.path.join(data_dir, suite.data["images"]))
     template = suite.id_template or default_id
-    if isinstance(schema_name, str):
-        checker, is_valid = schema.validator(f"formats/{schema_name}"), schema.fast_check(f"formats/{schema_name}")
+    describe: Callable[[Any], Iterable[tuple[str, str]]]
+    if isinstance(schema_name, str):  # jsonschema is loaded only to describe an invalid row
+        is_valid, describe = schema.fast_check(f"formats/{schema_name}"), functools.partial(schema.iter_problems, f"formats/{schema_name}")
     else:
         checker = schema.validator_of(schema_name)
-        is_valid = checker.is_valid
+        is_valid, describe = checker.is_valid, functools.partial(schema.problems, checker)
     problems: list[str] = []
     samples: list[Sample] = []
     seen: dict[str, tuple[str, int]] = {}
@@ -163,7 +165,7 @@ def read_rows(
                 problems.append(f"{where(shown, index, row_id, field)}: {message}")  # noqa: B023
 
             if not is_valid(row):
-                for name, message in schema.problems(checker, row):
+                for name, message in describe(row):
                     problem(name or "(row)", message)
                 continue
             broken = unencodable(row)

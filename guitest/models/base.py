@@ -12,15 +12,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from PIL import Image
-
-from ..images import decode_rgb, resized, target_size
 from ..profiles import PROFILES, Profile
 from ..errors import EndpointDown, ModelError
 from ..secrets import redact_urls
 from ..exchange import Case, Prompt, Reply, SentImage  # noqa: F401  (re-exported: adapters import them from here)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # PIL (guitest.images) loads where an image is first read or sized, not when the plugin does
+    from PIL import Image
+
     from ..sample import Sample
 
 
@@ -92,6 +91,8 @@ class Model:
 
     def plan_size(self, original: tuple[int, int]) -> tuple[int, int]:
         """The size the screenshot will be sent at: the profile's sizing, with --min-pixels/--max-pixels applied."""
+        from ..images import target_size
+
         sizing = self.profile.sizing
         return target_size(
             original,
@@ -108,6 +109,8 @@ class Model:
 
     def preprocess(self, image: Image.Image, case: Case) -> SentImage:
         """The image to send, from the lazily opened original: decoded once as RGB, resized once to the planned size."""
+        from ..images import decode_rgb, resized
+
         sent = resized(decode_rgb(image), case.sent_size)
         return SentImage(image=sent, size=sent.size)
 

@@ -25,13 +25,10 @@ import os
 import random
 import threading
 import time
-from typing import Any
-
-from PIL import Image
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__, request_body
 from ..errors import EndpointDown, ModelError
-from ..images import as_file, data_uri, encode
 from ..profiles import Profile
 from ..printable import printable
 from ..secrets import Scrubber
@@ -39,6 +36,9 @@ from ..usage import FailedCall, Usage, from_chat
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
 from .endpoints import Endpoint, EndpointPool, Retryable, connection_failure, credentials, status_hint
 from .transport import HTTPFailure, JSONPoster
+
+if TYPE_CHECKING:  # PIL (guitest.images) loads where a screenshot is sent: the xdist controller makes the model, never sends one
+    from PIL import Image
 
 RETRYABLE_STATUS = {408, 409, 429}
 MAX_BACKOFF = 30.0
@@ -183,6 +183,8 @@ class OpenAIChat(Model):
         when the server's processor does the planned smart_resize (:meth:`server_resizes`; the recorded sent size
         is then the one the model sees); else decode, resize and encode once; over --max-image-bytes, re-encode as
         JPEG, then downscale."""
+        from ..images import as_file, encode
+
         server = self.server_resizes()
         passthrough = as_file(image, image.size if server else case.sent_size, self.settings.max_image_bytes)
         if passthrough is not None:
@@ -382,6 +384,8 @@ def _image_part(image: SentImage, verbatim: bool = False) -> dict[str, Any]:
         raise ModelError("no image to send: preprocess() returned no encoded image")
     if verbatim:
         return {"type": "image_url", "image_url": {"url": request_body.Verbatim(f"data:{image.mime};base64,".encode("ascii"), base64.b64encode(image.data))}}
+    from ..images import data_uri
+
     return {"type": "image_url", "image_url": {"url": data_uri(image.data, image.mime)}}
 
 

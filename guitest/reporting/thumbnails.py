@@ -24,10 +24,10 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PIL import Image
-
-from ..images import thumbnail
+if TYPE_CHECKING:  # PIL (with guitest.images' pixel limit) loads where a thumbnail is made: linked pictures never need it
+    from PIL import Image
 
 MODES = ("link", "embed")
 DEFAULT_MODE = "link"
@@ -42,6 +42,8 @@ def picture(path: str, image: Image.Image | None, mode: str) -> str:
     absolute path is returned.
     """
     if mode == "embed" and image is not None and is_decoded(image):
+        from ..images import thumbnail
+
         return thumbnail(image)
     return os.path.abspath(path)
 
@@ -62,6 +64,9 @@ def thumbnail_of_file(path: str, max_side: int = 320, quality: int = 70) -> str 
     A JPEG is decoded at a reduced scale (its DCT allows 1/2, 1/4, 1/8: :meth:`PIL.Image.Image.draft`),
     at least twice the thumbnail's size; other formats are decoded in full.
     """
+    from ..images import thumbnail  # first: guitest.images sets PIL's pixel limit
+    from PIL import Image
+
     try:
         with Image.open(path) as image:
             if image.format == "JPEG":
