@@ -618,3 +618,28 @@ def test_an_episode_strip_draws_every_action_of_a_step_and_marks_those_not_run(t
     assert circles[:3] == [[("10", "20"), ("30", "40")], [("50", "60")], [("5", "5")]]  # the third click of step 2 did not run
     assert [re.findall(r'<text class="pred-n"[^>]*>(\d)</text>', f) for f in figures[:3]] == [["1", "3"], ["1"], []]
     assert "click; done; click (action 3 not run)" in page
+
+
+def test_a_large_step_screenshot_gets_its_thumbnail_beside_it_and_a_small_one_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live flow's screenshot sink writes a large step's thumbnail beside it; a small screenshot (a MiniWoB++
+    page) gets none and costs no decoding: its size is read from its header."""
+    from PIL import PngImagePlugin
+
+    from guitest.live.flow import _sink
+
+    def png(size: tuple[int, int]) -> bytes:
+        buffer = io.BytesIO()
+        screenshot(size).save(buffer, "PNG")
+        return buffer.getvalue()
+
+    big, small = png((1920, 1080)), png((480, 630))
+    save = _sink(str(tmp_path / "episodes" / "case-1"), str(tmp_path))
+    assert save("step-01", big) == os.path.join("episodes", "case-1", "step-01.png")
+    with Image.open(tmp_path / "episodes" / "case-1" / "step-01.thumb.jpg") as im:
+        assert im.format == "JPEG" and im.size == (320, 180)
+    decoded: list[tuple[int, int]] = []
+    real_load = PngImagePlugin.PngImageFile.load
+    monkeypatch.setattr(PngImagePlugin.PngImageFile, "load", lambda self: decoded.append(self.size) or real_load(self))
+    save("step-02", small)
+    assert decoded == [] and sorted(p.name for p in (tmp_path / "episodes" / "case-1").iterdir()) == ["step-01.png", "step-01.thumb.jpg", "step-02.png"]
+    assert thumbnails.step_thumbnail(b"not an image") is None
