@@ -1,9 +1,10 @@
-"""A suite's report written: JSON, Markdown and HTML, all or none (a report that cannot be written leaves the files
+"""A suite's report written: JSON, Markdown and HTML (the page and its data folder, :func:`guitest.reporting.html.page_files`), all or none (a report that cannot be written leaves the files
 there before untouched and no temporary file), then this run's copies kept (:func:`guitest.reporting.history.keep`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import shutil
 from dataclasses import dataclass, field
@@ -59,24 +60,21 @@ def write(
     data = strictjson.encode(report_mod.markdown(report, task_lines))
     for path in md_paths:
         files[path] = data
+    originals = pictures
     if images == "embed":
         pictures = embed(pictures)
     files_dir = report_dir.resolve()  # the episodes' screenshots are named relative to the report folder
 
-    def page(folder: Path) -> str:
+    def page(folder: Path) -> str:  # a copy's page travels alone: it carries its cases' data
         return html.render(report, pictures, folder, files_dir)
 
-    pages: dict[Path, bytes] = {}  # one page per folder: linked screenshots are relative to it
-    for path in html_paths:
-        folder = path.parent.resolve()
-        if folder not in pages:
-            pages[folder] = strictjson.encode(page(folder))
-        files[path] = pages[folder]
-    del pages, data
+    files.update(html.page_files(report, pictures, html_paths, files_dir, originals if images == "embed" else None))  # each page and its data folder
+    del data
     try:
         strictjson.write_together(files)
     except OSError as exc:
         raise ReportNotSaved(not_saved_message(name, exc, files, report_dir, keep_runs > 0, resumable, cache_failed)) from None
+    written = [*json_paths, *md_paths, *html_paths]  # the files a reader opens (a page's data folder goes with it)
     good = history.passed(report)
     try:
         kept = history.keep([json_paths[0], md_paths[0], html_paths[0]], report_dir, name, stamp, good, keep_runs, page=page, keep_episodes=keep_episodes)
@@ -84,9 +82,13 @@ def write(
         uncopied = (
             f"the report was written, but this run's copies of it (under {report_dir / history.RUNS}, or its .passed.* files) were not: {exc}. Free space there; the next run makes its own copies"
         )
-        return Written(list(files), [], uncopied)
+        return Written(written, [], uncopied)
+    finally:
+        for path in html_paths:  # housekeeping once the copies name what they name: an earlier run's data no page names
+            with contextlib.suppress(OSError):
+                html.prune(path)
     folders = sorted({str(p.parent) for p in kept if p.parent != report_dir})
-    return Written(list(files), folders + ([f"{report_dir / name}.passed.*"] if good and kept else []))
+    return Written(written, folders + ([f"{report_dir / name}.passed.*"] if good and kept else []))
 
 
 def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], report_dir: Path, copies: bool, resumable: bool, cache_failed: bool) -> str:
