@@ -829,9 +829,11 @@ def test_the_viewer_opens_a_case_and_a_step_from_their_links_keeps_filters_in_th
     assert page.locator("#lightbox").is_hidden()
     # A step's own link: the same case, another step in view.
     page.locator("#step-0-1 .act a").click()
-    assert "step=1" in page.url and page.locator("li.step.target").get_attribute("id") == "step-0-1"
+    page.wait_for_selector("#step-0-1.target")  # the address changed: the viewer follows it (an event of its own, after the click)
+    assert "step=1" in page.url and page.locator("li.step.target").count() == 1
     page.keyboard.press("Escape")
-    assert page.locator("#case-view").is_hidden() and "case=" not in page.url
+    page.wait_for_selector("#case-view", state="hidden")
+    assert "case=" not in page.url
 
     # A filter is kept in the address: a reload keeps it; a case opened from the list keeps it too, and so does the way back.
     page.select_option("#f-verdict", "=miss")

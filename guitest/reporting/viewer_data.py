@@ -29,6 +29,7 @@ import binascii
 import hashlib
 import math
 import os
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any
 from .. import strictjson
 from ..verdict import CaseResult
 from .document import Report
-from .thumbnails import THUMBNAIL_SUFFIX, is_embedded, link, thumbnail_path
+from .thumbnails import THUMBNAIL_SUFFIX, is_embedded, link
 
 FORMAT = 1
 #: a chunk's size: large enough that a 50,000-case run needs no more than a few hundred files, small enough that
@@ -90,7 +91,7 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
             src = _episode_picture(found["episodes"][0])
         number = -1
         if src is not None:
-            key = strictjson.dumps(src)
+            key = src if isinstance(src, str) else "\n".join(src)
             if key not in picture_numbers:
                 picture_numbers[key] = len(picture_list)
                 picture_list.append(src)
@@ -188,44 +189,63 @@ def tag_names(report: Report, cases: Iterable[CaseResult]) -> list[str]:
 
 
 class Links:
-    """The sources a page in ``page_dir`` shows its pictures by (see the module docstring)."""
+    """The sources a page in ``page_dir`` shows its pictures by (see the module docstring). Each folder's link is made
+    once (a run names tens of thousands of files in a few folders)."""
 
     def __init__(self, page_dir: Any, files_dir: Any, as_files: bool) -> None:
         self.page_dir = page_dir
         self.files_dir = os.path.abspath(files_dir) if files_dir is not None else None
         self.as_files = as_files
         self.images: dict[str, bytes] = {}
+        self._folders: dict[str, tuple[str | None, str, bool]] = {}
         self._listed: dict[str, frozenset[str]] = {}
+        self._pictures: dict[str, str | list[str] | None] = {}
 
     def picture(self, value: Any) -> str | list[str] | None:
         """A case's picture (a ``data:image/`` URI or an absolute path) as a source; None for anything else (a URL, a
         relative path: the page never loads a resource from elsewhere)."""
         if not isinstance(value, str):
             return None
+        if value in self._pictures:
+            return self._pictures[value]
+        found: str | list[str] | None
         if is_embedded(value):
-            return self._embedded(value)
-        src = link(value, self.page_dir)
-        if src is None:
-            return None
-        if self.page_dir is not None and not src.startswith("file:") and not self._inside(value):
-            return [src, Path(value).as_uri()]  # outside the report folder: its absolute place, should the folder move
-        return src
+            found = self._embedded(value)
+        elif not os.path.isabs(value) or "\x00" in value:
+            found = None
+        else:
+            folder, name = os.path.split(value)
+            prefix, absolute, inside = self._folder(folder)
+            if prefix is None:
+                found = None
+            elif self.page_dir is not None and not prefix.startswith("file:") and not inside:
+                found = [prefix + _quote(name), absolute + _quote(name)]  # outside the report folder: its absolute place, should the folder move
+            else:
+                found = prefix + _quote(name)
+        self._pictures[value] = found
+        return found
 
     def episode(self, ref: Any) -> tuple[str, str | None] | None:
         """An episode screenshot the report names relative to the report folder (never outside it): its source and its
         thumbnail's (None when it has none); None when there is no such reference or no report folder."""
         if self.files_dir is None or not isinstance(ref, str) or not ref or os.path.isabs(ref) or "\x00" in ref:
             return None
-        path = os.path.normpath(os.path.join(self.files_dir, ref))
-        if not self._inside(path):
+        folder, name = os.path.split(os.path.normpath(os.path.join(self.files_dir, ref)))
+        prefix, _, inside = self._folder(folder)
+        if prefix is None or not inside:
             return None
-        src = link(path, self.page_dir)
-        if src is None:
-            return None
-        thumb = thumbnail_path(path)
-        folder, name = os.path.split(thumb)
-        has = name in self._names(folder)
-        return src, (link(thumb, self.page_dir) if has else None)
+        thumb = os.path.splitext(name)[0] + THUMBNAIL_SUFFIX
+        return prefix + _quote(name), (prefix + _quote(thumb) if thumb in self._names(folder) else None)
+
+    def _folder(self, folder: str) -> tuple[str | None, str, bool]:
+        """A folder's link from the page (what :func:`~guitest.reporting.thumbnails.link` gives a file in it, less the
+        file's name), its ``file:`` URI, and whether it is inside the report folder."""
+        found = self._folders.get(folder)
+        if found is None:
+            probe = os.path.join(folder, "x")
+            linked = link(probe, self.page_dir)
+            found = self._folders[folder] = (None if linked is None else linked[:-1], Path(probe).as_uri()[:-1], self._inside(folder))
+        return found
 
     def _names(self, folder: str) -> frozenset[str]:
         """The names of the thumbnails in ``folder``, listed once (an episode's folder holds all its steps)."""
@@ -265,8 +285,9 @@ class Links:
 
 def detail(case: CaseResult, links: Links, original: str | None = None) -> dict[str, Any]:
     """What the viewer shows of one case when it is opened: its tags, instruction, reply, error, the score's evidence
-    (``meta``: the truth, the prediction, sizes, notes), its cost, its picture (with the full screenshot where known),
-    other attempts, and each episode with every step."""
+    (``meta``: the truth, the prediction, sizes, notes), its cost, the full screenshot behind an embedded picture
+    (``full``; the picture itself and what is drawn on it are the index's), other attempts, and each episode with
+    every step."""
     tags = given if isinstance(given := case.get("tags"), Mapping) else {}
     out: dict[str, Any] = {
         "id": str(case.get("id", "")),
@@ -278,15 +299,6 @@ def detail(case: CaseResult, links: Links, original: str | None = None) -> dict[
         "meta": meta(case),
         "cost": cost(case),
     }
-    size = _size(case.get("size"))
-    if size is not None:
-        out["size"] = list(size)
-        truth = _box(case.get("truth"))
-        if truth is not None:
-            out["truth"] = truth
-        pixel = _point((case.get("prediction") or {}).get("pixel") if isinstance(case.get("prediction"), Mapping) else None)
-        if pixel is not None:
-            out["pred"] = list(pixel)
     if original is not None:
         full = links.picture(original)
         if full is not None:
@@ -525,7 +537,11 @@ def _text(value: Any) -> str | None:
 
 
 def _num(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    """A finite number as a float; None for anything else (a bool, a string, NaN)."""
+    kind = type(value)  # not isinstance: a bool is no number here, and this runs some twenty times per case
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is int:
         return float(value)
     return None
 
@@ -588,6 +604,11 @@ def inline_blocks(data: ViewerData) -> str:
     blocks = [f'<script type="application/json" id="gv-index">{_safe(data.index)}</script>']
     blocks += [f'<script type="application/json" id="gv-chunk-{k}">{_safe(chunk)}</script>' for k, chunk in enumerate(data.chunks)]
     return "".join(blocks)
+
+
+def _quote(name: str) -> str:
+    """A file's name in a link, as :func:`~guitest.reporting.thumbnails.link` writes it (percent-encoded)."""
+    return urllib.parse.quote(name, safe="/")
 
 
 def _safe(text: str) -> str:

@@ -551,8 +551,9 @@
     } else {
       var srcs = sources(d.full, entry.p >= 0 ? index.pictures[entry.p] : null);
       if (srcs.length) {
+        var g = geometry(entry.g);
         var wide = Math.max(320, Math.min(1232, (viewEl.clientWidth || win.innerWidth) - 48));
-        inner.appendChild(shot(srcs, d.size || null, wide, Math.max(240, win.innerHeight * 0.7), groundOverlay(d.size, d.truth, d.pred), "screenshot of " + d.id));
+        inner.appendChild(shot(srcs, g.size, wide, Math.max(240, win.innerHeight * 0.7), groundOverlay(g.size, g.truth, g.pred), "screenshot of " + d.id));
       }
       inner.appendChild(el("h3", null, "reply"));
       inner.appendChild(d.reply === null ? el("p", "noreply", "no reply") : el("pre", "reply", d.reply));
