@@ -273,7 +273,7 @@ def test_render_embeds_thumbnails_and_loads_nothing() -> None:
     assert index["pictures"] == [uri] and pictures(index) == {"text-win-1": uri, "icon-win-3": uri}  # carried once, shown twice
     assert "example.com" not in page and "javascript:" not in page
     tags = parse_tags(page)
-    assert not [(t, a, v) for t, attrs in tags for a, v in attrs if a in ("src", "href", "action", "poster", "data", "srcset", "xlink:href")]
+    assert [(t, a, v) for t, attrs in tags for a, v in attrs if a in ("src", "href", "action", "poster", "data", "srcset", "xlink:href")] == [("a", "href", "#")]  # to the cases
     assert "@import" not in page and "url(" not in page
     assert "Content-Security-Policy" in page and "default-src &#x27;none&#x27;" in page
     assert _csp(page)["script-src"] == f"'sha256-{base64.b64encode(hashlib.sha256(html_report.asset('viewer.js')).digest()).decode()}'"
@@ -841,6 +841,8 @@ def test_the_viewer_opens_a_case_and_a_step_from_their_links_keeps_filters_in_th
     page.reload()
     page.wait_for_selector("#cards[data-ready]", state="attached")
     assert page.locator("#f-verdict").input_value() == "=miss" and page.locator("#f-count").inner_text() == "1 of 3 cases shown"
+    page.click("#to-cases")  # the header's link to the list: the filters stay
+    assert page.url.endswith("#verdict=miss") and page.evaluate("window.scrollY > 0 && document.getElementById('gallery').getBoundingClientRect().top < 900")
     _to_the_cases(page)
     page.locator("#cards .card .instruction").first.click()
     _ready(page)

@@ -427,7 +427,7 @@ def _page(report: Report, linked: int, episodes: bool, head: str, scripts: str, 
     loads = "it shows the screenshots from their files" if linked or episodes else "it carries its pictures"
     body = "".join(
         [
-            f'<header><h1>{_e(title)}</h1><p class="sub">{_e(sub)}</p></header>',
+            f'<header><h1>{_e(title)}</h1><p class="sub">{_e(sub)} · <a href="#" id="to-cases">the cases</a></p></header>',
             _warnings(report),
             _headline(report),
             _tables(report),

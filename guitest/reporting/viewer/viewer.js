@@ -47,7 +47,9 @@
   var shown = []; // the numbers of the cases the filters let through, in the report's order
   var filterKey = null; // the filters shown applied, as the address writes them
   var haystacks = null; // per case: its id, instruction and tag values in lower case (made at the first text filter)
-  var chunks = {}; // chunk number -> its cases' details
+  var chunks = {}; // chunk number -> its cases' details (the last KEEP_CHUNKS read)
+  var kept = []; // the chunks held, the oldest first
+  var KEEP_CHUNKS = 16;
   var waiting = {}; // chunk number -> [done, failed] callbacks waiting for it
   var rendered = {}; // case number -> its card (only the cards in view)
   var grid = { cols: 0, width: 0 };
@@ -235,6 +237,8 @@
 
   function got(k, data) {
     chunks[k] = data;
+    kept.push(k);
+    while (kept.length > KEEP_CHUNKS) { delete chunks[kept.shift()]; } // a long browse of a large run holds a few MB, not all of it
     var calls = waiting[k] || [];
     delete waiting[k];
     calls.forEach(function (c) { c[0](data); });
@@ -286,6 +290,13 @@
       });
     }
     if (viewEl) { viewEl.addEventListener("click", onViewClick); }
+    var jump = doc.getElementById("to-cases");
+    if (jump) {
+      jump.addEventListener("click", function (ev) {
+        ev.preventDefault(); // its href="#" would clear the address's filters
+        doc.getElementById("gallery").scrollIntoView();
+      });
+    }
     if (boxEl) { boxEl.addEventListener("click", function (ev) { if (ev.target === boxEl || ev.target.closest(".shot")) { closeBox(); } }); }
     win.addEventListener("hashchange", route);
     doc.addEventListener("keydown", onKey);
