@@ -21,6 +21,7 @@ every episode's steps name). Grounding cases: ScreenSpot-Pro's tags and a reply 
     python bench/bench_viewer.py --sizes 500 --repeat 1           # the smallest, while building
     python bench/bench_viewer.py --before 28c5415 --before-max 5000   # also the page that revision wrote
 
+``--single-max N``: up to N cases, also the page that carries its data (``html.render``: a run folder's copy).
 ``--before REV`` renders the same reports with the ``guitest/`` of that revision (``git archive``, run in a
 subprocess) and opens its one page the same way (no viewer marks: the first paint, the load event, nodes, memory).
 The machine's load average is printed beside each run: on a shared machine, a wall time is an upper bound.
@@ -267,6 +268,19 @@ def write_viewer(report: dict[str, Any], pictures: dict[str, str], reports: Path
     return {"page": page, "build_s": built, "write_s": written, "page_mb": len(files[page]) / 2**20, "data_mb": data / 2**20, "files": len(files)}
 
 
+def write_single(report: dict[str, Any], pictures: dict[str, str], reports: Path) -> dict[str, Any]:
+    """The page that carries its data (``html.render``: a run folder's copy, ``guitest merge``'s page)."""
+    from guitest import strictjson
+    from guitest.reporting import html
+
+    page = reports / "single.html"
+    started = time.perf_counter()
+    text = html.render(report, pictures, reports.resolve(), reports.resolve())
+    built = time.perf_counter() - started
+    strictjson.write_text(page, text)
+    return {"page": page, "build_s": built, "page_mb": page.stat().st_size / 2**20}
+
+
 def write_before(report_json: Path, pictures: dict[str, str], reports: Path, rev: str, work: Path) -> dict[str, Any]:
     """The page as revision ``rev``'s guitest wrote it (its html.render, in a subprocess over that revision's package)."""
     tree = work / f"before-{rev}"
@@ -379,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/guitest-bench-viewer"))
     parser.add_argument("--before", metavar="REV", help="also the page this git revision's guitest wrote")
     parser.add_argument("--before-max", type=int, default=5000, help="the largest run the --before page is made for (its page holds every case)")
+    parser.add_argument("--single-max", type=int, default=5000, help="the largest run the page that carries its data (a run folder's copy) is measured for")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
@@ -400,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
                 load = load_average()
                 runs = [measure(browser, browser_cdp, written["page"], middle, True) for _ in range(args.repeat)]
                 row = {"kind": kind, "n": n, "made_s": made, **{k: v for k, v in written.items() if k != "page"}, "load_average": load, "after": summarize(runs)}
+                if n <= args.single_max:
+                    single = write_single(report, pictures, reports)
+                    row["single"] = {"build_s": single["build_s"], "page_mb": single["page_mb"], **summarize([measure(browser, browser_cdp, single["page"], middle, True) for _ in range(args.repeat)])}
                 if args.before and n <= args.before_max:
                     from guitest.reporting import report as report_mod
 
@@ -436,6 +454,12 @@ def table(results: list[dict[str, Any]]) -> str:
             f"| {_cell(a, 'first_case_ms')} | {_cell(a, 'open_ms')} | {_cell(a, 'list_nodes', False)}, {_cell(a, 'open_nodes', False)} "
             f"| {_cell(a, 'open_rss_mb', False)} ({_cell(a, 'open_peak_mb', False)}), {_cell(a, 'open_private_mb', False)} | {' '.join(r['load_average'])} |"
         )
+        c = r.get("single")
+        if c:
+            lines.append(
+                f"| ↳ one page carrying its data | {c['page_mb']:.2f} (1) | {c['build_s']:.1f} | {_cell(c, 'fcp_ms')} | {_cell(c, 'list_ms')} ({_cell(c, 'load_ms', False)}) | {_cell(c, 'first_case_ms')} "
+                f"| {_cell(c, 'open_ms')} | {_cell(c, 'list_nodes', False)}, {_cell(c, 'open_nodes', False)} | {_cell(c, 'open_rss_mb', False)} ({_cell(c, 'open_peak_mb', False)}), {_cell(c, 'open_private_mb', False)} | |"
+            )
         b = r.get("before")
         if b:
             lines.append(
