@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 DATA_META = re.compile(r'<meta name="guitest-data" content="([^"]*)"')
-CALL = re.compile(r"^window\.guitestViewer\.(index|chunk)\((.*)\);\n$", re.S)
+CALL = re.compile(r"^window\.guitestViewer\.(index|chunk)\((.*),JSON\.parse\('(.*)'\)\);\n$", re.S)
+JS_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
 
 
 def data_folder(page: Path) -> Path | None:
@@ -20,11 +21,17 @@ def data_folder(page: Path) -> Path | None:
     return page.parent / urllib.parse.unquote(html.unescape(found.group(1))) if found else None
 
 
+def _js_string(body: str) -> str:
+    """The text of a single-quoted JavaScript string literal's body, as the browser reads it."""
+    return JS_ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else m.group(1), body)
+
+
 def _call(path: Path) -> list[Any]:
-    """The arguments of the viewer call a data file makes (it must be exactly one call, with JSON arguments)."""
+    """The arguments of the viewer call a data file makes (it must be exactly one call: its literal arguments, then
+    its data as JSON parsed from a string literal)."""
     found = CALL.match(path.read_text("utf-8"))
     assert found, f"{path} is not one call of the viewer"
-    return json.loads("[" + found.group(2) + "]")
+    return [*json.loads("[" + found.group(2) + "]"), json.loads(_js_string(found.group(3)))]
 
 
 def viewer_data(page: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -436,6 +436,19 @@ def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester:
     assert [p.name for p in (pytester.path / "reports" / "tiny_files").iterdir()] == [folder.name]
 
 
+def test_the_details_are_cut_into_chunks_of_about_the_budget() -> None:
+    import json
+
+    from guitest.reporting.viewer_data import cut
+
+    details = ['{"id": "%d"}' % i for i in range(10)] + ['"' + "x" * 100 + '"', '{"id": "last"}']
+    starts, chunks = cut(details, 40)
+    assert sum((json.loads(c) for c in chunks), []) == [json.loads(d) for d in details]  # every detail once, in order
+    assert [len(json.loads(c)) for c in chunks] == [b - a for a, b in zip(starts, [*starts[1:], len(details)], strict=True)]  # each chunk starts where the index says
+    assert all(len(c) <= 40 or len(json.loads(c)) == 1 for c in chunks) and "[" + details[10] + "]" in chunks  # a larger detail: a chunk of its own
+    assert len(chunks) == 6 and cut([], 40) == ([], [])
+
+
 def test_render_minimal_report() -> None:
     report = {
         "guitest": "0.1.0",
@@ -739,7 +752,7 @@ def test_a_large_step_screenshot_gets_its_thumbnail_beside_it_and_a_small_one_no
     assert thumbnails.step_thumbnail(b"not an image") is None
 
 
-HOSTILE_ID = 'ep "1" #&<b>é'
+HOSTILE_ID = "ep \"1\" #&<b>é 'q\\n' \u2028"  # quotes, a backslash, a line separator: each must survive the data files' string literals
 SCREEN = (960, 600)
 
 
@@ -878,6 +891,16 @@ def test_the_case_list_puts_only_the_cards_in_view_on_the_page(browser: Any, tmp
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
     assert "case-02999" in _visible_cards(page) and page.locator("#cards .card").count() <= 60
+    index, _ = viewer_data(reports / "big.html")
+    assert len(index["starts"]) > 3  # the details come in several chunks: the last case's is read when it is opened
+    page.locator("article.card", has_text="case-02999").locator(".instruction, pre.reply").first.click()
+    _ready(page)
+    assert page.locator("#case-view h2 .cid").inner_text() == "case-02999" and page.locator("#case-view pre.reply").inner_text() == "Answer: [2999, 0]"
+    assert page.locator("#case-view nav .where").inner_text() == "case 3000 of 3000 shown"
+    page.keyboard.press("ArrowLeft")  # the previous case the filters show
+    page.wait_for_selector("#case-view[data-case='case-02998'][data-ready]", state="attached")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#case-view", state="hidden")
     page.fill("#f-text", "CASE-01234")
     assert page.locator("#f-count").inner_text() == "1 of 3000 cases shown"
     _to_the_cases(page)

@@ -12,8 +12,9 @@ The index (one JSON object)::
      "starts": [int],                                         # the index of each chunk's first case
      "cases": [{"id": str, "v": verdict number, "t": [value number per tag, -1 for none],
                 "s": instruction, "r": the reply's last words (an episode: its last action),
-                "p": picture number or -1, "g": [w, h, x1, y1, x2, y2, px, py] or null (the original's size,
-                the truth box, the predicted point; null where unknown), "k": steps, "sc": score}]}
+                "p": picture number or -1, "g": [w, h, x1, y1, x2, y2, px, py] (the original's size, the truth
+                box, the predicted point, each null where unknown; an episode: its screen's size; absent without a
+                size), "k": steps and "sc": score (episodes)}]}
 
 A chunk is a JSON list of consecutive cases' details (:func:`detail`), cut at about :data:`CHUNK_BYTES`. A
 picture's source is a path relative to the page (percent-encoded: it can only name a file), a ``data:image/``
@@ -109,7 +110,7 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
         if geometry is not None:
             entry["g"] = geometry
         if live or case.get("episode"):
-            entry["k"] = case.get("steps") if isinstance(case.get("steps"), int) else None
+            entry["k"] = case.get("steps") if type(case.get("steps")) is int else None
             entry["sc"] = _num(case.get("score"))
         entries.append(entry)
         details.append(strictjson.dumps(found))
@@ -581,18 +582,21 @@ def _size(value: Any) -> tuple[float, float] | None:
     return size if size is not None and size[0] > 0 and size[1] > 0 else None
 
 
-def js(call: str, *arguments: str) -> bytes:
-    """A script file that calls ``window.guitestViewer.<call>`` with ``arguments`` (each already a JSON text)."""
-    return strictjson.encode(f"window.guitestViewer.{call}({','.join(arguments)});\n")
+def js(call: str, *arguments: str, data: str) -> bytes:
+    """A script file that calls ``window.guitestViewer.<call>`` with ``arguments`` (each a JavaScript literal) and the
+    JSON text ``data``, parsed by ``JSON.parse`` from a string literal: V8 reads a large object literal as code, which
+    took 3.5 s for a 50,000-episode index in Chromium where ``JSON.parse`` of the same text took 0.4 s."""
+    literal = "'" + data.replace("\\", "\\\\").replace("'", "\\'") + "'"  # JSON has no raw line break; U+2028 is allowed in a string since ES2019
+    return strictjson.encode(f"window.guitestViewer.{call}({','.join(arguments)},JSON.parse({literal}));\n")
 
 
 def folder_files(data: ViewerData, folder: Path, script: bytes) -> dict[Path, bytes]:
     """The data folder's files for ``data`` under ``folder`` (the page's ``<stem>_files/<token>/``): the viewer's
     ``script``, ``index.js``, ``c/<k>.js`` per chunk and the pictures written as files."""
     token = strictjson.dumps(data.token)
-    out = {folder / "viewer.js": script, folder / "index.js": js("index", token, data.index)}
+    out = {folder / "viewer.js": script, folder / "index.js": js("index", token, data=data.index)}
     for k, chunk in enumerate(data.chunks):
-        out[folder / "c" / f"{k}.js"] = js("chunk", token, str(k), chunk)
+        out[folder / "c" / f"{k}.js"] = js("chunk", token, str(k), data=chunk)
     for name, raw in data.images.items():
         out[folder / name] = raw
     return out
