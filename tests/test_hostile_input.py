@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from builders import write_suite
+from pages import data_folder, viewer_data
 from guitest import strictjson
 from guitest.reporting import history
 from guitest.errors import SuiteError
@@ -51,7 +52,11 @@ def test_non_finite_points_and_lone_surrogates_in_replies_leave_every_report_val
     assert far["verdict"] == "miss" and "outside_image" in far["notes"] and far["prediction"]["raw"] == [1e308, 0.5]
     assert all(isinstance(v, float) for v in far["prediction"]["pixel"])
     assert cases["desktop-windows-icon-1"]["response"].endswith("\ud800 said the model")  # kept, as JSON's own escape
-    assert "\\ud800" in (reports / "tiny.md").read_text("utf-8", "strict") + (reports / "tiny.html").read_text("utf-8", "strict")
+    (reports / "tiny.md").read_text("utf-8", "strict")
+    (reports / "tiny.html").read_text("utf-8", "strict")
+    folder = data_folder(reports / "tiny.html")  # the HTML's cases are in its data folder
+    assert folder is not None and "\\ud800" in "".join(p.read_text("utf-8", "strict") for p in (folder / "c").iterdir())
+    assert [d["reply"] for d in viewer_data(reports / "tiny.html")[1] if d["id"] == "desktop-windows-icon-1"] == ["Answer: [0.5, 0.5] \ud800 said the model"]
     assert not list(reports.glob("*.tmp"))
 
 

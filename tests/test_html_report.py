@@ -9,10 +9,13 @@ a screenshot of the page into its tmp_path, or into ``$GUITEST_HTML_SCREENSHOTS`
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import math
 import os
 import re
+import shutil
+import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -21,9 +24,11 @@ import pytest
 from PIL import Image, ImageChops, ImageDraw, ImageStat
 
 from builders import n_rows, write_suite
+from guitest.images import thumbnail
+from guitest.reporting import html as html_report
 from guitest.reporting import thumbnails
 from guitest.reporting.html import render
-from guitest.images import thumbnail
+from pages import data_folder, pictures, viewer_data
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -205,24 +210,32 @@ def test_the_settings_say_a_serial_run_is_serial_not_workers_0() -> None:
     assert '<th scope="row">workers</th><td>4 in all (the shards&#x27; -n, summed; a serial shard counts 0)</td>' in render(report)
 
 
+def _blocks(page: str) -> list[str]:
+    return re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
+
+
 def test_render_escapes_every_report_string() -> None:
     report = sample_report()
     page = render(report)
     assert EVIL_SCRIPT not in page and EVIL_IMG not in page
     assert "<script>window.__pwned" not in page and 'onerror="window' not in page
-    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
-    assert "&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;" in page
     assert "</pre><script>" not in page
-    # Parsed as a browser would tokenize it: one script element (the page's own), no event handler
-    # attributes, no img but thumbnails (none here).
+    # Parsed as a browser would tokenize it: the cases' data blocks (JSON, never run) and the page's own script, no
+    # event handler attributes, no img (the viewer makes them).
     tags = parse_tags(page)
-    assert [t for t, _ in tags].count("script") == 1
+    assert [dict(a).get("type") for t, a in tags if t == "script"] == ["application/json", "application/json", None]  # the index, one chunk, the viewer
     assert [(t, a) for t, attrs in tags for a, _ in attrs if a.startswith("on")] == []
     assert "img" not in [t for t, _ in tags]
+    # No text in the data can end its block or open a tag: every '<' in it is written \u003c.
+    assert all("<" not in block for block in _blocks(page)) and "\\u003cscript>window.__pwned = 1\\u003c/script>" in page
     for raw in ("toy<suite>", "evil-<b>model</b>", "/data/<root>", "<timeout>", '"<dialog>"'):
         assert raw not in page
-    assert "close the &quot;&lt;dialog&gt;&quot; &amp; quit" in page
-    assert "ModelError: &lt;timeout&gt; after 3 retries" in page
+    assert "/data/&lt;root&gt; (from --data-root)" in page  # the first screen is HTML, escaped
+    # the data keeps every string as it is (the viewer sets each as text)
+    index, details = viewer_data(page)
+    by_id = {d["id"]: d for d in details}
+    assert by_id["icon-win-3"]["instruction"] == 'close the "<dialog>" & quit' and EVIL_SCRIPT in by_id["icon-win-3"]["reply"]
+    assert by_id["text-win-7"]["error"] == "ModelError: <timeout> after 3 retries"
 
 
 def test_render_has_settings_tables_charts_and_filters() -> None:
@@ -242,11 +255,15 @@ def test_render_has_settings_tables_charts_and_filters() -> None:
         'data-tag="ui_type"',
         'data-tag="platform"',
         'id="f-text"',
+        'id="cards"',
+        'id="case-view"',
     ):
         assert needle in page, needle
-    for case in report["cases"]:
-        assert f'data-verdict="{case["verdict"]}"' in page
-        assert case["id"] in page
+    index, details = viewer_data(page)
+    assert [c["id"] for c in index["cases"]] == [d["id"] for d in details] == [c["id"] for c in report["cases"]]
+    assert [index["verdicts"][c["v"]] for c in index["cases"]] == [c["verdict"] for c in report["cases"]]
+    assert index["tags"] == ["ui_type", "platform"] and sorted(index["values"][0]) == ["icon", "text"]
+    assert [index["values"][1][c["t"][1]] for c in index["cases"]] == [c["tags"]["platform"] for c in report["cases"]]
     # overall: 7 cases, 2 hits, 6 scored -> 33.3%
     overall = re.search(r'<tr class="overall".*?</tr>', page).group(0)
     cells = dict(re.findall(r'data-col="(\w+)">([^<]*)<', overall))
@@ -261,47 +278,90 @@ def test_render_embeds_thumbnails_and_loads_nothing() -> None:
     uri = thumbnail(screenshot())
     thumbs = {"text-win-1": uri, "icon-win-3": uri, "icon-mac-4": "https://example.com/x.jpg", "text-mac-2": "javascript:alert(1)"}
     page = render(report, thumbs)
-    assert page.count(f'src="{uri}"') == 2
+    index, _ = viewer_data(page)
+    assert index["pictures"] == [uri] and pictures(index) == {"text-win-1": uri, "icon-win-3": uri}  # carried once, shown twice
     assert "example.com" not in page and "javascript:" not in page
     tags = parse_tags(page)
-    refs = [(t, a, v) for t, attrs in tags for a, v in attrs if a in ("src", "href", "action", "poster", "data", "srcset", "xlink:href")]
-    assert refs and all(v.startswith("data:image/jpeg;base64,") for _, _, v in refs), refs
-    assert not [v for _, _, v in refs if re.match(r"\s*(?:https?:)?//", v or "")]
+    assert [(t, a, v) for t, attrs in tags for a, v in attrs if a in ("src", "href", "action", "poster", "data", "srcset", "xlink:href")] == [("a", "href", "#")]  # to the cases
     assert "@import" not in page and "url(" not in page
     assert "Content-Security-Policy" in page and "default-src &#x27;none&#x27;" in page
-    # The overlay: viewBox in original pixels, the truth box and the predicted point.
-    card = re.search(r'<article[^>]*data-text="icon-win-3[^"]*".*?</article>', page).group(0)
-    assert 'viewBox="0 0 1920 1080"' in card
-    assert '<rect class="truth" x="1200" y="300" width="200" height="80"/>' in card
-    assert 'cx="300" cy="900"' in card
+    assert _csp(page)["script-src"] == f"'sha256-{base64.b64encode(hashlib.sha256(html_report.asset('viewer.js')).digest()).decode()}'"
+    # The overlay's geometry: the original's size, the truth box and the predicted point, in its pixels.
+    entry = next(c for c in index["cases"] if c["id"] == "icon-win-3")
+    assert entry["g"] == [1920, 1080, 1200, 300, 1400, 380, 300, 900]
 
 
-def _srcs(page: str) -> list[str]:
-    return [dict(attrs)["src"] or "" for tag, attrs in parse_tags(page) if tag == "img"]
+def _csp(page: str) -> dict[str, str]:
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1).replace("&#x27;", "'")
+    return dict(part.strip().split(" ", 1) for part in policy.split(";"))
 
 
 def _csp_images(page: str) -> str:
-    return re.search(r"img-src ([^;]*);", page.replace("&#x27;", "'")).group(1)
+    return _csp(page)["img-src"]
 
 
 def test_render_links_screenshot_files_relative_to_the_page(tmp_path: Path) -> None:
     report = sample_report()
     shots = tmp_path / "data" / "shots"
     odd = shots / "a b#1:javascript:x.png"  # a space, a '#' and colons: still one relative path, no scheme
-    pictures = {"text-win-1": str(shots / "one.png"), "icon-win-3": str(odd), "icon-mac-4": "shots/relative.png", "text-mac-2": "https://example.com/x.png", "icon-win-5": thumbnail(screenshot())}
-    page = render(report, pictures, tmp_path / "reports")
-    srcs = _srcs(page)
-    assert srcs[:2] == ["../data/shots/one.png", "../data/shots/a%20b%231%3Ajavascript%3Ax.png"]
-    assert len(srcs) == 3 and srcs[2].startswith("data:image/jpeg;base64,")  # the relative path and the URL are dropped
+    pictures_in = {"text-win-1": str(shots / "one.png"), "icon-win-3": str(odd), "icon-mac-4": "shots/relative.png", "text-mac-2": "https://example.com/x.png", "icon-win-5": thumbnail(screenshot())}
+    page = render(report, pictures_in, tmp_path / "reports")
+    shown = pictures(viewer_data(page)[0])
+    # outside the report folder: the link, then the file's absolute place (the page finds it when the report folder moves)
+    assert shown["text-win-1"] == ["../data/shots/one.png", (shots / "one.png").as_uri()]
+    assert shown["icon-win-3"] == ["../data/shots/a%20b%231%3Ajavascript%3Ax.png", odd.as_uri()]
+    assert shown["icon-win-5"].startswith("data:image/jpeg;base64,") and set(shown) == {"text-win-1", "icon-win-3", "icon-win-5"}  # the relative path and the URL are dropped
     assert "example.com" not in page and "relative.png" not in page
     assert _csp_images(page) == "'self' file: data:"
     assert "2 screenshot(s) are shown from their files" in page and "--report-images=embed" in page
-    card = re.search(r'<article[^>]*data-text="text-win-1[^"]*".*?</article>', page).group(0)
-    assert 'width="1920" height="1080"' in card and '<rect class="truth"' in card  # shaped before it loads; the overlay as before
-    # no page folder: absolute file URIs; only embedded pictures: data: images only, as before
-    assert _srcs(render(report, {"text-win-1": str(shots / "one.png")}))[0] == (shots / "one.png").as_uri()
+    # inside the report folder: a relative link alone; no page folder: absolute file URIs; only embedded pictures: data: images only
+    inside = tmp_path / "reports" / "shots" / "in.png"
+    assert pictures(viewer_data(render(report, {"text-win-1": str(inside)}, tmp_path / "reports"))[0]) == {"text-win-1": "shots/in.png"}
+    assert pictures(viewer_data(render(report, {"text-win-1": str(shots / "one.png")}))[0]) == {"text-win-1": (shots / "one.png").as_uri()}
     assert _csp_images(render(report, {"icon-win-5": thumbnail(screenshot())})) == "data:"
-    assert "self-contained" in render(report, {"icon-win-5": thumbnail(screenshot())})
+    assert "it carries its pictures" in render(report, {"icon-win-5": thumbnail(screenshot())})
+
+
+def test_page_files_write_the_page_and_its_data_folder_and_prune_what_no_page_names(tmp_path: Path) -> None:
+    """The page is its first screen; its cases' data is in script files of ``<stem>_files/<token>/``; an embedded
+    picture is a file there (the folder carries it); the full screenshot behind it is linked; a data folder no page
+    names any more is removed, one a copy of a page still names is kept."""
+    report = sample_report()
+    shots = tmp_path / "data"
+    shots.mkdir()
+    screenshot().save(shots / "one.png")
+    uri = thumbnail(screenshot())
+    reports = tmp_path / "reports"
+    page_path = reports / "toy.html"
+    files = html_report.page_files(report, {"text-win-1": uri, "icon-win-3": uri}, [page_path], reports, {"text-win-1": str(shots / "one.png")})
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    page = page_path.read_text("utf-8")
+    folder = data_folder(page_path)
+    assert folder is not None and folder.parent == reports / "toy_files" and len(folder.name) == 16
+    assert sorted(str(p.relative_to(folder)) for p in files if p != page_path) == sorted(["viewer.js", "index.js", "c/0.js", *(f"img/{p.name}" for p in (folder / "img").iterdir())])
+    assert (folder / "viewer.js").read_bytes() == html_report.asset("viewer.js")
+    assert [dict(a) for t, a in parse_tags(page) if t == "script"] == [{"src": f"toy_files/{folder.name}/viewer.js", "defer": None}]  # no inline script
+    assert _csp(page)["script-src"] == "'self'" and _csp_images(page) == "'self'"  # the thumbnails are files of the data folder
+    assert "text-win-1" not in page and EVIL_SCRIPT.replace("<", "&lt;") not in page  # the cases are in the data folder alone
+    index, details = viewer_data(page_path)
+    (picture,) = set(pictures(index).values())
+    assert picture.startswith("@img/") and (folder / picture[1:]).read_bytes() == base64.b64decode(uri.split(",", 1)[1])
+    assert details[0]["full"] == ["../data/one.png", (shots / "one.png").as_uri()]
+    # the same report again: the same token; another: a new folder, and the old one goes once no page names it
+    assert html_report.page_files(report, {"text-win-1": uri, "icon-win-3": uri}, [page_path], reports, {"text-win-1": str(shots / "one.png")}) == files
+    (reports / "toy.passed.html").write_bytes(files[page_path])  # a copy of this page, as a passed run's
+    report["cases"][0]["response"] = "changed"
+    again = html_report.page_files(report, {}, [page_path], reports)
+    for path, data in again.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    newer = data_folder(page_path)
+    assert newer is not None and newer != folder
+    assert html_report.prune(page_path) == [] and folder.is_dir()  # toy.passed.html still names it
+    (reports / "toy.passed.html").unlink()
+    assert html_report.prune(page_path) == [folder] and not folder.exists() and newer.is_dir()
 
 
 def test_picture_never_decodes_on_the_request_path(tmp_path: Path) -> None:
@@ -358,10 +418,6 @@ def test_thumbnail_of_a_jpeg_uses_reduced_decoding_and_looks_the_same(tmp_path: 
     assert thumbnails.thumbnail_of_file(str(tmp_path / "bad.png")) is None
 
 
-def _pictures_of(page: Path) -> list[str]:
-    return _srcs(page.read_text("utf-8"))
-
-
 @pytest.mark.parametrize("mode", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")])
 def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester: pytest.Pytester, mode: list[str], tmp_path: Path) -> None:
     suite = write_suite(pytester.path / "suites" / "tiny")
@@ -369,17 +425,37 @@ def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester:
     result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", f"--report-html={extra}", "-p", "no:cacheprovider", *mode)
     assert result.ret == 0, result.stdout.str()
     for page in (pytester.path / "reports" / "tiny.html", tmp_path / "elsewhere" / "tiny.html"):
-        srcs = _pictures_of(page)
-        assert len(srcs) == n_rows(), page  # every case has its picture
-        files = sorted({(page.parent / s.replace("%20", " ")).resolve() for s in srcs})
+        shown = pictures(viewer_data(page)[0])
+        assert len(shown) == n_rows(), page  # every case has its picture
+        files = sorted({(page.parent / urllib.parse.unquote(s[0])).resolve() for s in shown.values()})
         assert files == sorted((suite / "data" / "imgs").resolve().glob("*.png")), page  # relative links that reach the screenshots
+        assert sorted({Path(urllib.parse.unquote(s[1].removeprefix("file://"))) for s in shown.values()}) == files  # and their absolute places
     result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", "--report-images=embed", "-p", "no:cacheprovider", *mode)
     assert result.ret == 0, result.stdout.str()
-    page = (pytester.path / "reports" / "tiny.html").read_text("utf-8")
-    srcs = _srcs(page)
-    assert len(srcs) == n_rows() and all(s.startswith("data:image/jpeg;base64,") for s in srcs)
-    assert len(set(srcs)) == 3  # one thumbnail per screenshot (three screenshots, two rows each)
-    assert _csp_images(page) == "data:"
+    page = pytester.path / "reports" / "tiny.html"
+    folder = data_folder(page)
+    shown = pictures(viewer_data(page)[0])
+    assert len(shown) == n_rows() and all(s.startswith("@img/") for s in shown.values())  # thumbnails, written into the data folder
+    assert len(set(shown.values())) == 3  # one thumbnail per screenshot (three screenshots, two rows each)
+    for name in set(shown.values()):
+        with Image.open(folder / name[1:]) as im:
+            assert im.format == "JPEG" and max(im.size) == 320
+    assert _csp_images(page.read_text("utf-8")) == "'self'"
+    # the first run's data folder is gone: no page names it
+    assert [p.name for p in (pytester.path / "reports" / "tiny_files").iterdir()] == [folder.name]
+
+
+def test_the_details_are_cut_into_chunks_of_about_the_budget() -> None:
+    import json
+
+    from guitest.reporting.viewer_data import cut
+
+    details = ['{"id": "%d"}' % i for i in range(10)] + ['"' + "x" * 100 + '"', '{"id": "last"}']
+    starts, chunks = cut(details, 40)
+    assert sum((json.loads(c) for c in chunks), []) == [json.loads(d) for d in details]  # every detail once, in order
+    assert [len(json.loads(c)) for c in chunks] == [b - a for a, b in zip(starts, [*starts[1:], len(details)], strict=True)]  # each chunk starts where the index says
+    assert all(len(c) <= 40 or len(json.loads(c)) == 1 for c in chunks) and "[" + details[10] + "]" in chunks  # a larger detail: a chunk of its own
+    assert len(chunks) == 6 and cut([], 40) == ([], [])
 
 
 def test_render_minimal_report() -> None:
@@ -401,8 +477,16 @@ def test_render_minimal_report() -> None:
         "run": {},
     }
     page = render(report, {"x": "not a uri"})
-    assert "gone-1" in page and "boom" in page and "<img" not in page
+    assert "gone-1" in page and "<img" not in page
+    index, details = viewer_data(page)
+    assert index["cases"][0]["p"] == -1 and details[0]["error"] == "boom" and details[0]["reply"] is None
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+
+
+def test_the_viewer_script_can_be_carried_in_a_page() -> None:
+    """Inline, the viewer must not end its own script element, nor open a comment the HTML parser would read."""
+    script = html_report.asset("viewer.js").lower()
+    assert b"</script" not in script and b"<!--" not in script and b"innerhtml" not in script and b"eval(" not in script
 
 
 # -- the browser ----------------------------------------------------------------------------------
@@ -430,17 +514,23 @@ def _visible_cards(page: Any) -> list[str]:
     return page.evaluate("Array.from(document.querySelectorAll('#cards .card')).filter(e => e.offsetParent !== null).map(e => e.querySelector('.cid').textContent)")
 
 
-def _open(browser: Any, path: Path) -> tuple[Any, list[str], list[str]]:
-    """A new page showing the file at ``path``, loaded; the problems (page errors, console errors and warnings) and the URLs requested, as they come."""
+def _open(browser: Any, path: Path, fragment: str = "") -> tuple[Any, list[str], list[str]]:
+    """A new page showing the file at ``path`` (at ``#fragment``), its case list ready; the problems (page errors,
+    console errors and warnings) and the URLs requested, as they come."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
     requests: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type in ("error", "warning") else None)
     page.on("request", lambda req: requests.append(req.url))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
+    page.goto(path.as_uri() + (f"#{fragment}" if fragment else ""))
+    page.wait_for_selector("#cards[data-ready]", state="attached")
     return page, problems, requests
+
+
+def _to_the_cases(page: Any) -> None:
+    page.locator("#gallery").scroll_into_view_if_needed()
+    page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")  # the viewer places the cards in view
 
 
 def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
@@ -450,6 +540,7 @@ def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
     path.write_text(render(report, thumbs), "utf-8")
 
     page, problems, requests = _open(browser, path)
+    _to_the_cases(page)
 
     # Nothing from the replies ran, nothing was fetched but the page and its data URIs.
     assert page.evaluate("typeof window.__pwned") == "undefined"
@@ -486,6 +577,7 @@ def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
     assert len(_visible_cards(page)) == 7
 
     # The overlay sits on the thumbnail at the original-to-thumbnail scale.
+    assert _load_every_image(page)
     card = page.locator("article[data-verdict='miss']").first
     img = card.locator("figure.shot img").bounding_box()
     truth = card.locator("rect.truth").bounding_box()
@@ -494,7 +586,6 @@ def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
     assert truth["y"] == pytest.approx(img["y"] + 300 * sy, abs=2.5)
     assert truth["width"] == pytest.approx(200 * sx, abs=3)
     assert page.locator("article[data-verdict='refused'] figure.shot").count() == 0  # no thumbnail, no picture
-    assert page.evaluate("Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
 
     assert problems == []
     out = Path(os.environ.get(SCREENSHOT_ENV) or tmp_path)
@@ -508,41 +599,47 @@ def test_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
 # Waits on the page are promises inside one evaluate: the report's CSP has no 'unsafe-eval', and
 # Playwright's wait_for_function polls with eval, which the page then refuses once the first check
 # (made inside the evaluate, where DevTools allows it) is not yet true.
-LOAD_EVERY_IMAGE = """() => {
-    const images = Array.from(document.images);
+LOAD_EVERY_IMAGE = """(selector) => {
+    const images = Array.from(document.querySelectorAll(selector || 'img'));
     images.forEach(i => { i.loading = 'eager'; });
     const arrived = images.map(i => i.complete ? null : new Promise(done => {
         i.addEventListener('load', done, {once: true});
-        i.addEventListener('error', done, {once: true});
+        i.addEventListener('error', () => { if (i.classList.contains('broken')) { done(); } else { i.addEventListener('load', done, {once: true}); i.addEventListener('error', done, {once: true}); } }, {once: true});
     }));
     const late = new Promise((_, fail) => setTimeout(() => fail(new Error(
         images.filter(i => !i.complete).length + ' image(s) still loading after 20 s')), 20000));
-    return Promise.race([Promise.all(arrived), late]).then(() => images.every(i => i.naturalWidth > 0));
+    return Promise.race([Promise.all(arrived), late]).then(() => images.length > 0 && images.every(i => i.naturalWidth > 0));
 }"""
 
 
-def _load_every_image(page: Any) -> bool:
-    """Ask for every lazily loaded picture now, wait for them; whether each arrived (decoded, not broken)."""
-    return page.evaluate(LOAD_EVERY_IMAGE)
+def _load_every_image(page: Any, selector: str = "img") -> bool:
+    """Ask for every lazily loaded picture (of ``selector``) now, wait for them (a picture tried at its next source
+    after its first failed is waited for once more); whether each arrived (decoded, not broken)."""
+    return page.evaluate(LOAD_EVERY_IMAGE, selector)
 
 
-def test_linked_screenshots_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
+def test_linked_screenshots_in_a_real_browser_also_when_the_report_folder_moved(browser: Any, tmp_path: Path) -> None:
     report = sample_report()
     shots = tmp_path / "data" / "my shots"
     shots.mkdir(parents=True)
-    pictures = {}
+    pictures_in = {}
     for i, case in enumerate(report["cases"]):
         path = shots / (f"{case['id']} #{i}.png" if i % 2 else f"{case['id']}.png")
         screenshot(seed=i).save(path)
-        pictures[case["id"]] = str(path)
-    page_path = tmp_path / "reports" / "run.html"
-    page_path.parent.mkdir()
-    page_path.write_text(render(report, pictures, page_path.parent), "utf-8")
+        pictures_in[case["id"]] = str(path)
+    reports = tmp_path / "reports"
+    for path, data in html_report.page_files(report, pictures_in, [reports / "run.html"], reports).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
 
-    page, problems, requests = _open(browser, page_path)
+    page, problems, requests = _open(browser, reports / "run.html")
+    _to_the_cases(page)
     assert page.locator("#cards figure.shot img").count() == len(report["cases"])
     assert _load_every_image(page)  # the policy lets the linked files in, and the links reach them
-    assert sorted(u for u in requests if u != page_path.as_uri()) == sorted(Path(p).as_uri() for p in pictures.values())
+    data = data_folder(reports / "run.html")
+    assert data is not None
+    ours = {(reports / "run.html").as_uri(), *(p.as_uri() for p in (data / "viewer.js", data / "index.js"))}
+    assert sorted(u for u in requests if u not in ours) == sorted(Path(p).as_uri() for p in pictures_in.values())
     card = page.locator("article[data-verdict='miss']").first
     img = card.locator("figure.shot img").bounding_box()
     truth = card.locator("rect.truth").bounding_box()
@@ -551,6 +648,17 @@ def test_linked_screenshots_in_a_real_browser(browser: Any, tmp_path: Path) -> N
     assert truth["y"] == pytest.approx(img["y"] + 300 * img["height"] / 1080, abs=2.5)
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert problems == []
+    page.close()
+
+    # The report folder moved away from the data: the relative links no longer reach the screenshots, their absolute
+    # places do (a missing link's request fails; the viewer then asks the next source).
+    moved = tmp_path / "elsewhere" / "deeper" / "reports"
+    shutil.move(str(reports), str(moved))
+    page, problems, requests = _open(browser, moved / "run.html")
+    _to_the_cases(page)
+    assert _load_every_image(page, "#cards img")
+    assert sorted({u for u in requests if u.endswith(".png") and Path(urllib.parse.unquote(u.removeprefix("file://"))).is_file()}) == sorted(Path(p).as_uri() for p in pictures_in.values())
+    assert [p for p in problems if "ERR_FILE_NOT_FOUND" not in p] == []  # the first tries that failed, nothing else
     page.close()
 
 
@@ -579,26 +687,24 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
     result = pytester.runpytest_subprocess(str(repo / "suites" / "demo"), f"--model=replay:{tmp_path / 'replies.jsonl'}", f"--report-html={out}", f"--report-dir={tmp_path}", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-2000:]
     assert f"{data} (its own data, beside the suite file)" in out.read_text()
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(out.as_uri())
+    page, errors, _ = _open(browser, out)
     overall = page.evaluate("Array.from(document.querySelectorAll('tr')).find(r => r.textContent.trim().startsWith('overall')).textContent")
     assert f"{len(replies)}" in overall and f"{expect_hits}" in overall
-    assert len(_visible_cards(page)) == len(replies)
-    assert page.evaluate("document.querySelectorAll('#cards .card img').length") == len(replies)  # every case has its screenshot
-    assert _load_every_image(page)  # linked from the demo's data folder, and there
+    assert page.locator("#f-count").inner_text() == f"{len(replies)} of {len(replies)} cases shown"
+    _to_the_cases(page)
+    cards = len(_visible_cards(page))
+    assert 0 < cards < len(replies) and page.locator("#cards .card img").count() == cards  # the cards near the view, each with its screenshot
+    assert _load_every_image(page, "#cards img")  # linked from the demo's data folder, and there
     verdict_select = page.locator("select").first
     verdict_select.select_option(label=verdict_select.locator("option", has_text="unparsed").first.text_content().strip())
-    assert len(_visible_cards(page)) == len(replies) - expect_hits
+    assert page.locator("#f-count").inner_text() == f"{len(replies) - expect_hits} of {len(replies)} cases shown"
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert not errors, errors
     page.screenshot(path=str(Path(os.environ.get(SCREENSHOT_ENV, tmp_path)) / "demo-report.png"), full_page=False)
     page.close()
 
 
-def test_an_episode_strip_draws_every_action_of_a_step_and_marks_those_not_run(tmp_path: Path) -> None:
+def test_an_episodes_steps_carry_every_action_that_ran_and_mark_those_not_run(tmp_path: Path) -> None:
     steps = [
         {
             "number": 1,
@@ -621,9 +727,192 @@ def test_an_episode_strip_draws_every_action_of_a_step_and_marks_those_not_run(t
     ]
     episode = {"screen_size": [160, 210], "trajectory": steps, "final_screenshot": "ep/final.png", "end": "done", "success": True, "score": 1.0, "wall_seconds": 1.0}
     report = make_report([make_case("ep-1", "hit", {"ui_type": "text"}, "r2", episode=episode)])
-    page = render(report, {}, tmp_path, tmp_path)
-    figures = re.findall(r'<figure class="shot">.*?</figure>', page, re.S)
-    circles = [re.findall(r'<circle class="pred" cx="([\d.]+)" cy="([\d.]+)"', f) for f in figures]
-    assert circles[:3] == [[("10", "20"), ("30", "40")], [("50", "60")], [("5", "5")]]  # the third click of step 2 did not run
-    assert [re.findall(r'<text class="pred-n"[^>]*>(\d)</text>', f) for f in figures[:3]] == [["1", "3"], ["1"], []]
-    assert "click; done; click (action 3 not run)" in page
+    _, (case,) = viewer_data(render(report, {}, tmp_path, tmp_path))
+    (shown,) = case["episodes"]
+    # the actions that ran, in the screenshot's pixels, numbered when the step read several: the third click of step 2 did not run
+    assert [s["marks"] for s in shown["steps"]] == [[[10, 20, None, None, 1], [30, 40, None, None, 3]], [[50, 60, None, None, 1]], [[5, 5]]]
+    assert [s["read"] for s in shown["steps"]] == ["click; type", "click; done; click (action 3 not run)", "click"]
+    assert [s["src"] for s in shown["steps"]] == ["ep/step-01.png", "ep/step-02.png", "ep/step-03.png"] and shown["final"]["src"] == "ep/final.png"
+    assert shown["size"] == [160, 210] and shown["outcome"] == "success, score 1.000, 3 step(s), 1.000 s"
+
+
+def test_a_large_step_screenshot_gets_its_thumbnail_beside_it_and_a_small_one_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live flow's screenshot sink writes a large step's thumbnail beside it; a small screenshot (a MiniWoB++
+    page) gets none and costs no decoding: its size is read from its header."""
+    from PIL import PngImagePlugin
+
+    from guitest.live.flow import _sink
+
+    def png(size: tuple[int, int]) -> bytes:
+        buffer = io.BytesIO()
+        screenshot(size).save(buffer, "PNG")
+        return buffer.getvalue()
+
+    big, small = png((1920, 1080)), png((480, 630))
+    save = _sink(str(tmp_path / "episodes" / "case-1"), str(tmp_path))
+    assert save("step-01", big) == os.path.join("episodes", "case-1", "step-01.png")
+    with Image.open(tmp_path / "episodes" / "case-1" / "step-01.thumb.jpg") as im:
+        assert im.format == "JPEG" and im.size == (320, 180)
+    decoded: list[tuple[int, int]] = []
+    real_load = PngImagePlugin.PngImageFile.load
+    monkeypatch.setattr(PngImagePlugin.PngImageFile, "load", lambda self: decoded.append(self.size) or real_load(self))
+    save("step-02", small)
+    assert decoded == [] and sorted(p.name for p in (tmp_path / "episodes" / "case-1").iterdir()) == ["step-01.png", "step-01.thumb.jpg", "step-02.png"]
+    assert thumbnails.step_thumbnail(b"not an image") is None
+
+
+HOSTILE_ID = "ep \"1\" #&<b>é 'q\\n' \u2028"  # quotes, a backslash, a line separator: each must survive the data files' string literals
+SCREEN = (960, 600)
+
+
+def live_report(reports: Path) -> dict[str, Any]:
+    """Three episodes of four steps (a hit, a miss whose id, instruction and replies are hostile, an error), their
+    screenshots and thumbnails in a run folder under ``reports``, as a live run leaves them."""
+    cases = []
+    for k, (cid, verdict) in enumerate([("ep-a", "hit"), (HOSTILE_ID, "miss"), ("ep-c", "error")]):
+        folder = reports / "runs" / "live" / "20260101-000000-abcd" / "episodes" / f"e{k}"
+        folder.mkdir(parents=True)
+        steps = []
+        for n in range(1, 5):
+            buffer = io.BytesIO()
+            screenshot(SCREEN, seed=n).save(buffer, "PNG")
+            (folder / f"step-0{n}.png").write_bytes(buffer.getvalue())
+            thumbnails.save_step_thumbnail(str(folder / f"step-0{n}.png"), buffer.getvalue())
+            steps.append(
+                {
+                    "number": n,
+                    "reply": f"I click at {100 * n}. {EVIL_SCRIPT} {EVIL_IMG}",
+                    "text": f"click ({100 * n}, 200)",
+                    "notes": [],
+                    "actions": [{"kind": "click", "point": [100 * n, 200], "space": "screen"}],
+                    "policy_seconds": 0.5,
+                    "env_seconds": 0.1,
+                    "usage": {"input_tokens": 1000, "output_tokens": 20},
+                    "screenshot": (folder / f"step-0{n}.png").relative_to(reports).as_posix(),
+                }
+            )
+        episode = {"task": f"t{k}", "env": "webapp", "seed": 0, "end": "done", "success": verdict == "hit", "score": 1.0 if verdict == "hit" else 0.0, "reason": f"the check said <{verdict}>"}
+        episode |= {"steps": 4, "wall_seconds": 3.0, "env_seconds": 0.4, "policy_seconds": 2.0, "screen_size": list(SCREEN), "trajectory": steps}
+        case = {"id": cid, "verdict": verdict, "tags": {"task": f"t{k}", "family": "web"}, "prediction": {"success": verdict == "hit", "reset": "reset"}, "response": steps[-1]["reply"]}
+        case |= {"instruction": f"do <task> {k}", "success": verdict == "hit", "score": episode["score"], "steps": 4, "episode": episode}
+        case["usage"] = {"calls": 4, "seconds": 2.0, "input_tokens": 4000, "output_tokens": 80, "cost": 0.0123}
+        if verdict == "error":
+            case["error"] = "step 4: environment failed: <gone>"
+        cases.append(case)
+    report = make_report(cases, ("task",))
+    report["suite"] = {"name": "live", "path": "suites/live/suite.yaml", "format": "webtask", "task": "live", "env": "webapp", "max_steps": 5}
+    report["headline"] |= {"figure": "success_rate"}
+    return report
+
+
+def _write(files: dict[Path, bytes]) -> None:
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _ready(page: Any) -> None:
+    page.wait_for_selector("#case-view[data-ready]", state="attached")
+
+
+def test_the_viewer_opens_a_case_and_a_step_from_their_links_keeps_filters_in_the_address_and_opens_moved(browser: Any, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    report = live_report(reports)
+    page_path = reports / "live.html"
+    _write(html_report.page_files(report, {}, [page_path], reports))
+
+    # A step opened from its link: the case (its hostile id in the address), every step, the step the link names in view.
+    page, problems, requests = _open(browser, page_path, urllib.parse.urlencode({"case": HOSTILE_ID, "step": 3}))
+    _ready(page)
+    assert page.locator("#case-view").get_attribute("data-case") == HOSTILE_ID
+    assert page.locator("#case-view h2 .cid").inner_text() == HOSTILE_ID
+    assert page.locator("#case-view li.step").count() == 4
+    target = page.locator("li.step.target")
+    assert target.get_attribute("id") == "step-0-3" and 0 <= target.bounding_box()["y"] < 900
+    # The lazily loaded part is text: the replies, the instruction, the check's reason; nothing of them ran.
+    assert target.locator("pre.reply").inner_text() == f"I click at 300. {EVIL_SCRIPT} {EVIL_IMG}"
+    text = page.locator("#case-view").inner_text()
+    assert "do <task> 1" in text and "check: the check said <miss>" in text and "cost: 4,080 tokens" in text and "$0.0123" in text
+    assert "tokens: input 1,000, output 20" in text  # what the step took
+    assert page.locator("#case-view script, #case-view img[src='x']").count() == 0
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    # Each step shows its thumbnail with the action drawn where it acted.
+    assert _load_every_image(page, "#case-view img")
+    shown = page.evaluate("Array.from(document.querySelectorAll('#case-view li.step img')).map(i => [i.getAttribute('src'), i.naturalWidth])")
+    assert [src.rsplit("/", 1)[-1] for src, _ in shown] == [f"step-0{n}.thumb.jpg" for n in range(1, 5)] and {w for _, w in shown} == {320}
+    img, circle = target.locator("img").bounding_box(), target.locator("circle.pred").bounding_box()
+    assert circle["x"] + circle["width"] / 2 == pytest.approx(img["x"] + 300 * img["width"] / SCREEN[0], abs=2)
+    # The full screenshot, one click away (the action drawn on it too); Esc closes it, then the case.
+    target.locator("figure.shot").click()
+    assert _load_every_image(page, "#lightbox img")
+    assert page.evaluate("[document.querySelector('#lightbox img').getAttribute('src').split('/').pop(), document.querySelector('#lightbox img').naturalWidth]") == ["step-03.png", SCREEN[0]]
+    assert page.locator("#lightbox circle.pred").count() == 1
+    page.keyboard.press("Escape")
+    assert page.locator("#lightbox").is_hidden()
+    # A step's own link: the same case, another step in view.
+    page.locator("#step-0-1 .act a").click()
+    page.wait_for_selector("#step-0-1.target")  # the address changed: the viewer follows it (an event of its own, after the click)
+    assert "step=1" in page.url and page.locator("li.step.target").count() == 1
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#case-view", state="hidden")
+    assert "case=" not in page.url
+
+    # A filter is kept in the address: a reload keeps it; a case opened from the list keeps it too, and so does the way back.
+    page.select_option("#f-verdict", "=miss")
+    assert page.url.endswith("#verdict=miss")
+    page.reload()
+    page.wait_for_selector("#cards[data-ready]", state="attached")
+    assert page.locator("#f-verdict").input_value() == "=miss" and page.locator("#f-count").inner_text() == "1 of 3 cases shown"
+    page.click("#to-cases")  # the header's link to the list: the filters stay
+    assert page.url.endswith("#verdict=miss") and page.evaluate("window.scrollY > 0 && document.getElementById('gallery').getBoundingClientRect().top < 900")
+    _to_the_cases(page)
+    page.locator("#cards .card .instruction").first.click()
+    _ready(page)
+    params = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).fragment)
+    assert params == {"verdict": ["miss"], "case": [HOSTILE_ID]}
+    assert page.locator("#case-view nav a").first.get_attribute("href") == "#verdict=miss"
+    assert problems == [] and [u for u in requests if not u.startswith("file://")] == []
+    page.close()
+
+    # The report folder zipped as a whole and unpacked elsewhere: the same links open the same case, its steps' pictures come.
+    archive = shutil.make_archive(str(tmp_path / "report"), "zip", root_dir=tmp_path, base_dir="reports")
+    shutil.rmtree(reports)
+    shutil.unpack_archive(archive, tmp_path / "unpacked" / "here")
+    page, problems, requests = _open(browser, tmp_path / "unpacked" / "here" / "reports" / "live.html", "case=ep-a&step=2")
+    _ready(page)
+    assert page.locator("li.step.target").get_attribute("id") == "step-0-2"
+    assert _load_every_image(page, "#case-view img")
+    assert problems == [] and all(u.startswith((tmp_path / "unpacked").as_uri()) for u in requests)
+    page.close()
+
+
+def test_the_case_list_puts_only_the_cards_in_view_on_the_page(browser: Any, tmp_path: Path) -> None:
+    """3,000 cases: some dozens of cards on the page wherever the list is scrolled, every case reachable (the page had
+    put all 3,000 cards in its document, some 60,000 elements)."""
+    verdicts = ("hit", "miss", "unparsed")
+    cases = [make_case(f"case-{i:05d}", verdicts[i % 3], {"ui_type": ("text", "icon")[i % 2], "platform": ("windows", "macos")[i % 2]}, f"Answer: [{i}, 0]") for i in range(3000)]
+    reports = tmp_path / "reports"
+    _write(html_report.page_files(make_report(cases), {}, [reports / "big.html"], reports))
+    page, problems, _ = _open(browser, reports / "big.html")
+    _to_the_cases(page)
+    cards = page.locator("#cards .card").count()
+    assert 0 < cards <= 60 and page.evaluate("document.getElementsByTagName('*').length") < 2000
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    assert "case-02999" in _visible_cards(page) and page.locator("#cards .card").count() <= 60
+    index, _ = viewer_data(reports / "big.html")
+    assert len(index["starts"]) > 3  # the details come in several chunks: the last case's is read when it is opened
+    page.locator("article.card", has_text="case-02999").locator(".instruction, pre.reply").first.click()
+    _ready(page)
+    assert page.locator("#case-view h2 .cid").inner_text() == "case-02999" and page.locator("#case-view pre.reply").inner_text() == "Answer: [2999, 0]"
+    assert page.locator("#case-view nav .where").inner_text() == "case 3000 of 3000 shown"
+    page.keyboard.press("ArrowLeft")  # the previous case the filters show
+    page.wait_for_selector("#case-view[data-case='case-02998'][data-ready]", state="attached")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#case-view", state="hidden")
+    page.fill("#f-text", "CASE-01234")
+    assert page.locator("#f-count").inner_text() == "1 of 3000 cases shown"
+    _to_the_cases(page)
+    assert _visible_cards(page) == ["case-01234"]
+    assert problems == []
+    page.close()

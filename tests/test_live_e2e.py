@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import urllib.parse
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import fakeserver
+from pages import viewer_data
 
 pytestmark = pytest.mark.usefixtures("browser")
 
@@ -143,12 +143,12 @@ def test_every_action_of_each_reply_runs_in_every_runner(pytester: pytest.Pytest
         assert len(trajectory["steps"]) == case["steps"]
         for step in case["episode"]["trajectory"]:
             assert (pytester.path / "reports" / step["screenshot"]).is_file()
-    # the HTML report shows each episode as a strip: every step's screenshot (its file) and the final screen
+    # the HTML report's viewer shows each episode: every step's screenshot (its file) and the final screen; the latest
+    # page reads its data from its folder, the run folder's copy carries it
     for page in (pytester.path / "reports" / "live_app.html", *(pytester.path / "reports" / "runs" / "live_app").glob("*/live_app.html")):
-        html = page.read_text()
-        strips = re.findall(r'<ol class="strip">(.*?)</ol>', html, re.S)
-        assert len(strips) == 4
-        sources = [src for strip in strips for src in re.findall(r'<img src="([^"]+)"', strip)]
+        _, details = viewer_data(page)
+        assert len(details) == 4 and all(len(d["episodes"]) == 1 for d in details)
+        sources = [s["src"] for d in details for s in d["episodes"][0]["steps"]] + [d["episodes"][0]["final"]["src"] for d in details]
         assert len(sources) == sum(c["steps"] + 1 for c in data["cases"])
         assert all((page.parent / urllib.parse.unquote(src)).is_file() for src in sources), page
 

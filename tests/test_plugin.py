@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from builders import ROWS, center_norm, n_rows, write_suite
+from pages import viewer_data
 from guitest.reporting.report import validate
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
@@ -238,7 +239,7 @@ def test_html_report_junit_properties_and_baseline_gate(pytester: pytest.Pyteste
     base = tmp_path / "base.json"
     assert run(pytester, "suites/tiny", "--model=oracle", f"--report-json={base}", *mode).ret == 0
     html = (pytester.path / "reports" / "tiny.html").read_text()
-    assert html.startswith("<!DOCTYPE html>") and "desktop-macos-icon-2" in html
+    assert html.startswith("<!DOCTYPE html>") and "desktop-macos-icon-2" in [c["id"] for c in viewer_data(pytester.path / "reports" / "tiny.html")[0]["cases"]]
     # a worse model against that baseline: a significant regression fails the gate
     result = run(pytester, "suites/tiny", "--model=center", f"--baseline={base}", f"--junitxml={tmp_path / 'j.xml'}", *mode)
     assert result.ret == 10, result.stdout.str()

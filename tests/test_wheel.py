@@ -135,6 +135,7 @@ def test_a_pip_user_runs_the_built_in_suites_from_an_empty_folder(installed: Ins
     assert "guitest/suites/mmbench_gui/l1/__init__.py" in names and "guitest/suites/mmbench_gui/l1/suite.yaml" in names
     assert "guitest/suites/desktop_local/apps/notes_app.py" in names and "guitest/suites/desktop_local/pages/form.html" in names
     assert not [n for n in names if n.startswith("guitest/suites/demo/data/") or "__pycache__" in n]
+    assert {"guitest/reporting/viewer/viewer.js", "guitest/reporting/viewer/viewer.css"} <= set(names)  # the report's viewer, package data
     before = package_files(installed.package)
 
     # the demo by name: reports in the current folder, its screenshots under the data root

@@ -361,13 +361,16 @@ def _asker(model: Model, options: RunOptions, stored: list[Stored], meter: Meter
 
 
 def _sink(folder: str, report_dir: str) -> Callable[[str, bytes], str]:
-    """Screenshots as ``<folder>/<name>.png``; the reference kept is the path relative to the report folder."""
+    """Screenshots as ``<folder>/<name>.png``, a large one's thumbnail beside it for the report's viewer
+    (:func:`guitest.reporting.thumbnails.save_step_thumbnail`); the reference kept is the path relative to the report folder."""
+    from ..reporting.thumbnails import save_step_thumbnail
 
     def save(name: str, png: bytes) -> str:
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{name}.png")
         with open(path, "wb") as f:
             f.write(png)
+        save_step_thumbnail(path, png)
         return os.path.relpath(path, report_dir)
 
     return save

@@ -2,7 +2,8 @@
 (importing this package costs nothing; a worker that only runs cases never loads the report code).
 
 - :mod:`~guitest.reporting.report`: the run report, a JSON document, its Markdown summary and terminal tables.
-- :mod:`~guitest.reporting.html`: the HTML report, one page with settings, tables, charts and a case gallery.
+- :mod:`~guitest.reporting.html`: the HTML report's page: settings, tables, charts, and the viewer of its cases.
+- :mod:`~guitest.reporting.viewer_data`: the viewer's data: the case index and each case's detail, in chunks.
 - :mod:`~guitest.reporting.thumbnails`: the HTML report's pictures of the screenshots, linked or embedded.
 - :mod:`~guitest.reporting.summary`: the run header's lines and each suite's terminal summary.
 - :mod:`~guitest.reporting.tallies`: counting verdicts per category, accuracy with 95% Wilson intervals.

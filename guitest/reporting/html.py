@@ -1,29 +1,42 @@
-"""The HTML report: one page with the run's settings, tables, charts and a filterable case gallery.
+"""The HTML report's page: the first screen (the run's settings, headline, tables, charts, the case list's filters)
+written as HTML, and the viewer that shows the cases (``viewer/viewer.js``, its data from
+:mod:`guitest.reporting.viewer_data`).
 
-The page loads nothing from the network: CSS and a small vanilla script are inline, and a
-Content-Security-Policy allows no script but the page's own (by its hash) and no image but
-the screenshots. Those are either linked (the default: the ``<img>`` names the screenshot
-file by a relative path, and the policy allows same-origin and ``file:`` images) or
-embedded as JPEG thumbnails (data URIs: then the page allows ``data:`` images only and is
-one self-contained file); see :mod:`guitest.reporting.thumbnails`. Every string that comes from the
-report (model replies, instructions, tag values, errors, settings) is HTML-escaped, so a
-reply like ``<script>...</script>`` shows as text and never runs.
+The page opens at once however many cases the run has: its HTML is the first screen alone; the viewer reads an
+index of the cases, puts on the page only the cards in view, and loads a case's detail (reply, evidence, cost, an
+episode's every step) when the case is opened. Each case and step has its own address (``#case=ID&step=N``), and the
+filters are kept in the address too. :func:`page_files` writes the page with its data in a folder beside it
+(``<stem>_files/``: script files, since a page opened from ``file:`` may not ``fetch()`` one); :func:`render` writes
+one page that carries its data (a copy that travels alone).
+
+The page loads nothing from the network: its style and script are its own (by hash, or files of its data folder),
+and a Content-Security-Policy allows no other script, no inline event handler, and no image but the screenshots
+(linked by relative paths: the default; or thumbnails carried as files or data URIs: see
+:mod:`guitest.reporting.thumbnails`). Every string that comes from the report (model replies, instructions, tag
+values, errors, settings) is HTML-escaped in the first screen and set as text by the viewer, so a reply like
+``<script>...</script>`` shows as text and never runs.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import html
 import json
 import math
 import os
+import re
+import shutil
+import urllib.parse
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from .thumbnails import is_embedded, link
-from ..verdict import CaseResult
+from .. import strictjson
+from . import viewer_data
 from .document import Counts, Report
+from .thumbnails import is_embedded
 
 VERDICT_ORDER = ("hit", "miss", "unparsed", "refused", "truncated", "unsure", "error", "partial")
 COUNT_COLUMNS = ("n", "hit", "accuracy", "ci95", "unparsed", "refused", "truncated", "error")
@@ -73,10 +86,6 @@ def _fmt(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, sort_keys=False)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _verdict_class(verdict: Any) -> str:
-    return f"v-{verdict}" if verdict in VERDICT_ORDER else "v-other"
 
 
 # -- sections -------------------------------------------------------------------------------------
@@ -312,200 +321,6 @@ def _charts(report: Report) -> str:
     return f'<section id="charts"><h2>{title}</h2><p class="note">{_e(note)}</p><div class="charts">' + "".join(charts) + "</div></section>"
 
 
-def _box(value: Any) -> list[float] | None:
-    if isinstance(value, (list, tuple)) and len(value) == 4:
-        nums = [n for v in value if (n := _num(v)) is not None]
-        if len(nums) == 4:
-            return nums
-    return None
-
-
-def _point(value: Any) -> tuple[float, float] | None:
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        x, y = _num(value[0]), _num(value[1])
-        if x is not None and y is not None:
-            return x, y
-    return None
-
-
-def _overlay(case: CaseResult) -> str:
-    """An SVG in the original image's pixel space, stretched over the thumbnail: the truth box and the predicted point."""
-    size = _point(case.get("size"))
-    if size is None or size[0] <= 0 or size[1] <= 0:
-        return ""
-    w, h = size
-    parts = []
-    truth = _box(case.get("truth"))
-    if truth is not None:
-        x1, y1, x2, y2 = truth
-        parts.append(f'<rect class="truth" x="{x1:g}" y="{y1:g}" width="{max(x2 - x1, 0):g}" height="{max(y2 - y1, 0):g}"/>')
-    pixel = _point((case.get("prediction") or {}).get("pixel"))
-    if pixel is not None:
-        px, py = pixel
-        r = max(w, h) * 0.014
-        parts += _marker(px, py, r)
-        parts.append(f'<path class="pred" d="M{px - 2 * r:.1f} {py:g}H{px + 2 * r:.1f}M{px:g} {py - 2 * r:.1f}V{py + 2 * r:.1f}"/>')
-    return _svg(w, h, parts) if parts else ""
-
-
-def _marker(px: float, py: float, r: float) -> list[str]:
-    """A point drawn as a red circle with a white halo (SVG elements)."""
-    return [f'<circle class="pred-halo" cx="{px:g}" cy="{py:g}" r="{r:.1f}"/>', f'<circle class="pred" cx="{px:g}" cy="{py:g}" r="{r:.1f}"/>']
-
-
-def _svg(w: float, h: float, parts: list[str]) -> str:
-    """An SVG in a ``w`` x ``h`` pixel space, stretched over its picture."""
-    return f'<svg class="overlay" viewBox="0 0 {w:g} {h:g}" preserveAspectRatio="none" aria-hidden="true">{"".join(parts)}</svg>'
-
-
-def _strip(case: Mapping[str, Any], files_dir: Any, page_dir: Any) -> str:
-    """A live case's episode as a strip of steps: each screenshot the agent saw (a link to its file, which the report
-    names relative to ``files_dir``) with every action of the step drawn on it (numbered when there are several), the
-    reply, and the actions read (those that did not run marked); then the final screen."""
-    episode = case.get("episode")
-    if not isinstance(episode, Mapping) or files_dir is None:
-        return ""
-    size = _point(episode.get("screen_size"))
-    steps = [s for s in episode.get("trajectory") or [] if isinstance(s, Mapping)]
-    frames = []
-    for step in steps:
-        src = _episode_src(step.get("screenshot"), files_dir, page_dir)
-        actions = _step_actions(step)
-        executed = given if isinstance(given := step.get("executed"), int) else len(actions)
-        shot = ""
-        if src:
-            dims = f' width="{size[0]:g}" height="{size[1]:g}"' if size else ""
-            alt = _e(f"step {step.get('number')}")
-            shot = f'<figure class="shot"><img src="{_e(src)}" alt="{alt}"{dims} loading="lazy" decoding="async">{_action_overlay(actions[:executed], size)}</figure>'
-        read = step.get("text") or ("(no readable action)" if not actions else "; ".join(str(a.get("kind")) for a in actions))
-        if executed < len(actions):
-            read += f" (actions {executed + 1}-{len(actions)} not run)" if len(actions) - executed > 1 else f" (action {len(actions)} not run)"
-        notes = ", ".join(str(n) for n in step.get("notes") or [])
-        reply = step.get("reply")
-        frames.append(
-            f'<li class="step">{shot}<p class="act"><b>{_e(step.get("number"))}</b> {_e(read)}</p>'
-            + (f'<p class="meta">{_e(notes)}</p>' if notes else "")
-            + (f'<details><summary>reply</summary><pre class="reply">{_e(reply)}</pre></details>' if reply is not None else "")
-            + "</li>"
-        )
-    final = _episode_src(episode.get("final_screenshot"), files_dir, page_dir)
-    if final:
-        frames.append(
-            f'<li class="step"><figure class="shot"><img src="{_e(final)}" alt="final screen" loading="lazy" decoding="async"></figure><p class="act"><b>end</b> {_e(episode.get("end"))}</p></li>'
-        )
-    outcome = f"{'success' if episode.get('success') else 'no success'}, score {_num3(episode.get('score'))}, {len(steps)} step(s), {_num3(episode.get('wall_seconds'))} s"
-    reason = f" · {episode['reason']}" if episode.get("reason") else ""
-    return f'<div class="episode"><p class="meta">{_e(outcome + reason)}</p><ol class="strip">{"".join(frames)}</ol></div>'
-
-
-def _episode_src(ref: Any, files_dir: Any, page_dir: Any) -> str | None:
-    """The ``src`` of an episode screenshot the report names relative to ``files_dir`` (never outside it)."""
-    if not isinstance(ref, str) or not ref or os.path.isabs(ref) or ref.startswith(".."):
-        return None
-    return link(os.path.join(os.path.abspath(files_dir), ref), page_dir)
-
-
-def _step_actions(step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """A step's actions in order: its ``actions`` list (a report from before several actions per step: its ``action``)."""
-    actions = step.get("actions")
-    if isinstance(actions, list):
-        return [a for a in actions if isinstance(a, Mapping)]
-    single = step.get("action")
-    return [single] if isinstance(single, Mapping) else []
-
-
-def _action_overlay(actions: list[Mapping[str, Any]], size: tuple[float, float] | None) -> str:
-    """The actions drawn over their screenshot (pixels of that screenshot): a circle at each point, an arrow to a drag's
-    end, and the action's number beside its circle when there are several."""
-    if size is None:
-        return ""
-    w, h = size
-    r = max(w, h) * 0.02
-    parts: list[str] = []
-    for number, action in enumerate(actions, 1):
-        point, end = _point(action.get("point")), _point(action.get("end"))
-        if point is None:
-            continue
-        px, py = point
-        parts += _marker(px, py, r)
-        if end is not None:
-            parts.append(f'<path class="pred" d="M{px:g} {py:g}L{end[0]:g} {end[1]:g}"/>')
-        if len(actions) > 1:
-            parts.append(f'<text class="pred-n" x="{px + 1.3 * r:.1f}" y="{py - 1.3 * r:.1f}" font-size="{2 * r:.1f}">{number}</text>')
-    return _svg(w, h, parts) if parts else ""
-
-
-def _card(case: CaseResult, thumb: str | None, files_dir: Any = None, page_dir: Any = None) -> str:
-    """One case's card; ``thumb`` is the ``src`` of its picture (a data URI or a link to the file), or None; a live
-    case shows its episode instead (:func:`_strip`)."""
-    cid = str(case.get("id", ""))
-    verdict = str(case.get("verdict", ""))
-    tags = given if isinstance(given := case.get("tags"), Mapping) else {}
-    tags = {str(k): str(v) for k, v in tags.items()}
-    instruction = case.get("instruction")
-    search = " ".join([cid, str(instruction or "")]).lower()
-    out = [f'<article class="card {_verdict_class(verdict)}" data-verdict="{_e(verdict)}" data-tags="{_e(json.dumps(tags, ensure_ascii=False))}" data-text="{_e(search)}">']
-    out.append(f'<header><span class="badge {_verdict_class(verdict)}">{_e(verdict)}</span><code class="cid">{_e(cid)}</code></header>')
-    if thumb:
-        size = _point(case.get("size"))
-        # the original's size gives the box its shape before a lazily loaded picture arrives
-        dims = f' width="{size[0]:g}" height="{size[1]:g}"' if size is not None and size[0] > 0 and size[1] > 0 else ""
-        out.append(f'<figure class="shot"><img src="{_e(thumb)}" alt="{_e("screenshot of " + cid)}"{dims} loading="lazy" decoding="async">{_overlay(case)}</figure>')
-    if tags:
-        out.append('<ul class="tags">' + "".join(f"<li><span>{_e(k)}</span> {_e(v)}</li>" for k, v in tags.items()) + "</ul>")
-    if instruction:
-        out.append(f'<p class="instruction">{_e(instruction)}</p>')
-    strip = _strip(case, files_dir, page_dir)
-    response = case.get("response")
-    if strip:
-        out.append(strip)
-    elif response is not None:
-        out.append(f'<pre class="reply" title="model reply">{_e(response)}</pre>')
-    else:
-        out.append('<p class="noreply">no reply</p>')
-    if case.get("error"):
-        out.append(f'<pre class="err">{_e(case["error"])}</pre>')
-    meta = []
-    truth = _box(case.get("truth"))
-    if truth is not None:
-        meta.append("truth [" + ", ".join(f"{v:g}" for v in truth) + "]")
-    elif case.get("truth") is not None:
-        meta.append("truth " + _fmt(case.get("truth")))
-    prediction = case.get("prediction") or {}
-    pixel = _point(prediction.get("pixel"))
-    if pixel is not None:
-        meta.append(f"predicted ({pixel[0]:g}, {pixel[1]:g})")
-    via = prediction.get("via")
-    if via:
-        meta.append(f"via {via}")
-    size = _point(case.get("size"))
-    if size is not None:
-        meta.append(f"image {size[0]:g}×{size[1]:g}")
-    sent = _point(case.get("sent_size"))
-    if sent is not None and sent != size:
-        meta.append(f"sent {sent[0]:g}×{sent[1]:g}")
-    if case.get("finish_reason"):
-        meta.append(f"finish {case['finish_reason']}")
-    if case.get("image"):
-        meta.append(str(case["image"]))
-    notes = case.get("notes")
-    if notes:
-        meta.append("notes: " + ", ".join(str(n) for n in notes))
-    if meta:
-        out.append(f'<p class="meta">{_e(" · ".join(meta))}</p>')
-    out.append("</article>")
-    return "".join(out)
-
-
-def _tag_names(report: Report, cases: list[CaseResult]) -> list[str]:
-    names: list[str] = [n for n in report["breakdown"] if "/" not in n]
-    for case in cases:
-        tags = case.get("tags")
-        if isinstance(tags, Mapping):
-            names += [str(k) for k in tags if str(k) not in names]
-    return names
-
-
 def _options(counts: Mapping[str, int], order: Iterable[str]) -> str:
     total = sum(counts.values())
     # Option values carry a '=' prefix so that "" can mean "any" even when a tag value is empty.
@@ -514,32 +329,39 @@ def _options(counts: Mapping[str, int], order: Iterable[str]) -> str:
     return "".join(opts)
 
 
-def _gallery(report: Report, sources: Mapping[str, str], files_dir: Any = None, page_dir: Any = None) -> str:
+def _gallery(report: Report, linked: int, episodes: bool) -> str:
+    """The case list's filters (verdict, each tag with up to :data:`MAX_OPTIONS` values, text), its legend, and the
+    empty list the viewer fills with the cards in view."""
     cases = report["cases"]
     verdicts: dict[str, int] = {}
     for c in cases:
         verdicts[str(c.get("verdict", ""))] = verdicts.get(str(c.get("verdict", "")), 0) + 1
     order = [v for v in VERDICT_ORDER if v in verdicts] + sorted(v for v in verdicts if v not in VERDICT_ORDER)
     controls = [f'<label>verdict <select id="f-verdict">{_options(verdicts, order)}</select></label>']
-    for i, name in enumerate(_tag_names(report, cases)):
+    for i, name in enumerate(viewer_data.tag_names(report, cases)):
         values: dict[str, int] = {}
         for c in cases:
             tags = c.get("tags")
             if isinstance(tags, Mapping) and name in tags:
                 values[str(tags[name])] = values.get(str(tags[name]), 0) + 1
-        if values:
+        if values and len(values) <= MAX_OPTIONS:
             controls.append(f'<label>{_e(name)} <select class="f-tag" id="f-tag-{i}" data-tag="{_e(name)}">{_options(values, sorted(values))}</select></label>')
-    controls.append('<label>id or instruction <input type="search" id="f-text" placeholder="contains…"></label>')
+    controls.append('<label>id, instruction or tag <input type="search" id="f-text" placeholder="contains…"></label>')
     controls.append('<button type="button" id="f-reset">reset</button>')
-    controls.append(f'<span id="f-count" aria-live="polite">{len(cases)} of {len(cases)} cases shown</span>')
-    cards = "".join(_card(c, sources.get(str(c.get("id", ""))), files_dir, page_dir) for c in cases)
-    linked = sum(not is_embedded(v) for v in sources.values())
-    legend = "Screenshots: green box = target, red circle = predicted point."
-    if any(c.get("episode") for c in cases):
-        legend = "Episodes: each screen the agent saw, the red circle where its action acted, the action read and the reply."
+    controls.append(f'<span id="f-count" aria-live="polite">{len(cases)} cases</span>')
+    legend = "Screenshots: green box = target, red circle = predicted point. Open a case for its reply, evidence and cost; its address (#case=…) links to it."
+    if episodes:
+        legend = (
+            "Episodes: each card shows the last screen; open one for every step: the screen the agent saw with its actions drawn (a click enlarges it), "
+            "the actions read, the reply, why it scored as it did and what it cost. Each case and step has its own address (#case=…&step=N)."
+        )
     if linked:
-        legend += f" {linked} screenshot(s) are shown from their files, where the run read them (relative links); for a page that carries them, run with --report-images=embed."
-    return f'<section id="gallery"><h2>Cases</h2><div class="filters" role="search">{"".join(controls)}</div><p class="note">{_e(legend)}</p><div class="cards" id="cards">{cards}</div></section>'
+        legend += f" {linked} screenshot(s) are shown from their files, where the run read them (relative links); for a report folder that carries them, run with --report-images=embed."
+    return (
+        f'<section id="gallery"><h2>Cases</h2><div class="filters" role="search">{"".join(controls)}</div><p class="note">{_e(legend)}</p>'
+        '<p class="status" id="cards-status">Loading the cases…</p><div class="cards" id="cards"></div>'
+        '<noscript><p class="status bad">The case list needs JavaScript; the tables above are complete without it.</p></noscript></section>'
+    )
 
 
 def _workers(run: Mapping[str, Any]) -> str:
@@ -578,185 +400,150 @@ def _missing(report: Report) -> str:
     missing = report["missing"]
     if not missing:
         return ""
-    items = "".join(f"<li><code>{_e(m)}</code></li>" for m in missing)
-    return f'<section id="missing"><h2>Selected cases with no result ({len(missing)})</h2><ul class="missing">{items}</ul></section>'
-
-
-def _sources(pictures: Mapping[str, Any], page_dir: Any) -> dict[str, str]:
-    """Case id -> ``src`` of its picture: a ``data:image/`` URI as it is, an absolute path as a link to the file from
-    ``page_dir``; anything else (a URL, a relative path) is dropped, so the page never loads a resource from elsewhere."""
-    out = {}
-    for case_id, value in pictures.items():
-        src = value if is_embedded(value) else link(value, page_dir)
-        if src is not None:
-            out[str(case_id)] = src
-    return out
+    ids = "\n".join(str(m) for m in missing)  # one text, however many: a run that lost 50,000 cases still opens at once
+    return f'<section id="missing"><h2>Selected cases with no result ({len(missing)})</h2><pre class="missing">{_e(ids)}</pre></section>'
 
 
 # -- the page -------------------------------------------------------------------------------------
 
-CSS = """
-:root{--hit:#1a7f37;--miss:#cf222e;--amber:#b7791f;--err:#7d1a1a;--ink:#1f2328;--mute:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--accent:#2f6fdf}
-*{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--ink);background:#fff}
-main{max-width:1280px;margin:0 auto;padding:20px 24px 60px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}h4{margin:8px 0 4px}
-.sub{color:var(--mute);margin:0}
-table{border-collapse:collapse}
-table.kv th{text-align:left;font-weight:600;color:var(--mute);padding:3px 16px 3px 0;vertical-align:top;white-space:nowrap}
-table.kv td{padding:3px 0;word-break:break-word}
-table.results{width:100%;font-variant-numeric:tabular-nums}
-table.results th,table.results td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left}
-table.results thead th{background:var(--bg);position:sticky;top:0;font-weight:600}
-table.results .num{text-align:right}
-table.results tr.overall{font-weight:700;background:#eef4ff}
-table.results tr.group th{background:var(--bg);color:var(--mute);font-weight:600;padding-top:10px}
-table.results tbody tr:not(.group):hover{background:#fafbfc}
-.note{color:var(--mute);font-size:12.5px}
-.headline{display:flex;flex-wrap:wrap;align-items:baseline;gap:8px 20px;margin-top:18px;padding:14px 18px;border:1px solid var(--line);border-radius:8px;background:var(--bg)}
-.headline .big{font-size:40px;font-weight:700;line-height:1}.headline .big small{font-size:20px;color:var(--mute)}
-.headline .what{font-weight:600}.headline .others{color:var(--mute)}
-.gate{padding:2px 10px;border-radius:12px;font-weight:600}.gate.ok{background:#dafbe1;color:var(--hit)}.gate.bad{background:#ffebe9;color:var(--miss)}
-details.prompt{margin-top:8px}
-pre{white-space:pre-wrap;word-break:break-word;margin:6px 0;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-pre.text{background:var(--bg);padding:8px;border-radius:6px}
-.charts{display:flex;flex-wrap:wrap;gap:16px}
-.chartbox{margin:0;padding:10px;border:1px solid var(--line);border-radius:8px;max-width:100%}
-.chartbox figcaption{font-weight:600;margin-bottom:4px}
-svg.chart{max-width:100%;height:auto;font-size:12px}
-svg.chart .grid{stroke:#e6eaef}svg.chart .tick{fill:var(--mute);font-size:10px}
-svg.chart .label{fill:var(--ink)}svg.chart .val{fill:var(--ink);font-variant-numeric:tabular-nums}
-svg.chart .track{fill:#eef1f4}svg.chart .fill{fill:var(--accent);opacity:.85}
-svg.chart .whisker{stroke:#111;stroke-width:1.5;fill:none}
-.filters{display:flex;flex-wrap:wrap;gap:8px 14px;align-items:center;padding:10px 12px;background:var(--bg);border:1px solid var(--line);border-radius:8px;position:sticky;top:0;z-index:2}
-.filters label{color:var(--mute);font-size:13px}
-.filters select,.filters input,.filters button{font:inherit;padding:3px 6px;border:1px solid var(--line);border-radius:6px;background:#fff;color:var(--ink)}
-#f-count{margin-left:auto;font-weight:600}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:14px;margin-top:12px}
-.card{border:1px solid var(--line);border-left:5px solid var(--mute);border-radius:8px;padding:10px 12px;background:#fff;content-visibility:auto;contain-intrinsic-size:auto 420px;min-width:0}
-[hidden]{display:none!important}
-.card header{display:flex;gap:8px;align-items:center;margin-bottom:6px;min-width:0}
-.card .cid{font-size:12px;word-break:break-all}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;font-weight:600;flex:none}
-.v-hit{border-left-color:var(--hit)}.badge.v-hit{background:var(--hit)}
-.v-miss{border-left-color:var(--miss)}.badge.v-miss{background:var(--miss)}
-.v-unparsed,.v-refused,.v-truncated,.v-partial{border-left-color:var(--amber)}.badge.v-unparsed,.badge.v-refused,.badge.v-truncated,.badge.v-partial{background:var(--amber)}
-.v-error{border-left-color:var(--err)}.badge.v-error{background:var(--err)}
-.badge.v-other{background:var(--mute)}
-.shot{position:relative;margin:0 0 8px;line-height:0;background:#eee;border-radius:4px;overflow:hidden}
-.shot img{width:100%;height:auto;display:block}
-.shot .overlay{position:absolute;left:0;top:0;width:100%;height:100%}
-.episode .strip{list-style:none;display:flex;gap:8px;overflow-x:auto;padding:0;margin:6px 0}
-.episode .step{flex:0 0 150px;font-size:12px}.episode .act{margin:2px 0;word-break:break-word}
-.episode details pre{max-height:160px;overflow:auto}
-.overlay .truth{fill:rgba(26,127,55,.18);stroke:#12e05a;stroke-width:2;vector-effect:non-scaling-stroke}
-.overlay .pred-halo{fill:none;stroke:#fff;stroke-width:4;vector-effect:non-scaling-stroke}
-.overlay .pred{fill:none;stroke:#ff1f3d;stroke-width:2;vector-effect:non-scaling-stroke}
-.overlay .pred-n{fill:#ff1f3d;stroke:#fff;stroke-width:2;paint-order:stroke;font-weight:700;font-family:sans-serif;vector-effect:non-scaling-stroke}
-.tags{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px}
-.tags li{font-size:12px;background:var(--bg);border:1px solid var(--line);border-radius:10px;padding:0 7px}.tags li span{color:var(--mute)}
-.instruction{margin:4px 0;font-weight:600}
-pre.reply{background:var(--bg);padding:6px 8px;border-radius:6px;max-height:14em;overflow:auto}
-pre.err{background:#ffebe9;color:var(--err);padding:6px 8px;border-radius:6px;max-height:10em;overflow:auto}
-.noreply{color:var(--mute);font-style:italic;margin:4px 0}
-.meta{color:var(--mute);font-size:12px;margin:4px 0 0;word-break:break-word}
-ul.missing{columns:3;font-size:12px}
-p.warn{border-left:4px solid var(--amber);background:#fff8e6;padding:8px 12px;font-weight:600}
-footer{margin-top:40px;color:var(--mute);font-size:12px}
-"""
-
-JS = """
-(function () {
-  "use strict";
-  var cards = Array.prototype.map.call(document.querySelectorAll("#cards .card"), function (el) {
-    var tags = {};
-    try { tags = JSON.parse(el.getAttribute("data-tags") || "{}"); } catch (e) { tags = {}; }
-    return { el: el, verdict: el.getAttribute("data-verdict"), tags: tags, text: el.getAttribute("data-text") || "" };
-  });
-  var verdict = document.getElementById("f-verdict");
-  var tagSelects = Array.prototype.slice.call(document.querySelectorAll("select.f-tag"));
-  var text = document.getElementById("f-text");
-  var count = document.getElementById("f-count");
-  if (!verdict || !count) { return; }
-  function apply() {
-    var want = verdict.value ? verdict.value.slice(1) : null;
-    var needle = text ? text.value.trim().toLowerCase() : "";
-    var tagWants = tagSelects.filter(function (s) { return s.value; }).map(function (s) {
-      return [s.getAttribute("data-tag"), s.value.slice(1)];
-    });
-    var shown = 0;
-    cards.forEach(function (c) {
-      var ok = (want === null || c.verdict === want) && (!needle || c.text.indexOf(needle) !== -1);
-      for (var i = 0; ok && i < tagWants.length; i++) {
-        ok = Object.prototype.hasOwnProperty.call(c.tags, tagWants[i][0]) && c.tags[tagWants[i][0]] === tagWants[i][1];
-      }
-      c.el.hidden = !ok;
-      if (ok) { shown++; }
-    });
-    count.textContent = shown + " of " + cards.length + " cases shown";
-  }
-  verdict.addEventListener("change", apply);
-  tagSelects.forEach(function (s) { s.addEventListener("change", apply); });
-  if (text) { text.addEventListener("input", apply); }
-  var reset = document.getElementById("f-reset");
-  if (reset) {
-    reset.addEventListener("click", function () {
-      verdict.value = "";
-      tagSelects.forEach(function (s) { s.value = ""; });
-      if (text) { text.value = ""; }
-      apply();
-    });
-  }
-  apply();
-})();
-"""
+#: the viewer's files, shipped with the package (guitest/reporting/viewer/) and read once
+ASSETS = Path(__file__).resolve().parent / "viewer"
+#: a tag with more values than this gets no menu (a seed, an id-like tag): the text filter finds its values
+MAX_OPTIONS = 300
+#: the data folder beside a page ``<stem>.html``: ``<stem>_files/<token>/`` (a token per data, see :func:`prune`)
+DATA_SUFFIX = "_files"
+_DATA_META = re.compile(rb'<meta name="guitest-data" content="([^"]*)"')
 
 
-def _csp(linked: bool) -> str:
-    digest = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
-    images = "'self' file: data:" if linked else "data:"  # linked screenshots: files beside (or under) the page's own origin
-    return f"default-src 'none'; img-src {images}; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+@functools.cache
+def asset(name: str) -> bytes:
+    """The viewer's file ``name`` (``viewer.js``, ``viewer.css``), read once."""
+    return (ASSETS / name).read_bytes()
 
 
-def render(report: Report, pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
-    """One HTML page for a report: settings, headline, tables, charts and a filterable case gallery.
+def _digest(data: bytes) -> str:
+    return base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
 
-    ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.reporting.thumbnails`):
-    a ``data:image/...;base64,`` URI is embedded; an absolute file path is linked, relative
-    to ``page_dir`` (the folder the page is written to; None: a ``file:`` URI). A case
-    without one gets no picture, and anything else (a URL, a relative path) is ignored. The
-    truth box and the predicted point (pixels of the original image, ``case["size"]``) are
-    drawn over the picture. A live case shows its episode as a strip of steps, its screenshots linked from the
-    files the report names relative to ``files_dir`` (the report folder; default ``page_dir``). Nothing on the
-    page refers to a network resource, and every string taken from the report is escaped.
-    """
-    sources = _sources(pictures or {}, page_dir)
-    files_dir = files_dir if files_dir is not None else page_dir
-    episodes = files_dir is not None and any(c.get("episode") for c in report["cases"])
-    linked = episodes or any(not is_embedded(v) for v in sources.values())
+
+def _csp(script: str, images: str) -> str:
+    return f"default-src 'none'; img-src {images}; style-src 'sha256-{_digest(asset('viewer.css'))}'; script-src {script}; base-uri 'none'; form-action 'none'"
+
+
+def _page(report: Report, linked: int, episodes: bool, head: str, scripts: str, csp: str) -> str:
+    """The page: the first screen (settings, headline, tables, charts, the case list's filters) and the viewer's place."""
     suite = report["suite"]["name"] or "?"
     spec = report["model"].get("spec") or "?"
     title = f"guitest report: {suite} · {spec}"
     started = report["run"].get("started")
     sub = f"model {spec} · {report['n_results']} of {report['n_selected']} cases" + (f" · {started}" if started else "")
+    loads = "it shows the screenshots from their files" if linked or episodes else "it carries its pictures"
     body = "".join(
         [
-            f'<header><h1>{_e(title)}</h1><p class="sub">{_e(sub)}</p></header>',
+            f'<header><h1>{_e(title)}</h1><p class="sub">{_e(sub)} · <a href="#" id="to-cases">the cases</a></p></header>',
             _warnings(report),
             _headline(report),
             _tables(report),
             _charts(report),
             _settings(report),
             _missing(report),
-            _gallery(report, sources, files_dir, page_dir),
-            f"<footer>{_e('Written by guitest ' + report['guitest'] + '. ' + ('This page loads nothing from the network; it shows the screenshots from their files.' if linked else 'This page is self-contained: it loads nothing from the network.'))}</footer>",
+            _gallery(report, linked, episodes),
+            f"<footer>{_e('Written by guitest ' + report['guitest'] + '. This page loads nothing from the network; ' + loads + '.')}</footer>",
         ]
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_e(_csp(linked))}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(csp)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="referrer" content="no-referrer">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head>"
-        f"<body><main>{body}</main><script>{JS}</script></body></html>\n"
+        f'<meta name="referrer" content="no-referrer">{head}'
+        f"<title>{_e(title)}</title><style>{asset('viewer.css').decode('utf-8')}</style></head>"
+        f'<body><main>{body}</main><section id="case-view" class="caseview" hidden aria-label="one case"></section>'
+        f'<div id="lightbox" class="lightbox" hidden></div>{scripts}</body></html>\n'
     )
+
+
+def _linked(pictures: Mapping[str, str]) -> int:
+    return sum(1 for v in pictures.values() if isinstance(v, str) and not is_embedded(v) and os.path.isabs(v))
+
+
+def _has_episodes(report: Report, files_dir: Any) -> bool:
+    return files_dir is not None and any(c.get("episode") for c in report["cases"])
+
+
+def render(report: Report, pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
+    """One self-contained HTML page for a report: the first screen (settings, headline, tables, charts) and the
+    viewer (:mod:`guitest.reporting.viewer_data`), its data carried in the page (for a page copied on its own: a
+    run folder's copy, a merged report); :func:`page_files` writes the page that loads its data from a folder.
+
+    ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.reporting.thumbnails`): a
+    ``data:image/...;base64,`` URI is carried; an absolute file path is linked, relative to ``page_dir`` (the folder
+    the page is written to; None: a ``file:`` URI). A case without one gets no picture, and anything else (a URL, a
+    relative path) is ignored. A live case shows its episode, its screenshots linked from the files the report names
+    relative to ``files_dir`` (the report folder; default ``page_dir``). Nothing on the page refers to a network
+    resource, and every string taken from the report is shown as text.
+    """
+    pictures = pictures or {}
+    files_dir = files_dir if files_dir is not None else page_dir
+    data = viewer_data.build(report, pictures, page_dir, files_dir, as_files=False, salt=_digest(asset("viewer.js")))
+    linked, episodes = _linked(pictures), _has_episodes(report, files_dir)
+    images = "'self' file: data:" if linked or episodes else "data:"  # linked screenshots: files beside (or under) the page's own origin
+    script = asset("viewer.js")
+    scripts = viewer_data.inline_blocks(data) + f"<script>{script.decode('utf-8')}</script>"
+    return _page(report, linked, episodes, "", scripts, _csp(f"'sha256-{_digest(script)}'", images))
+
+
+def data_folder(page: Path) -> Path:
+    """The folder beside the page ``page`` that holds its viewer's data: ``<stem>_files``."""
+    return page.with_name(page.stem + DATA_SUFFIX)
+
+
+def page_files(report: Report, pictures: Mapping[str, str], paths: Iterable[Path], files_dir: Any, originals: Mapping[str, str] | None = None) -> dict[Path, bytes]:
+    """The HTML report at each of ``paths``: the page, which shows its first screen at once, and its data folder
+    (:func:`data_folder`, one folder ``<token>/`` per data), from which the viewer loads the case index, then each
+    case's detail when it is opened, as script files (a page opened from ``file:`` may not ``fetch()`` a file; a
+    ``<script>`` may load one, and it calls the viewer with its data). The pages and folders together can be moved
+    or zipped as they are: every link is relative.
+
+    ``pictures``, ``files_dir``: as for :func:`render`, but an embedded picture is written as a file of the data
+    folder; ``originals``: case id -> the screenshot file behind an embedded picture (shown full size when the case
+    is opened)."""
+    script = asset("viewer.js")
+    linked, episodes = _linked(pictures), _has_episodes(report, files_dir)
+    built: dict[Path, viewer_data.ViewerData] = {}
+    out: dict[Path, bytes] = {}
+    for path in paths:
+        folder = path.parent.resolve()
+        data = built.get(folder)
+        if data is None:
+            data = built[folder] = viewer_data.build(report, pictures, folder, files_dir, originals, as_files=True, salt=_digest(script))
+        base = urllib.parse.quote(f"{data_folder(path).name}/{data.token}/")
+        head = f'<meta name="guitest-data" content="{_e(base)}">'
+        scripts = f'<script src="{_e(base)}viewer.js" defer></script>'
+        images = "'self' file:" if linked else "'self'"  # embedded pictures are files of the data folder here; linked ones may fall back to their absolute place
+        out[path] = strictjson.encode(_page(report, linked, episodes, head, scripts, _csp("'self'", images)))
+        out.update(viewer_data.folder_files(data, data_folder(path) / data.token, script))
+    return out
+
+
+def prune(page: Path) -> list[Path]:
+    """Remove the data folders under the page's :func:`data_folder` that no page beside it names any more (an
+    earlier run's: a ``.passed`` copy of a page keeps its own); the folders removed."""
+    folder = data_folder(page)
+    try:
+        tokens = [p for p in folder.iterdir() if p.is_dir()]
+    except OSError:
+        return []
+    named: set[str] = set()
+    for other in page.parent.glob("*.html"):
+        try:
+            with open(other, "rb") as f:
+                head = f.read(64 << 10)  # the name is in the page's head
+        except OSError:
+            continue
+        for found in _DATA_META.findall(head):
+            named.add(urllib.parse.unquote(html.unescape(found.decode("utf-8", "replace"))))
+    removed = []
+    for token in tokens:
+        if f"{folder.name}/{token.name}/" not in named:
+            shutil.rmtree(token, ignore_errors=True)
+            removed.append(token)
+    return removed

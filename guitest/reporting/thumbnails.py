@@ -15,10 +15,18 @@ makes it in the worker, on the request path, so it never decodes anything there:
   lock while it decodes, shrinks and encodes, so they use every core). A 4K PNG costs
   100-200 ms of CPU to decode whatever is done with it, so on a ScreenSpot-Pro-sized
   run this is minutes: docs/bench.md has the figures.
+
+A live episode's step screenshots get their thumbnails where they are saved (:func:`save_step_thumbnail`, in the
+process that ran the episode, while the model is asked the next step): ``step-01.png`` gets ``step-01.thumb.jpg``
+beside it, which the viewer shows in the step strip, the full screenshot one click away. A screenshot no larger
+than twice the thumbnail gets none: the browser shrinks a small PNG for nothing, and a MiniWoB++ step (a few
+hundred pixels) costs the run no decoding at all.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -32,6 +40,10 @@ if TYPE_CHECKING:  # PIL (with guitest.images' pixel limit) loads where a thumbn
 MODES = ("link", "embed")
 DEFAULT_MODE = "link"
 DATA_PREFIX = "data:image/"
+#: a step screenshot's thumbnail: ``<name>.png`` -> ``<name>.thumb.jpg``
+THUMBNAIL_SUFFIX = ".thumb.jpg"
+#: the thumbnails' longest side (pixels)
+MAX_SIDE = 320
 
 
 def picture(path: str, image: Image.Image | None, mode: str) -> str:
@@ -119,3 +131,39 @@ def link(path: str, page_dir: str | os.PathLike[str] | None) -> str | None:
         if rel is not None:
             return urllib.parse.quote(Path(rel).as_posix(), safe="/")
     return Path(path).as_uri()
+
+
+def thumbnail_path(path: str) -> str:
+    """Where the thumbnail of the screenshot at ``path`` is kept: beside it, ``<name>.thumb.jpg``."""
+    return os.path.splitext(path)[0] + THUMBNAIL_SUFFIX
+
+
+def step_thumbnail(png: bytes, max_side: int = MAX_SIDE) -> bytes | None:
+    """A JPEG thumbnail of the screenshot ``png`` (the bytes of an image file), or None when the screenshot is no larger
+    than twice ``max_side`` (read from its header alone: nothing is decoded) or cannot be read."""
+    from ..images import thumbnail  # first: guitest.images sets PIL's pixel limit
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(png)) as image:
+            if max(image.size) <= 2 * max_side:
+                return None
+            uri = thumbnail(image, max_side)
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+    return base64.b64decode(uri.split(",", 1)[1])
+
+
+def save_step_thumbnail(path: str, png: bytes) -> str | None:
+    """Write the thumbnail of the screenshot ``png`` saved at ``path`` beside it (:func:`thumbnail_path`); its path, or
+    None when it needs none, cannot be made or cannot be written (the screenshot itself is what counts)."""
+    small = step_thumbnail(png)
+    if small is None:
+        return None
+    target = thumbnail_path(path)
+    try:
+        with open(target, "wb") as f:
+            f.write(small)
+    except OSError:
+        return None
+    return target

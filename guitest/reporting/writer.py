@@ -1,7 +1,7 @@
-"""A suite's report written: JSON, Markdown and HTML, with this run's copies of it (its run folder, its ``.passed`` files:
-:func:`guitest.reporting.history.copies`), all or none. When they do not fit together, the report is written alone, all
-or none, and the copies not at all; a report that cannot be written leaves the files there before untouched and no
-temporary file.
+"""A suite's report written: JSON, Markdown and HTML (the page and its data folder, :func:`guitest.reporting.html.page_files`),
+with this run's copies of it (its run folder, its ``.passed`` files: :func:`guitest.reporting.history.copies`), all or
+none. When they do not fit together, the report is written alone, all or none, and the copies not at all; a report that
+cannot be written leaves the files there before untouched and no temporary file.
 """
 
 from __future__ import annotations
@@ -62,20 +62,17 @@ def write(
     data = strictjson.encode(report_mod.markdown(report, task_lines))
     for path in md_paths:
         files[path] = data
+    originals = pictures
     if images == "embed":
         pictures = embed(pictures)
     files_dir = report_dir.resolve()  # the episodes' screenshots are named relative to the report folder
 
-    def page(folder: Path) -> str:
+    def page(folder: Path) -> str:  # a copy's page travels alone: it carries its cases' data
         return html.render(report, pictures, folder, files_dir)
 
-    pages: dict[Path, bytes] = {}  # one page per folder: linked screenshots are relative to it
-    for path in html_paths:
-        folder = path.parent.resolve()
-        if folder not in pages:
-            pages[folder] = strictjson.encode(page(folder))
-        files[path] = pages[folder]
-    del pages, data
+    files.update(html.page_files(report, pictures, html_paths, files_dir, originals if images == "embed" else None))  # each page and its data folder
+    del data
+    written = [*json_paths, *md_paths, *html_paths]  # the files a reader opens (a page's data folder goes with it)
     good = history.passed(report)
     latest = [(found[0], files[found[0]]) for found in (json_paths, md_paths, html_paths)]
     copies = history.copies(latest, report_dir, name, stamp, good, keep_runs, page=page)
@@ -88,11 +85,21 @@ def write(
             strictjson.write_together(files)
         except OSError as alone:
             raise ReportNotSaved(not_saved_message(name, alone, files, report_dir, keep_runs > 0, resumable, cache_failed)) from None
-        return Written(list(files), [], uncopied_message(name, exc, {**files, **copies}, report_dir, good, resumable, cache_failed))
+        _tidy(html_paths)
+        return Written(written, [], uncopied_message(name, exc, {**files, **copies}, report_dir, good, resumable, cache_failed))
     with contextlib.suppress(OSError):  # housekeeping: a folder that cannot be removed now is removed by a later run
         history.prune(report_dir, name, keep_runs, keep_episodes)
+    _tidy(html_paths)
     folders = sorted({str(p.parent) for p in copies if p.parent != report_dir and p.name != history.LAST_PASSED})
-    return Written(list(files), folders + ([f"{report_dir / name}.passed.*"] if good else []))
+    return Written(written, folders + ([f"{report_dir / name}.passed.*"] if good else []))
+
+
+def _tidy(html_paths: Sequence[Path]) -> None:
+    """Housekeeping once the pages and their copies name what they name: the data folders of earlier runs that no page
+    names any more (a ``.passed`` page keeps its own); one that cannot be removed now is removed by a later run."""
+    for path in html_paths:
+        with contextlib.suppress(OSError):
+            html.prune(path)
 
 
 def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], report_dir: Path, copies: bool, resumable: bool, cache_failed: bool) -> str:
