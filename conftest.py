@@ -26,6 +26,11 @@ except ImportError as exc:
     )
     raise SystemExit(4) from None  # pytest's usage error
 
+# pytester puts sys.modules back as it was after each test that uses it, so a module first imported during such a test is
+# imported again by the next one; numpy's C extension cannot be loaded twice in a process ("cannot load module more than
+# once per process"), and guitest compare imports numpy (its statistics): imported here, it is never taken out
+import numpy  # noqa: E402, F401
+
 pytest_plugins = ("pytester",)
 
 #: plugins the pytest runs started by the tests (pytester subprocesses and their xdist workers) never use; importing
