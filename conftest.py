@@ -16,20 +16,23 @@ import pytest
 
 try:
     import guitest.plugin  # noqa: F401  (what every test and suite here needs; the pytest11 entry point loads the same module)
+
+    # guitest loads its other dependencies where it uses them (a start costs what it needs), so a Python without them
+    # still imports the plugin: they are checked here too. numpy is also imported for good: pytester puts sys.modules
+    # back as it was after each test that uses it, so a module first imported during such a test is imported again by
+    # the next one, and numpy's C extension cannot be loaded twice in a process (guitest compare's statistics import it)
+    import jsonschema  # noqa: F401
+    import numpy  # noqa: F401
+    import PIL.Image  # noqa: F401
 except ImportError as exc:
     # A pytest from another environment (``python -m pytest`` finds guitest's source in the repository, not its
     # dependencies): without this, every test module failed to import on its own, 61 times the same traceback.
     sys.stderr.write(
         f"guitest: this Python ({sys.executable}) cannot import guitest: {exc}. It is not the environment guitest is "
         "installed in: activate that one (. .venv/bin/activate) or run its own pytest (.venv/bin/pytest); the README's "
-        "\"The two commands\" make one\n"
+        '"The two commands" make one\n'
     )
     raise SystemExit(4) from None  # pytest's usage error
-
-# pytester puts sys.modules back as it was after each test that uses it, so a module first imported during such a test is
-# imported again by the next one; numpy's C extension cannot be loaded twice in a process ("cannot load module more than
-# once per process"), and guitest compare imports numpy (its statistics): imported here, it is never taken out
-import numpy  # noqa: E402, F401
 
 pytest_plugins = ("pytester",)
 
