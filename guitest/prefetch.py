@@ -8,16 +8,32 @@ waits for the item's own.
 Its threads are daemon threads: a run that is stopped (Ctrl-C, SIGTERM) writes its report and ends without waiting
 for the model calls in flight (up to ``--timeout`` each, past a CI runner's patience), whose replies no report would
 hold anyway (``--lf`` asks for them again).
+
+The thread that asks for a result waits for it in slices of :data:`WAIT_SLICE`: the kernel may hand a stop signal
+(SIGTERM, SIGHUP: guitest.stopsignals) to any of the process's threads, and Python runs its handler in the main thread
+only when that thread next runs bytecode. A wait on a lock without a timeout is not ended by a signal another thread
+took, so an xdist worker whose main thread waited for a 30 s episode handled its controller's SIGTERM only once the
+episode ended: after the controller had given up on it (10 s) and killed it, its machines never stopped.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any, Callable, Hashable, Sequence
 
 Job = Callable[[], Any]
+
+#: the longest the thread that asks for a result goes without running Python code (and so its signal handlers)
+WAIT_SLICE = 0.25
+
+
+def taken(future: Future[Any]) -> Any:
+    """``future.result()``, waited for in slices so that a signal handler runs within :data:`WAIT_SLICE`."""
+    while not wait((future,), timeout=WAIT_SLICE).done:
+        pass
+    return future.result()
 
 
 class _Pool:
@@ -122,7 +138,7 @@ class Prefetcher:
                 if len(futures) >= self.window:
                     break
             futures[next_key] = self._pool.submit(next_job)
-        return futures.pop(key).result()
+        return taken(futures.pop(key))
 
     def close(self, wait: bool = True) -> list[tuple[Hashable, Any]]:
         """Cancel jobs not yet started; with ``wait``, let the running ones finish (``wait=False``, a stopped run: return

@@ -5,6 +5,7 @@ Concurrency is measured with counters under a lock inside the jobs, never with w
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from typing import Any, Callable
@@ -254,3 +255,44 @@ def test_a_stopped_run_closes_without_waiting_for_the_jobs_running() -> None:
     for thread in running:
         thread.join(60)
     assert not any(t.is_alive() for t in running)  # and they end once their job does
+
+
+class Signalled(Exception):
+    pass
+
+
+def test_a_signal_another_thread_took_reaches_the_main_thread_waiting_for_a_result() -> None:
+    """The kernel may give a process's signal to any of its threads (SIGTERM from an xdist controller went to a
+    worker's execnet thread); Python runs the handler in the main thread, which must not sit in an untimed lock wait
+    meanwhile: before, the handler ran only once the case it waited for had ended."""
+    job_may_end = threading.Event()
+    started = threading.Event()
+    ended = threading.Event()
+
+    def job() -> str:
+        started.set()
+        job_may_end.wait(60)  # a bound so that a regression fails rather than hangs
+        ended.set()
+        return "done"
+
+    def raise_signalled(signum: int, frame: Any) -> None:
+        raise Signalled()
+
+    def signal_this_thread_once_the_job_runs() -> None:
+        if started.wait(60):
+            signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+
+    other = threading.Thread(target=signal_this_thread_once_the_job_runs)
+    previous = signal.signal(signal.SIGUSR1, raise_signalled)
+    prefetcher = Prefetcher(1)
+    try:
+        other.start()  # the signal goes to that thread, not to this one (the main thread waits in result())
+        with pytest.raises(Signalled):
+            prefetcher.result("a", job)
+        assert not ended.is_set()  # handled while the job was still running
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        job_may_end.set()
+        started.set()
+        other.join()
+        prefetcher.close()
