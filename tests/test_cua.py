@@ -322,36 +322,9 @@ def well_read(op: Any) -> bool:
     return True
 
 
-def test_any_json_in_any_field_of_an_anthropic_reply_is_read_never_raised(keys: None) -> None:
-    _require_anthropic()
-    claude = load_model("anthropic:claude-sonnet-4-5", _settings())
-    action = st.sampled_from(sorted(cua_anthropic.ACTIONS[cua_anthropic.V20251124])) | JSON
-    tool_input = st.fixed_dictionaries({"action": action}, optional={f: JSON for f in ANTHROPIC_FIELDS})
-    block = st.fixed_dictionaries({"type": st.just("tool_use"), "id": JSON, "name": st.just("computer") | JSON, "input": tool_input | JSON}) | st.fixed_dictionaries(
-        {"type": st.just("text"), "text": JSON}
-    )
-    reply = st.fixed_dictionaries({"content": st.lists(block, max_size=3) | JSON, "stop_reason": st.sampled_from(["tool_use", "end_turn", "refusal"]) | JSON, "stop_details": JSON})
-
-    @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(reply=reply)
-    def read(reply: dict[str, Any]) -> None:
-        conversation = claude.conversation("browser")
-        conversation.display = D
-        turn = conversation.read(reply)
-        assert all(well_read(op) for _, op in turn.ops())
-        claude.refusal(reply)
-
-    read()
-
-
-def test_any_json_in_any_field_of_an_openai_reply_is_read_never_raised(keys: None) -> None:
-    model = load_model("openai-cua:computer-use-preview", _settings())
-    action = st.fixed_dictionaries(
-        {"type": st.sampled_from(["click", "double_click", "move", "drag", "scroll", "keypress", "type", "wait", "screenshot"]) | JSON}, optional={f: JSON for f in OPENAI_FIELDS}
-    )
-    call = st.fixed_dictionaries({"type": st.just("computer_call"), "call_id": JSON}, optional={"action": action | JSON, "actions": st.lists(action, max_size=3) | JSON, "pending_safety_checks": JSON})
-    other = st.fixed_dictionaries({"type": st.sampled_from(["message", "reasoning"]) | JSON}, optional={"content": JSON, "summary": JSON})
-    reply = st.fixed_dictionaries({"output": st.lists(call | other, max_size=3) | JSON, "status": st.sampled_from(["completed", "incomplete"]) | JSON})
+def every_reply_read(model: Any, reply: Any) -> None:
+    """Each reply the strategy ``reply`` draws is read by ``model``'s conversation into operations :func:`well_read`
+    accepts, and its refusal check never raises."""
 
     @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(reply=reply)
@@ -363,6 +336,29 @@ def test_any_json_in_any_field_of_an_openai_reply_is_read_never_raised(keys: Non
         model.refusal(reply)
 
     read()
+
+
+def test_any_json_in_any_field_of_an_anthropic_reply_is_read_never_raised(keys: None) -> None:
+    _require_anthropic()
+    claude = load_model("anthropic:claude-sonnet-4-5", _settings())
+    action = st.sampled_from(sorted(cua_anthropic.ACTIONS[cua_anthropic.V20251124])) | JSON
+    tool_input = st.fixed_dictionaries({"action": action}, optional={f: JSON for f in ANTHROPIC_FIELDS})
+    block = st.fixed_dictionaries({"type": st.just("tool_use"), "id": JSON, "name": st.just("computer") | JSON, "input": tool_input | JSON}) | st.fixed_dictionaries(
+        {"type": st.just("text"), "text": JSON}
+    )
+    reply = st.fixed_dictionaries({"content": st.lists(block, max_size=3) | JSON, "stop_reason": st.sampled_from(["tool_use", "end_turn", "refusal"]) | JSON, "stop_details": JSON})
+    every_reply_read(claude, reply)
+
+
+def test_any_json_in_any_field_of_an_openai_reply_is_read_never_raised(keys: None) -> None:
+    model = load_model("openai-cua:computer-use-preview", _settings())
+    action = st.fixed_dictionaries(
+        {"type": st.sampled_from(["click", "double_click", "move", "drag", "scroll", "keypress", "type", "wait", "screenshot"]) | JSON}, optional={f: JSON for f in OPENAI_FIELDS}
+    )
+    call = st.fixed_dictionaries({"type": st.just("computer_call"), "call_id": JSON}, optional={"action": action | JSON, "actions": st.lists(action, max_size=3) | JSON, "pending_safety_checks": JSON})
+    other = st.fixed_dictionaries({"type": st.sampled_from(["message", "reasoning"]) | JSON}, optional={"content": JSON, "summary": JSON})
+    reply = st.fixed_dictionaries({"output": st.lists(call | other, max_size=3) | JSON, "status": st.sampled_from(["completed", "incomplete"]) | JSON})
+    every_reply_read(model, reply)
 
 
 # -- stop rules, read from whole replies -----------------------------------------------------------------------------

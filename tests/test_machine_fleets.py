@@ -149,6 +149,19 @@ def vm_log(root: Path) -> list[list[str]]:
     return [line.split() for line in (root / "vm.log").read_text().splitlines()]
 
 
+def wait_for_starts(folder: Path, proc: subprocess.Popen[str], n: int, within: float) -> None:
+    """Wait until the fake machine's log in ``folder`` shows ``n`` distinct VMs started (the run has reached its
+    episodes); a run that does not get there within ``within`` seconds is killed and the test fails with its output."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        log = vm_log(folder) if (folder / "vm.log").exists() else []
+        if len({path for _, call, path in log if call == "start_emulator"}) == n:
+            return
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail(f"the pool did not start {n} VMs: {proc.communicate()}")
+
+
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_provider_pool_makes_up_to_its_cap_reverts_between_episodes_and_stops_them_all(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: list[str]) -> None:
     fleet_suite(pytester.path, tasks=6, ready=0.3)
@@ -184,15 +197,7 @@ def test_ctrl_c_stops_every_vm_the_pool_made(pytester: pytest.Pytester, monkeypa
             # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler in the child
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            log = vm_log(pytester.path) if (pytester.path / "vm.log").exists() else []
-            if len({path for _, call, path in log if call == "start_emulator"}) == 3:
-                break
-            time.sleep(0.05)
-        else:
-            proc.kill()
-            pytest.fail(f"the pool did not start 3 VMs: {proc.communicate()}")
+        wait_for_starts(pytester.path, proc, 3, within=60)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, (out, err)
@@ -216,15 +221,7 @@ def test_sigterm_to_an_xdist_controller_alone_stops_every_vm_its_workers_made(py
             stdin=subprocess.DEVNULL,
             preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGTERM, signal.SIG_DFL)),
         )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:  # every episode has its VM: 4 started, over the two workers
-            log = vm_log(pytester.path) if (pytester.path / "vm.log").exists() else []
-            if len({path for _, call, path in log if call == "start_emulator"}) == 4:
-                break
-            time.sleep(0.05)
-        else:
-            proc.kill()
-            pytest.fail(f"the pool did not start 4 VMs: {proc.communicate()}")
+        wait_for_starts(pytester.path, proc, 4, within=120)  # every episode has its VM: 4 started, over the two workers
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, (out, err)

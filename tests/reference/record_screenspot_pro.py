@@ -34,6 +34,16 @@ ROWS = 3  # the first rows of each file
 IMAGES = "/data/ScreenSpot-Pro/images"  # the script's --screenspot_imgs: named in each record, no image opened
 
 
+def stand_in_answer(row: dict, kind: int) -> dict:
+    """The stand-in model's answer to annotation ``row``: ``kind`` 0 the centre of its box (correct), 1 a point off it
+    (wrong), 2 no point (wrong_format), as ``ground_only_positive`` returns them (a point relative to the image size)."""
+    (x1, y1, x2, y2), (w, h) = row["bbox"], row["img_size"]
+    if kind == 2:
+        return {"point": None, "raw_response": "I cannot find it."}
+    x, y = ((x1 + x2) / 2, (y1 + y2) / 2) if kind == 0 else (min(x2 + 40, w - 1), y1)
+    return {"point": [x / w, y / h], "raw_response": f"({x:.0f}, {y:.0f})", "result": "positive"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", required=True)
@@ -50,12 +60,7 @@ def main() -> None:
     class Model:
         def ground_only_positive(self, instruction: str, image: str) -> dict:
             row = rows[instruction]
-            (x1, y1, x2, y2), (w, h) = row["bbox"], row["img_size"]
-            kind = next(answers) % 3
-            if kind == 2:
-                return {"point": None, "raw_response": "I cannot find it."}
-            x, y = ((x1 + x2) / 2, (y1 + y2) / 2) if kind == 0 else (min(x2 + 40, w - 1), y1)
-            return {"point": [x / w, y / h], "raw_response": f"({x:.0f}, {y:.0f})", "result": "positive"}
+            return stand_in_answer(row, next(answers) % 3)
 
     sys.modules["model_factory"] = types.SimpleNamespace(build_model=lambda args: Model())  # type: ignore[assignment]
     sys.path.insert(0, args.repo)

@@ -38,6 +38,8 @@ import tempfile
 import types
 from pathlib import Path
 
+from record_screenspot_pro import stand_in_answer  # this folder is on the path of a script run from it
+
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "data" / "screenspot_pro_leaderboard"
 SHARED = HERE.parents[2] / "shared" / "data" / "screenspot_pro"
@@ -68,12 +70,7 @@ def run_script(repo: str) -> None:
         def ground_only_positive(self, instruction: str, image: str) -> dict:
             row = next(queue)
             assert row["instruction"] == instruction and image.endswith(row["img_filename"])
-            (x1, y1, x2, y2), (w, h) = row["bbox"], row["img_size"]
-            kind = next(answers) % 3
-            if kind == 2:
-                return {"point": None, "raw_response": "I cannot find it."}
-            x, y = ((x1 + x2) / 2, (y1 + y2) / 2) if kind == 0 else (min(x2 + 40, w - 1), y1)
-            return {"point": [x / w, y / h], "raw_response": f"({x:.0f}, {y:.0f})", "result": "positive"}
+            return stand_in_answer(row, next(answers) % 3)
 
     sys.modules["model_factory"] = types.SimpleNamespace(build_model=lambda args: Model())  # type: ignore[assignment]
     sys.path.insert(0, repo)
