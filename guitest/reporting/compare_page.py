@@ -452,6 +452,8 @@ def _live(o: CaseResult, n: CaseResult, old: Side, new: Side) -> str:
         error = f" · {case['error']}" if case.get("error") else ""
         head.append(f'<li><span class="k-{name}">{name}</span> {_badge(str(case.get("verdict")))} {_e(words + error)}</li>')
     where = "the episodes ran the same actions at every step" if split is None else f"the first step where they diverge: step {split + 1} (marked)"
+    if osworld_form:
+        where += "; a published OSWorld run's step shows the screen after its action (traj.jsonl's screenshot_file), a guitest run's the screen its model saw"
     rows = []
     for i in range(max(len(a), len(b))):
         mark = '<span class="mark">⟶ first divergence: the actions differ</span>' if i == split else ""
