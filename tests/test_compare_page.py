@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,6 +23,9 @@ from guitest import strictjson
 from guitest.reporting.compare import load_report, main
 from reference import osworld_results_case as results_case
 from test_compare import make_report
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def _main(tmp_path: Path, old: Any, new: Any, *extra: str) -> int:
@@ -106,7 +110,10 @@ def _grounding_report(verdicts: dict[str, str], points: dict[str, list[float]], 
     return report
 
 
-def test_the_page_shows_both_runs_points_on_the_screenshot_of_a_flipped_grounding_case(tmp_path: Path) -> None:
+def _grounding_page(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Two grounding runs' page: text-1 lost (its screenshot found by the old run's HTML report), text-4 gained (by its
+    name under the data folder), text-3 lost (its screenshot nowhere), text-2 missed in both; the page and the two
+    screenshots."""
     shots, data = tmp_path / "shots", tmp_path / "data"
     (data / "imgs").mkdir(parents=True)
     shots.mkdir()
@@ -123,9 +130,14 @@ def test_the_page_shows_both_runs_points_on_the_screenshot_of_a_flipped_groundin
     strictjson.write_together(html_mod.page_files(load_report(reports / "old.json"), {"text-1": str(shots / "text-1.png")}, [reports / "old.html"], reports))
     page = tmp_path / "out" / "what-changed.html"
     assert main([str(reports / "old.json"), str(tmp_path / "new.json"), "--html", str(page), "--min-paired", "0"]) == 0
+    return page, shots / "text-1.png", data / "imgs" / "text-4.png"
+
+
+def test_the_page_shows_both_runs_points_on_the_screenshot_of_a_flipped_grounding_case(tmp_path: Path) -> None:
+    page, shot1, shot4 = _grounding_page(tmp_path)
     cases = _page(page)
     assert set(cases) == {"text-1", "text-3", "text-4"}  # text-2 missed in both: not a flip
-    for cid, screenshot, old_point, new_point in (("text-1", shots / "text-1.png", (315.0, 215.0), (50.0, 60.0)), ("text-4", data / "imgs" / "text-4.png", (5.0, 6.0), (316.0, 216.0))):
+    for cid, screenshot, old_point, new_point in (("text-1", shot1, (315.0, 215.0), (50.0, 60.0)), ("text-4", shot4, (5.0, 6.0), (316.0, 216.0))):
         one = cases[cid]
         img = next(a for t, a in one["tags"] if t == "img")
         assert (page.parent / urllib.parse.unquote(img["src"])).resolve() == screenshot.resolve()
@@ -196,3 +208,40 @@ def test_a_published_osworld_folder_shows_its_steps_and_screenshots_from_traj_js
     from_folder = [s for s in shots if (page.parent / s).resolve().parent == (folder / "chrome" / "t1").resolve()]
     assert len(from_folder) == 2 and all((page.parent / s).is_file() for s in from_folder)  # the screen after each step, as traj.jsonl names it
     assert "a published OSWorld run's step shows the screen after its action" in case["text"]
+
+
+def test_a_page_that_cannot_be_written_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a-file").write_text("", "utf-8")
+    assert _main(tmp_path, make_report({"x-1": "hit"}), make_report({"x-1": "miss"}), "--html", str(tmp_path / "a-file" / "page.html")) == 2
+    assert f"guitest compare: cannot write {tmp_path / 'a-file' / 'page.html'}: " in capsys.readouterr().err
+
+
+def test_in_a_browser_a_case_loads_its_screenshot_when_opened_and_the_page_asks_for_nothing_else(tmp_path: Path) -> None:
+    """Debian's Chromium through Playwright: the page's own style applies under its Content-Security-Policy (no
+    violation reported), no screenshot is requested before its case is opened, and an opened case shows it."""
+    missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        missing(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing("the playwright package is not installed (pip install playwright; no 'playwright install' needed)")
+    page_path, shot1, _ = _grounding_page(tmp_path)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            problems: list[str] = []
+            requests: list[str] = []
+            page.on("console", lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None)
+            page.on("request", lambda req: requests.append(req.url))
+            page.goto(page_path.as_uri())
+            assert requests == [page_path.as_uri()]  # closed cases load nothing
+            page.click("#case-text-1 > summary")
+            page.wait_for_function("document.querySelector('#case-text-1 img').complete && document.querySelector('#case-text-1 img').naturalWidth > 0")
+            assert page.evaluate("document.querySelector('#case-text-1 img').naturalWidth") == 400
+            assert page.evaluate("getComputedStyle(document.querySelector('#case-text-1 circle.new')).stroke") == "rgb(47, 111, 223)"
+            assert requests == [page_path.as_uri(), shot1.resolve().as_uri()]
+            assert problems == []
+        finally:
+            browser.close()

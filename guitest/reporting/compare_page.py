@@ -262,9 +262,12 @@ class Side:
             from ..published_runs import osworld_steps
 
             by_step: dict[int, list[str]] = {}
-            for line, _ in osworld_steps(record, datetime(1970, 1, 1)):
-                by_step.setdefault(int(line["step_num"]), []).append(_key(line["action"]))
-            keys = [by_step.get(int(s.get("number") or i), []) for i, s in enumerate(raw, 1)]
+            try:
+                for line, _ in osworld_steps(record, datetime(1970, 1, 1)):
+                    by_step.setdefault(int(line["step_num"]), []).append(_key(line["action"]))
+                keys = [by_step.get(int(s.get("number") or i), []) for i, s in enumerate(raw, 1)]
+            except (ValueError, TypeError, OverflowError):  # an episode recorded oddly: compared in guitest's form
+                keys = [[_key(dict(a)) for a in _ran(s)] for s in raw]
         else:
             keys = [[_key(dict(a)) for a in _ran(s)] for s in raw]
         steps = []
