@@ -63,7 +63,7 @@ STYLE = """
 .k-old{color:#d4380d;font-weight:700}.k-new{color:#2f6fdf;font-weight:700}.k-truth{color:#1a7f37;font-weight:700}
 table.cmp{width:100%;border-collapse:collapse;margin:8px 0;table-layout:fixed}
 table.cmp th,table.cmp td{border-bottom:1px solid var(--line);padding:6px 8px;text-align:left;vertical-align:top;word-break:break-word}
-table.cmp th.n{width:5em}
+table.cmp th.n{width:7.5em}
 table.cmp tr.diverge{background:#fff4e5;outline:2px solid var(--amber)}
 table.cmp .mark{color:var(--amber);font-weight:700;display:block}
 table.cmp img{max-width:100%;max-height:240px;display:block;margin:4px 0}
@@ -459,7 +459,7 @@ def _live(o: CaseResult, n: CaseResult, old: Side, new: Side) -> str:
         where += "; a published OSWorld run's step shows the screen after its action (traj.jsonl's screenshot_file), a guitest run's the screen its model saw"
     rows = []
     for i in range(max(len(a), len(b))):
-        mark = '<span class="mark">⟶ first divergence: the actions differ</span>' if i == split else ""
+        mark = '<span class="mark" title="the first step whose actions differ">first divergence</span>' if i == split else ""
         rows.append(f'<tr{" class=diverge" if i == split else ""}><th class="n">{i + 1}{mark}</th><td>{_cell(a, i)}</td><td>{_cell(b, i)}</td></tr>')
     return (
         f'<ul class="evidence">{"".join(head)}</ul><p class="note">{_e(where)}.</p>'
