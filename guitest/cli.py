@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_arguments(c)
     from . import published_runs
 
-    c.set_defaults(func=lambda args: compare.run(args, published_runs.load_any))
+    c.set_defaults(func=lambda args: compare.run(args, published_runs.load_any, published_runs))
     from .reporting import leaderboard
 
     lb = sub.add_parser(

@@ -764,9 +764,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report) -> int:
+def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report, published: Any = None) -> int:
     """Run the ``compare`` command from parsed arguments: 0, 1 (with --fail-on-regression: a regression, or runs not
-    comparable) or 2 (bad input). ``load`` reads each side (the command line's reads published runs' folders too)."""
+    comparable) or 2 (bad input). ``load`` reads each side (the command line's reads published runs' folders too), and
+    ``published`` a published run's steps for ``--html`` (:class:`~guitest.reporting.compare_page.Published`)."""
     try:
         old = load(args.old)
         new = load(args.new)
@@ -795,7 +796,7 @@ def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report) -
         from . import compare_page
 
         try:
-            compare_page.write(Path(args.html), result, old, new, Path(args.old), Path(args.new))
+            compare_page.write(Path(args.html), result, format_text(result), FLIPS, old, new, Path(args.old), Path(args.new), published)
         except OSError as exc:
             print(f"guitest compare: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
             return 2

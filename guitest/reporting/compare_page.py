@@ -36,11 +36,11 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .. import strictjson
+from ..errors import GuitestError
 from ..verdict import CaseResult
-from . import compare as compare_mod
 from . import viewer_data
 from .document import Report
 from .html import asset
@@ -219,14 +219,26 @@ def _src(picture: str, page_dir: Path) -> str | None:
     return picture if is_embedded(picture) else link(picture, page_dir)
 
 
+class Published(Protocol):
+    """How the page reads a published OSWorld run's steps (:mod:`guitest.published_runs`, which the command line passes:
+    the reporting package never imports it, it imports the reporting package)."""
+
+    def osworld_task(self, report: Report, case: Mapping[str, Any]) -> Path | None: ...
+
+    def osworld_trajectory(self, task: Path) -> list[dict[str, Any]]: ...
+
+    def osworld_steps(self, episode: Mapping[str, Any], start: datetime) -> list[tuple[dict[str, Any], str | None]]: ...
+
+
 # -- one run's episode as steps ----------------------------------------------------------------------------------------
 
 
 class Side:
     """One run of the comparison: its report, where it was read from, and how its cases' pictures and steps are found."""
 
-    def __init__(self, name: str, report: Report, path: Path, page_dir: Path) -> None:
+    def __init__(self, name: str, report: Report, path: Path, page_dir: Path, published: Published | None = None) -> None:
         self.name = name
+        self.published = published
         self.report = report
         self.path = path
         self.page_dir = page_dir
@@ -239,12 +251,10 @@ class Side:
         """The case's episode as steps: ``n``, ``actions`` (words), ``key`` (what divergence compares: the actions, in
         OSWorld's form when ``osworld_form``), ``reply``, ``src`` and ``thumb`` (links; None without)."""
         if self.osworld:
-            from ..published_runs import PublishedRunError, osworld_task, osworld_trajectory
-
-            task = osworld_task(self.report, case)
+            task = self.published.osworld_task(self.report, case) if self.published is not None else None
             try:
-                lines = osworld_trajectory(task) if task is not None else []
-            except PublishedRunError:
+                lines = self.published.osworld_trajectory(task) if self.published is not None and task is not None else []
+            except GuitestError:  # a traj.jsonl that cannot be read: no steps shown
                 lines = []
             out = []
             for step in lines:
@@ -258,12 +268,10 @@ class Side:
         record = holder["episode"]
         raw = [s for s in record.get("trajectory") or () if isinstance(s, Mapping)]
         keys: list[list[str]]
-        if osworld_form:
-            from ..published_runs import osworld_steps
-
+        if osworld_form and self.published is not None:
             by_step: dict[int, list[str]] = {}
             try:
-                for line, _ in osworld_steps(record, datetime(1970, 1, 1)):
+                for line, _ in self.published.osworld_steps(record, datetime(1970, 1, 1)):
                     by_step.setdefault(int(line["step_num"]), []).append(_key(line["action"]))
                 keys = [by_step.get(int(s.get("number") or i), []) for i, s in enumerate(raw, 1)]
             except (ValueError, TypeError, OverflowError):  # an episode recorded oddly: compared in guitest's form
@@ -330,22 +338,23 @@ def divergence(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]
 # -- the page ----------------------------------------------------------------------------------------------------------
 
 
-def render(result: Mapping[str, Any], old: Side, new: Side) -> str:
-    """The page: the comparison's text, then each flipped case (see the module docstring)."""
+def render(result: Mapping[str, Any], text: str, kinds: Sequence[tuple[str, str]], old: Side, new: Side) -> str:
+    """The page: the comparison's ``text``, then each flipped case of ``result["flipped"]``, by kind in the order of
+    ``kinds`` (name, label) (see the module docstring)."""
     found = result.get("flipped") or {}
-    total = sum(len(found.get(kind) or ()) for kind, _ in compare_mod.FLIPS)
+    total = sum(len(found.get(kind) or ()) for kind, _ in kinds)
     parts = [
         f'<header><h1>{_e(TITLE)}</h1><p class="sub">old: {_e(old.path)} · new: {_e(new.path)}</p></header>',
         "<h2>The comparison</h2>",
-        f'<pre class="text">{_e(compare_mod.format_text(dict(result)))}</pre>',
+        f'<pre class="text">{_e(text)}</pre>',
         f"<h2>Flipped cases ({total})</h2>",
         '<p class="note">A case flipped when both runs have it and its outcome (a hit, not a hit, an error) changed; a change '
         "between two ways of being wrong is no flip. Open a case for both runs' answers (grounding: both points on its "
         "screenshot) or both episodes' steps side by side, the first step whose actions differ marked.</p>",
     ]
     if total:
-        parts.append("<ul>" + "".join(f'<li><a href="#{kind}">{_e(label)}: {len(found.get(kind) or ())}</a></li>' for kind, label in compare_mod.FLIPS if found.get(kind)) + "</ul>")
-    for kind, label in compare_mod.FLIPS:
+        parts.append("<ul>" + "".join(f'<li><a href="#{kind}">{_e(label)}: {len(found.get(kind) or ())}</a></li>' for kind, label in kinds if found.get(kind)) + "</ul>")
+    for kind, label in kinds:
         cases = found.get(kind) or []
         if not cases:
             continue
@@ -481,10 +490,12 @@ def _cell(steps: Sequence[Mapping[str, Any]], i: int) -> str:
     return "".join(out)
 
 
-def write(page: Path, result: Mapping[str, Any], old: Report, new: Report, old_path: Path, new_path: Path) -> None:
-    """Write the page of the comparison ``result`` of ``old`` (read from ``old_path``) and ``new`` to ``page``
-    (atomically; its folder made); OSError when it cannot be written."""
+def write(page: Path, result: Mapping[str, Any], text: str, kinds: Sequence[tuple[str, str]], old: Report, new: Report, old_path: Path, new_path: Path, published: Published | None = None) -> None:
+    """Write the page of the comparison ``result`` of ``old`` (read from ``old_path``) and ``new`` to ``page``, its
+    ``text`` at the top and its flips by ``kinds`` (:data:`guitest.reporting.compare.FLIPS`)
+    (atomically; its folder made); OSError when it cannot be written. ``published`` reads a published OSWorld run's
+    steps (:mod:`guitest.published_runs`); without it such a run's episodes show no step."""
     page_dir = page.resolve().parent
     page_dir.mkdir(parents=True, exist_ok=True)
-    text = render(result, Side("old", old, old_path.resolve(), page_dir), Side("new", new, new_path.resolve(), page_dir))
-    strictjson.write_text(page, text)
+    html_text = render(result, text, kinds, Side("old", old, old_path.resolve(), page_dir, published), Side("new", new, new_path.resolve(), page_dir, published))
+    strictjson.write_text(page, html_text)
