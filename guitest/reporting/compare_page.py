@@ -19,8 +19,9 @@ A published OSWorld folder on either side shows its steps and screenshots from e
 The page is one HTML file with no script, its style the HTML report's own (``viewer/viewer.css``) and a few rules of
 its own, and a Content-Security-Policy that allows no script and no image but files and ``data:`` URIs. Screenshots
 are linked by paths relative to the page (as the HTML report links them): move the page with the reports, or the
-reports with it. Images load only when their case is opened (``loading="lazy"`` inside a closed ``<details>``), so a
-page of thousands of flips opens at once. Every string from a report is HTML-escaped.
+reports with it. Images load only when their case is opened (``loading="lazy"`` inside a closed ``<details>``); the
+text is all on the page (5,000 grounding flips: 5.4 MB, about 2 s to show in Chromium; 1,000 live flips of 15 steps:
+15 MB, about 5 s). Every string from a report is HTML-escaped.
 """
 
 from __future__ import annotations
