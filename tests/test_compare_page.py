@@ -17,6 +17,7 @@ from PIL import Image
 
 from guitest.cli import main as cli_main
 from guitest.published_runs import write_osworld
+from guitest.reporting.compare_page import divergence
 from guitest.reporting import html as html_mod
 from guitest.reporting import report as report_mod
 from guitest import strictjson
@@ -245,3 +246,15 @@ def test_in_a_browser_a_case_loads_its_screenshot_when_opened_and_the_page_asks_
             assert problems == []
         finally:
             browser.close()
+
+
+def test_two_episodes_diverge_at_the_first_step_whose_actions_differ_or_that_one_lacks() -> None:
+    def steps(*keys: str) -> list[dict[str, Any]]:
+        return [{"key": [k]} for k in keys]
+
+    assert divergence(steps("a", "b"), steps("a", "b")) is None
+    assert divergence(steps("a", "b"), steps("a", "c")) == 1
+    assert divergence(steps("x", "b"), steps("a", "b")) == 0
+    assert divergence(steps("a", "b"), steps("a", "b", "c")) == 2  # the longer episode's extra step
+    assert divergence([], steps("a")) == 0
+    assert divergence([], []) is None
