@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Compare OLD and NEW guitest JSON reports: per category both accuracies and the difference, an exact "
             "McNemar test on the cases both runs scored, and a verdict (better, worse, no detectable change). "
-            "Cases present in one run only are listed. Exit 0; 1 with --fail-on-regression when a category got "
+            "Cases present in one run only are listed, and the cases that flipped (lost, gained, newly errored, no longer "
+            "errored) are named; --html PAGE writes a page of them with both runs' answers or steps. Exit 0; 1 with --fail-on-regression when a category got "
             "significantly worse (by at least --min-drop), or when the runs are not comparable (fewer paired cases "
             "than --min-paired); 2 when a file cannot be read."
         ),
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_arguments(c)
     from . import published_runs
 
-    c.set_defaults(func=lambda args: compare.run(args, published_runs.load_any))
+    c.set_defaults(func=lambda args: compare.run(args, published_runs.load_any, published_runs))
     from .reporting import leaderboard
 
     lb = sub.add_parser(

@@ -122,6 +122,54 @@ def _steps(task: Path) -> tuple[int, str | None]:
     return steps, response
 
 
+def osworld_task(report: Report, case: Mapping[str, Any]) -> Path | None:
+    """The task folder a case of a published OSWorld run (:func:`osworld_report`) was read from
+    (``<model>/<domain>/<task_id>/``), None for a case of any other report."""
+    if report["suite"].get("format") != "osworld_results" or not report["suite"].get("path"):
+        return None
+    domain = str((case.get("tags") or {}).get("app") or "")
+    task = str(case.get("id") or "")[len(domain) + 1 :]
+    if not domain or not _folder_name(domain) or not _folder_name(task):
+        return None
+    return Path(str(report["suite"]["path"])) / domain / task
+
+
+def osworld_trajectory(task: Path) -> list[dict[str, Any]]:
+    """A task folder's ``traj.jsonl`` as steps, one per ``step_num`` (the lines of consecutive actions of one reply
+    share it): ``n``, ``actions`` (each line's ``action`` as it is: pyautogui code, ``DONE``, or an object),
+    ``response`` and ``screenshot`` (the absolute path of the last screenshot its lines name that is in the folder,
+    else None). Read as :func:`read_osworld` reads it, line by line, bounded; empty without the file;
+    PublishedRunError when it cannot be read."""
+    path = task / "traj.jsonl"
+    if not path.exists():
+        return []
+    steps: list[dict[str, Any]] = []
+    try:
+        with open(path, "rb") as handle:
+            for number, line in enumerate(_lines(handle, MAX_STEP_BYTES), 1):
+                if line is None:
+                    continue
+                try:
+                    item = strictjson.loads(line.decode("utf-8", errors="replace"), f"{path}, line {number}", max_bytes=MAX_STEP_BYTES)
+                except strictjson.UnreadableJSON:
+                    continue
+                if not isinstance(item, dict):
+                    continue
+                n = item.get("step_num")
+                if not steps or n is None or n != steps[-1]["n"]:
+                    steps.append({"n": n if isinstance(n, int) and not isinstance(n, bool) else len(steps) + 1, "actions": [], "response": None, "screenshot": None})
+                step = steps[-1]
+                step["actions"].append(item.get("action"))
+                if isinstance(item.get("response"), str) and step["response"] is None:
+                    step["response"] = item["response"]
+                shot = item.get("screenshot_file")
+                if isinstance(shot, str) and _folder_name(shot) and (task / shot).is_file():
+                    step["screenshot"] = str((task / shot).resolve())
+    except OSError as exc:
+        raise PublishedRunError(f"{printable(str(path))}: cannot read: {exc.strerror or exc}") from None
+    return steps
+
+
 def _lines(handle: BinaryIO, limit: int) -> Iterator[bytes | None]:
     """The lines of ``handle`` (without their newline), each read whole only up to ``limit`` bytes: a longer line is
     read past, never held, and given as None."""

@@ -1,6 +1,6 @@
 """Compare two guitest reports: accuracy per category, a paired exact McNemar test, a CI exit status.
 
-``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--cluster TAG] [--json OUT]``
+``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--cluster TAG] [--json OUT] [--html PAGE]``
 
 Accuracies are the reports' own (``overall`` and ``breakdown``). Significance is decided
 on the cases both runs share and both scored (an error in either run takes the case out):
@@ -24,6 +24,10 @@ detects with 80% power at the discordance observed, with ``--repeats`` the two-s
 against the runs' own noise, and the task population's standard error of the paired change (``--cluster TAG``:
 clustered by a tag). When either run's headline is its mean score (OSWorld's), the table leads with the mean score as
 OSWorld's show_result.py prints it, the success rate beside it.
+
+The cases that flipped (:func:`flipped`: lost, gained, newly errored, no longer errored) are named in the text (the
+first :data:`FLIPS_SHOWN` of each kind) and all of them in the JSON's ``flipped``; ``--html PAGE`` writes a page of
+them (:mod:`~guitest.reporting.compare_page`).
 """
 
 from __future__ import annotations
@@ -237,7 +241,8 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
     Returns plain builtins (JSON-ready): ``rows`` (overall first, then each breakdown's
     values in sorted order), ``regressions`` and ``improvements`` (the rows judged worse
     or better), ``only_in_old`` / ``only_in_new`` (case ids in one run only, sorted),
-    ``excluded`` (shared case ids left out of the paired test because they errored),
+    ``excluded`` (shared case ids left out of the paired test because they errored), ``flipped`` (the shared cases
+    whose outcome changed, by kind: :func:`flipped`),
     ``warnings`` (different suites, incomplete runs, tags that changed between the runs),
     ``comparable`` (how many of the cases both runs selected were paired, and whether that reaches ``min_paired``),
     ``figure`` (``mean_score`` when either run's headline is its mean score, as OSWorld's is: the table leads with it),
@@ -302,6 +307,7 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
             warnings.append(f"{what}: the runs did not read the same benchmark files, so a difference may be the data's")
     pairs = [(old_cases[i], new_cases[i]) for i in scored]
     return {
+        "flipped": flipped(old_cases, new_cases, shared),
         "old": d_old,
         "new": d_new,
         "figure": "mean_score" if "mean_score" in (d_old["headline_figure"], d_new["headline_figure"]) else "accuracy",
@@ -326,6 +332,35 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
         "tag_changed": tag_changed,
         "warnings": warnings,
     }
+
+
+#: the kinds of flip, in the order they are listed: a flip is a shared case whose outcome (hit, not a hit, error) changed
+FLIPS: tuple[tuple[str, str], ...] = (
+    ("lost", "lost (hit in old, not in new)"),
+    ("gained", "gained (hit in new, not in old)"),
+    ("newly_errored", "newly errored (an error in new, none in old)"),
+    ("no_longer_errored", "no longer errored (an error in old, none in new)"),
+)
+
+
+def _outcome(verdict: str) -> str:
+    """A verdict as the paired test reads it: an error, a hit, or not a hit (a "partial" of --repeats is not a hit)."""
+    return ERROR if verdict == ERROR else HIT if verdict == HIT else "not a hit"
+
+
+def flipped(old_cases: Mapping[str, CaseResult], new_cases: Mapping[str, CaseResult], shared: Iterable[str]) -> dict[str, list[dict[str, str]]]:
+    """The shared cases whose outcome changed, by kind (:data:`FLIPS`), each ``{"id", "old", "new"}`` (the verdicts),
+    sorted by id: ``lost`` and ``gained`` are exactly the overall row's paired ``b`` and ``c`` cases; ``newly_errored``
+    and ``no_longer_errored`` left the paired test. A change between two ways of being wrong (miss to unparsed) is no flip."""
+    out: dict[str, list[dict[str, str]]] = {kind: [] for kind, _ in FLIPS}
+    for i in sorted(shared):
+        old, new = old_cases[i]["verdict"], new_cases[i]["verdict"]
+        o, n = _outcome(old), _outcome(new)
+        if o == n:
+            continue
+        kind = "newly_errored" if n == ERROR else "no_longer_errored" if o == ERROR else "gained" if n == HIT else "lost"
+        out[kind].append({"id": i, "old": old, "new": new})
+    return out
 
 
 def _detectable(paired: dict[str, Any], alpha: Fraction, power: float) -> dict[str, Any]:
@@ -521,6 +556,26 @@ def _p(value: float) -> str:
     return f"{value:.1e}"
 
 
+#: how many flipped cases of each kind the text names (the JSON and the page name them all)
+FLIPS_SHOWN = 20
+
+
+def _flip_lines(result: dict[str, Any], limit: int = FLIPS_SHOWN) -> list[str]:
+    """The flipped cases, by kind, each with its two verdicts; at most ``limit`` of a kind, then how many more."""
+    found = result.get("flipped") or {}
+    counts = {kind: len(found.get(kind) or ()) for kind, _ in FLIPS}
+    total = sum(counts.values())
+    lines = [f"flipped: {total} of the {result['shared']} shared cases (" + ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in counts.items()) + ")"]
+    for kind, label in FLIPS:
+        cases = found.get(kind) or []
+        if not cases:
+            continue
+        shown = ", ".join(f"{c['id']} ({c['old']} -> {c['new']})" for c in cases[:limit])
+        more = f", and {len(cases) - limit} more: see --json or --html" if len(cases) > limit else ""
+        lines.append(f"  {label}, {len(cases)}: {shown}{more}")
+    return lines
+
+
 def _ids(ids: list[str], limit: int = 20) -> str:
     return ", ".join(ids[:limit]) + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
 
@@ -648,6 +703,7 @@ def format_text(result: dict[str, Any]) -> str:
     elif not result["regressions"] and not result["improvements"]:
         lines.append("no detectable change")
     lines += _power_lines(result)
+    lines += _flip_lines(result)
     for w in result["warnings"]:
         lines.append(f"warning: {w}")
     if result["only_in_old"]:
@@ -701,11 +757,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the share (0..1) of the cases both runs selected that must be scored in both (not an error, a result in each); below it the runs are not comparable; default {DEFAULT_MIN_PAIRED}",
     )
     parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON to OUT ('-' for stdout)")
+    parser.add_argument(
+        "--html",
+        metavar="PAGE",
+        help="also write a page of the flipped cases to PAGE (.html): the statistics and what differs between the runs, then each flipped case with both runs' answers on its screenshot, or both episodes' steps side by side",
+    )
 
 
-def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report) -> int:
+def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report, published: Any = None) -> int:
     """Run the ``compare`` command from parsed arguments: 0, 1 (with --fail-on-regression: a regression, or runs not
-    comparable) or 2 (bad input). ``load`` reads each side (the command line's reads published runs' folders too)."""
+    comparable) or 2 (bad input). ``load`` reads each side (the command line's reads published runs' folders too), and
+    ``published`` a published run's steps for ``--html`` (:class:`~guitest.reporting.compare_page.Published`)."""
     try:
         old = load(args.old)
         new = load(args.new)
@@ -730,13 +792,21 @@ def run(args: argparse.Namespace, load: Callable[[str], Report] = load_report) -
             except OSError as exc:
                 print(f"guitest compare: cannot write {args.json}: {exc}", file=sys.stderr)
                 return 2
+    if args.html:
+        from . import compare_page
+
+        try:
+            compare_page.write(Path(args.html), result, format_text(result), FLIPS, old, new, Path(args.old), Path(args.new), published)
+        except OSError as exc:
+            print(f"guitest compare: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     if args.fail_on_regression and (result["regressions"] or not result["comparable"]["enough"]):
         return 1
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--cluster TAG] [--json OUT]``."""
+    """``guitest compare OLD.json NEW.json [--fail-on-regression] [--min-drop X] [--alpha A] [--min-paired X] [--cluster TAG] [--json OUT] [--html PAGE]``."""
     parser = argparse.ArgumentParser(
         prog="guitest compare",
         description="Compare two guitest reports: accuracy per category and an exact paired McNemar test on the shared cases.",

@@ -106,9 +106,9 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
             "r": _tail(case, found),
             "p": number,
         }
-        geometry = _geometry(case)
-        if geometry is not None:
-            entry["g"] = geometry
+        shape = geometry(case)
+        if shape is not None:
+            entry["g"] = shape
         if live or case.get("episode"):
             entry["k"] = case.get("steps") if type(case.get("steps")) is int else None
             entry["sc"] = _num(case.get("score"))
@@ -516,7 +516,7 @@ def _tail(case: CaseResult, found: Mapping[str, Any]) -> str:
     return text if len(text) <= TAIL_CHARS else "…" + text[-TAIL_CHARS:]
 
 
-def _geometry(case: CaseResult) -> list[float | None] | None:
+def geometry(case: CaseResult) -> list[float | None] | None:
     """The card's picture's shape and what is drawn on it: the original's size, the truth box, the predicted point
     (an episode: its screen's size alone)."""
     size = _size(case.get("size"))
