@@ -28,7 +28,7 @@ from guitest.images import thumbnail
 from guitest.reporting import html as html_report
 from guitest.reporting import thumbnails
 from guitest.reporting.html import render
-from pages import data_folder, pictures, viewer_data
+from pages import data_folder, data_root, pictures, viewer_data
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -427,7 +427,7 @@ def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester:
     for page in (pytester.path / "reports" / "tiny.html", tmp_path / "elsewhere" / "tiny.html"):
         shown = pictures(viewer_data(page)[0])
         assert len(shown) == n_rows(), page  # every case has its picture
-        files = sorted({(page.parent / urllib.parse.unquote(s[0])).resolve() for s in shown.values()})
+        files = sorted({(data_root(page) / urllib.parse.unquote(s[0])).resolve() for s in shown.values()})
         assert files == sorted((suite / "data" / "imgs").resolve().glob("*.png")), page  # relative links that reach the screenshots
         assert sorted({Path(urllib.parse.unquote(s[1].removeprefix("file://"))) for s in shown.values()}) == files  # and their absolute places
     result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", "--report-images=embed", "-p", "no:cacheprovider", *mode)
@@ -441,8 +441,8 @@ def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester:
         with Image.open(folder / name[1:]) as im:
             assert im.format == "JPEG" and max(im.size) == 320
     assert _csp_images(page.read_text("utf-8")) == "'self'"
-    # the first run's data folder is gone: no page names it
-    assert [p.name for p in (pytester.path / "reports" / "tiny_files").iterdir()] == [folder.name]
+    # the data is the run folder's, once; the top of the report folder holds none
+    assert data_root(page).parent == pytester.path / "reports" / "runs" / "tiny" and not (pytester.path / "reports" / "tiny_files").exists()
 
 
 def test_the_details_are_cut_into_chunks_of_about_the_budget() -> None:
