@@ -75,8 +75,10 @@ def write(
     def alone() -> dict[Path, bytes]:  # the report alone, each page with its data folder beside it (no run folder)
         return {**texts, **html.page_files(report, pictures, html_paths, files_dir, full)}
 
+    pages = list(html_paths)
     if keep_runs > 0:  # the page and its data once, in the run's folder; the top page (and .passed) shows them from there
         run_page = history.run_folder(report_dir, name, stamp) / html_paths[0].name
+        pages.append(run_page)
         files.update(html.page_files(report, pictures, [run_page, *html_paths[1:]], files_dir, full, shown_by=[html_paths[0]]))
     else:
         files.update(html.page_files(report, pictures, html_paths, files_dir, full))
@@ -99,7 +101,7 @@ def write(
         return Written(written, [], uncopied_message(name, exc, {**files, **copies}, report_dir, good, resumable, cache_failed))
     with contextlib.suppress(OSError):  # housekeeping: a folder that cannot be removed now is removed by a later run
         history.prune(report_dir, name, keep_runs, keep_episodes)
-    _tidy(html_paths)
+    _tidy(pages)
     folders = sorted({str(p.parent) for p in copies if p.parent != report_dir and p.name != history.LAST_PASSED})
     return Written(written, folders + ([f"{report_dir / name}.passed.*"] if good else []))
 
