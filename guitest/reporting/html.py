@@ -471,8 +471,8 @@ def _has_episodes(report: Report, files_dir: Any) -> bool:
 
 def render(report: Report, pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
     """One self-contained HTML page for a report: the first screen (settings, headline, tables, charts) and the
-    viewer (:mod:`guitest.reporting.viewer_data`), its data carried in the page (for a page copied on its own: a
-    run folder's copy, a merged report); :func:`page_files` writes the page that loads its data from a folder.
+    viewer (:mod:`guitest.reporting.viewer_data`), its data carried in the page (for a page copied on its own:
+    a merged report); :func:`page_files` writes the page that loads its data from a folder.
 
     ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.reporting.thumbnails`): a
     ``data:image/...;base64,`` URI is carried; an absolute file path is linked, relative to ``page_dir`` (the folder
