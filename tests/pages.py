@@ -21,6 +21,14 @@ def data_folder(page: Path) -> Path | None:
     return page.parent / urllib.parse.unquote(html.unescape(found.group(1))) if found else None
 
 
+def data_root(page: Path) -> Path:
+    """The folder the relative links of the page's data start from, as the viewer reads them: that of the page that
+    wrote the data, two levels above its data folder (a run folder, for the latest and passed pages at the top of the
+    report folder), or the page's own folder for a page that carries its data."""
+    folder = data_folder(page)
+    return page.parent if folder is None else folder.parent.parent
+
+
 def _js_string(body: str) -> str:
     """The text of a single-quoted JavaScript string literal's body, as the browser reads it."""
     return JS_ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else m.group(1), body)

@@ -25,6 +25,7 @@ from guitest import cache as cache_mod
 from guitest import strictjson
 from guitest.reporting.writer import not_saved_message
 from guitest.session import UNCOPIED_EXIT_CODE, UNSAVED_EXIT_CODE
+from pages import data_folder
 from test_session import KEY, PaidOracle, make
 from test_session import run as run_in_process
 
@@ -294,9 +295,11 @@ def test_copies_that_do_not_fit_on_a_full_filesystem(pytester: pytest.Pytester, 
         assert run(pytester, server.base_url, *where).ret == 0
         earlier = contents(reports)
         kept = sorted(os.listdir(reports / "runs" / "tiny"))
-        data = [p for p in (reports / "tiny_files").rglob("*") if p.is_file()]  # the page's data folder, written with it
+        shown = data_folder(reports / "tiny.html")  # the page's data folder (the run folder's), written with it
+        assert shown is not None and shown.is_relative_to(reports / "runs" / "tiny")
+        data = [p for p in shown.rglob("*") if p.is_file()]
         size = sum(map(len, earlier.values())) + sum(p.stat().st_size for p in data)
-        with open(small_disk / "filler", "wb") as f:  # room for the report's new files (1x), not with its copies (2x, and 3x with .passed)
+        with open(small_disk / "filler", "wb") as f:  # room for the report alone (1x), not with its copies (the JSON and Markdown 3x with .passed)
             f.write(b"\0" * (shutil.disk_usage(small_disk).free - size * 3 // 2))
         copies = run(pytester, server.base_url, *where)
     assert copies.ret == UNCOPIED_EXIT_CODE, copies.stdout.str()

@@ -26,9 +26,9 @@ from PIL import Image, ImageChops, ImageDraw, ImageStat
 from builders import n_rows, write_suite
 from guitest.images import thumbnail
 from guitest.reporting import html as html_report
-from guitest.reporting import thumbnails
+from guitest.reporting import thumbnails, writer
 from guitest.reporting.html import render
-from pages import data_folder, pictures, viewer_data
+from pages import data_folder, data_root, pictures, viewer_data
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -427,7 +427,7 @@ def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester:
     for page in (pytester.path / "reports" / "tiny.html", tmp_path / "elsewhere" / "tiny.html"):
         shown = pictures(viewer_data(page)[0])
         assert len(shown) == n_rows(), page  # every case has its picture
-        files = sorted({(page.parent / urllib.parse.unquote(s[0])).resolve() for s in shown.values()})
+        files = sorted({(data_root(page) / urllib.parse.unquote(s[0])).resolve() for s in shown.values()})
         assert files == sorted((suite / "data" / "imgs").resolve().glob("*.png")), page  # relative links that reach the screenshots
         assert sorted({Path(urllib.parse.unquote(s[1].removeprefix("file://"))) for s in shown.values()}) == files  # and their absolute places
     result = pytester.runpytest_subprocess("suites/tiny", "--model=oracle", "--report-images=embed", "-p", "no:cacheprovider", *mode)
@@ -441,8 +441,8 @@ def test_a_run_links_every_screenshot_by_default_and_embeds_on_request(pytester:
         with Image.open(folder / name[1:]) as im:
             assert im.format == "JPEG" and max(im.size) == 320
     assert _csp_images(page.read_text("utf-8")) == "'self'"
-    # the first run's data folder is gone: no page names it
-    assert [p.name for p in (pytester.path / "reports" / "tiny_files").iterdir()] == [folder.name]
+    # the data is the run folder's, once; the top of the report folder holds none
+    assert data_root(page).parent == pytester.path / "reports" / "runs" / "tiny" and not (pytester.path / "reports" / "tiny_files").exists()
 
 
 def test_the_details_are_cut_into_chunks_of_about_the_budget() -> None:
@@ -882,6 +882,40 @@ def test_the_viewer_opens_a_case_and_a_step_from_their_links_keeps_filters_in_th
     _ready(page)
     assert page.locator("li.step.target").get_attribute("id") == "step-0-2"
     assert _load_every_image(page, "#case-view img")
+    assert problems == [] and all(u.startswith((tmp_path / "unpacked").as_uri()) for u in requests)
+    page.close()
+
+
+def test_the_latest_and_passed_pages_show_the_run_folder_also_zipped_and_unpacked(browser: Any, tmp_path: Path) -> None:
+    """The report written as a run writes it (runs kept): the top pages hold no data of their own, they show the run
+    folder's (its cases, a step from its link, its screenshots), and so does the run folder's page; the folder zipped
+    as a whole and unpacked elsewhere still opens, loading nothing from outside it."""
+    reports = tmp_path / "reports"
+    report = live_report(reports)
+    stamp = "20260101-000000-abcd"  # live_report's episodes are this run's
+    paths = ([reports / "live.json"], [reports / "live.md"], [reports / "live.html"])
+    writer.write(report, {}, paths, report_dir=reports, keep_runs=20, stamp=stamp)
+    report["overall"]["error"], report["gate"] = 0, {"thresholds": {}, "failures": [], "passed": None}  # and again, as a run that passed
+    writer.write(report, {}, paths, report_dir=reports, keep_runs=20, stamp=stamp)
+    assert not (reports / "live_files").exists() and (reports / "live.passed.html").read_bytes() == (reports / "live.html").read_bytes()
+    assert [p.parent.name for p in reports.rglob("index.js")] == [data_folder(reports / "live.html").name]  # the first write's data: no page names it
+    for top in ("live.html", "live.passed.html", f"runs/live/{stamp}/live.html"):
+        page, problems, requests = _open(browser, reports / top, urllib.parse.urlencode({"case": HOSTILE_ID, "step": 3}))
+        _ready(page)
+        assert page.locator("#case-view h2 .cid").inner_text() == HOSTILE_ID and page.locator("li.step.target").get_attribute("id") == "step-0-3", top
+        assert _load_every_image(page, "#case-view img"), top  # each step's thumbnail, from the run folder's episodes
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#case-view", state="hidden")
+        _to_the_cases(page)
+        assert sorted(_visible_cards(page)) == sorted(c["id"] for c in report["cases"]), top
+        assert problems == [] and all(u.startswith((reports / "runs" / "live" / stamp).as_uri()) or u == (reports / top).as_uri() for u in requests), top
+        page.close()
+    archive = shutil.make_archive(str(tmp_path / "report"), "zip", root_dir=tmp_path, base_dir="reports")
+    shutil.rmtree(reports)
+    shutil.unpack_archive(archive, tmp_path / "unpacked")
+    page, problems, requests = _open(browser, tmp_path / "unpacked" / "reports" / "live.html", "case=ep-a&step=2")
+    _ready(page)
+    assert page.locator("li.step.target").get_attribute("id") == "step-0-2" and _load_every_image(page, "#case-view img")
     assert problems == [] and all(u.startswith((tmp_path / "unpacked").as_uri()) for u in requests)
     page.close()
 

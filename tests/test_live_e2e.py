@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import fakeserver
-from pages import viewer_data
+from pages import data_root, viewer_data
 
 pytestmark = pytest.mark.usefixtures("browser")
 
@@ -144,13 +144,13 @@ def test_every_action_of_each_reply_runs_in_every_runner(pytester: pytest.Pytest
         for step in case["episode"]["trajectory"]:
             assert (pytester.path / "reports" / step["screenshot"]).is_file()
     # the HTML report's viewer shows each episode: every step's screenshot (its file) and the final screen; the latest
-    # page reads its data from its folder, the run folder's copy carries it
+    # page shows the run folder's data, the run folder's page the same data (one copy)
     for page in (pytester.path / "reports" / "live_app.html", *(pytester.path / "reports" / "runs" / "live_app").glob("*/live_app.html")):
         _, details = viewer_data(page)
         assert len(details) == 4 and all(len(d["episodes"]) == 1 for d in details)
         sources = [s["src"] for d in details for s in d["episodes"][0]["steps"]] + [d["episodes"][0]["final"]["src"] for d in details]
         assert len(sources) == sum(c["steps"] + 1 for c in data["cases"])
-        assert all((page.parent / urllib.parse.unquote(src)).is_file() for src in sources), page
+        assert all((data_root(page) / urllib.parse.unquote(src)).is_file() for src in sources), page
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -12,6 +14,8 @@ import fakeserver
 from builders import center_norm, n_rows, write_suite
 from guitest.reporting import history
 from guitest.cli import main as guitest_main
+from pages import data_folder, pictures, viewer_data
+from test_session import make, run
 
 
 def _report(**over) -> dict:
@@ -97,3 +101,75 @@ def test_a_run_without_a_gate_passes_whatever_its_score_and_says_so_when_it_repl
     gated = pytester.runpytest_subprocess(*args, "--model=center", "--min-accuracy=0.5")
     assert gated.ret != 0 and "this run has no gate" not in gated.stdout.str()
     assert passed.read_text() == before
+
+
+def _digests(folder: Path) -> dict[str, list[str]]:
+    """Each file's content digest -> the files under ``folder`` (relative names) that hold it."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        out.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), []).append(path.relative_to(folder).as_posix())
+    return out
+
+
+def test_a_run_is_written_once_and_the_latest_and_passed_pages_show_its_folder(tmp_path: Path) -> None:
+    """Before: the page's data was written at the top (<suite>_files/) and again inside the run folder's page, which
+    carried it with its thumbnails as data URIs. Now the run folder holds the page, its data folder and its thumbnails
+    once; tiny.html and tiny.passed.html show them from there, and the JSON and Markdown stay real files at the top."""
+    reports = tmp_path / "reports"
+    first = make(tmp_path, report_images="embed")
+    run(first, tmp_path)
+    assert first.finish() == 0
+    first.close()
+    stamp = first.run_stamp
+    assert sorted(os.listdir(reports / "runs" / "tiny")) == sorted([stamp, history.LAST_PASSED])
+    folder = reports / "runs" / "tiny" / stamp
+    data = data_folder(folder / "tiny.html")
+    assert data is not None and data.parent == folder / "tiny_files"
+    assert data_folder(reports / "tiny.html") == data_folder(reports / "tiny.passed.html") == data  # the references resolve: to the run folder's data
+    index, details = viewer_data(reports / "tiny.html")
+    assert len(index["cases"]) == len(details) == n_rows()
+    images = sorted(p for p in (data / "img").iterdir())
+    assert len(images) == 3 and {s[1:] for s in pictures(index).values()} == {f"img/{p.name}" for p in images}  # three screenshots, a thumbnail each
+    # one copy of the page's data and of each thumbnail in the whole report folder: no page carries them
+    assert [p.relative_to(reports).as_posix() for p in reports.rglob("index.js")] == [(data / "index.js").relative_to(reports).as_posix()]
+    pages = [p.read_text("utf-8") for p in reports.rglob("*.html")]
+    assert len(pages) == 3 and not any('id="gv-index"' in page or "data:image/" in page for page in pages)
+    same = [names for names in _digests(reports).values() if len(names) > 1 and not names[0].endswith((".json", ".md"))]
+    assert same == [["tiny.html", "tiny.passed.html"]]  # the two top pages are the same small page; the rest is once
+    assert not (reports / "tiny_files").exists()
+    assert (reports / "tiny.passed.json").read_bytes() == (reports / "tiny.json").read_bytes() == (folder / "tiny.json").read_bytes()
+    assert json.loads((reports / "tiny.json").read_text())["n_results"] == n_rows()
+
+    # a run that does not pass: tiny.html shows its folder, tiny.passed.html still the first's; pruning keeps both
+    second = make(tmp_path, keep_runs=1, keep_episodes=0)
+    run(second, tmp_path, drop=1)
+    assert second.finish() != 0
+    second.close()
+    assert data_folder(reports / "tiny.passed.html") == data and (data / "index.js").is_file()
+    latest = data_folder(reports / "tiny.html")
+    assert latest is not None and latest.parent.parent.name == second.run_stamp and (latest / "index.js").is_file()
+    assert sorted(os.listdir(reports / "runs" / "tiny")) == sorted([stamp, second.run_stamp, history.LAST_PASSED])
+
+
+def test_keep_runs_0_writes_the_report_once_at_the_top(tmp_path: Path) -> None:
+    session = make(tmp_path, keep_runs=0)
+    run(session, tmp_path)
+    assert session.finish() == 0
+    session.close()
+    reports = tmp_path / "reports"
+    data = data_folder(reports / "tiny.html")
+    assert data is not None and data.parent == reports / "tiny_files" and data_folder(reports / "tiny.passed.html") == data
+    assert not (reports / "runs").exists() and len(list(reports.rglob("index.js"))) == 1
+
+
+def test_pruning_keeps_the_run_folders_the_latest_and_passed_pages_show(tmp_path: Path) -> None:
+    """Whatever their names' order (a clock set back) and with no last-passed note: the folders the pages show stay whole."""
+    runs = tmp_path / "runs" / "s"
+    for name in ("a", "b", "c", "d"):
+        (runs / name / history.EPISODES).mkdir(parents=True)
+        (runs / name / history.MARK).touch()
+    (tmp_path / "s.html").write_text('<meta name="guitest-data" content="runs/s/a/s_files/0123456789abcdef/">')
+    (tmp_path / "s.passed.html").write_text('<meta name="guitest-data" content="runs/s/b/s_files/0123456789abcdef/">')
+    history.prune(tmp_path, "s", keep_runs=1, keep_episodes=0)
+    assert sorted(os.listdir(runs)) == ["a", "b", "d"]  # c: the oldest beyond the newest 1 that no page shows
+    assert (runs / "a" / history.EPISODES).is_dir() and (runs / "b" / history.EPISODES).is_dir() and not (runs / "d" / history.EPISODES).exists()

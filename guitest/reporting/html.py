@@ -471,8 +471,8 @@ def _has_episodes(report: Report, files_dir: Any) -> bool:
 
 def render(report: Report, pictures: Mapping[str, str] | None = None, page_dir: Any = None, files_dir: Any = None) -> str:
     """One self-contained HTML page for a report: the first screen (settings, headline, tables, charts) and the
-    viewer (:mod:`guitest.reporting.viewer_data`), its data carried in the page (for a page copied on its own: a
-    run folder's copy, a merged report); :func:`page_files` writes the page that loads its data from a folder.
+    viewer (:mod:`guitest.reporting.viewer_data`), its data carried in the page (for a page copied on its own:
+    a merged report); :func:`page_files` writes the page that loads its data from a folder.
 
     ``pictures`` maps a case id to its screenshot's picture (see :mod:`guitest.reporting.thumbnails`): a
     ``data:image/...;base64,`` URI is carried; an absolute file path is linked, relative to ``page_dir`` (the folder
@@ -496,7 +496,7 @@ def data_folder(page: Path) -> Path:
     return page.with_name(page.stem + DATA_SUFFIX)
 
 
-def page_files(report: Report, pictures: Mapping[str, str], paths: Iterable[Path], files_dir: Any, originals: Mapping[str, str] | None = None) -> dict[Path, bytes]:
+def page_files(report: Report, pictures: Mapping[str, str], paths: Iterable[Path], files_dir: Any, originals: Mapping[str, str] | None = None, shown_by: Iterable[Path] = ()) -> dict[Path, bytes]:
     """The HTML report at each of ``paths``: the page, which shows its first screen at once, and its data folder
     (:func:`data_folder`, one folder ``<token>/`` per data), from which the viewer loads the case index, then each
     case's detail when it is opened, as script files (a page opened from ``file:`` may not ``fetch()`` a file; a
@@ -505,23 +505,47 @@ def page_files(report: Report, pictures: Mapping[str, str], paths: Iterable[Path
 
     ``pictures``, ``files_dir``: as for :func:`render`, but an embedded picture is written as a file of the data
     folder; ``originals``: case id -> the screenshot file behind an embedded picture (shown full size when the case
-    is opened)."""
+    is opened). ``shown_by``: more pages, the same first screen, that show the first page's data from where they are
+    (the latest and passed pages at the top of the report folder showing a run kept in its run folder): each names
+    that data folder by its relative path and has none of its own (the viewer takes the data's links from the folder
+    of the page that wrote it)."""
     script = asset("viewer.js")
     linked, episodes = _linked(pictures), _has_episodes(report, files_dir)
     built: dict[Path, viewer_data.ViewerData] = {}
     out: dict[Path, bytes] = {}
+    images = "'self' file:" if linked else "'self'"  # embedded pictures are files of the data folder here; linked ones may fall back to their absolute place
+
+    def page(base: str) -> bytes:
+        head = f'<meta name="guitest-data" content="{_e(base)}">'
+        scripts = f'<script src="{_e(base)}viewer.js" defer></script>'
+        return strictjson.encode(_page(report, linked, episodes, head, scripts, _csp("'self'", images)))
+
+    first: tuple[Path, str] | None = None
     for path in paths:
         folder = path.parent.resolve()
         data = built.get(folder)
         if data is None:
             data = built[folder] = viewer_data.build(report, pictures, folder, files_dir, originals, as_files=True, salt=_digest(script))
-        base = urllib.parse.quote(f"{data_folder(path).name}/{data.token}/")
-        head = f'<meta name="guitest-data" content="{_e(base)}">'
-        scripts = f'<script src="{_e(base)}viewer.js" defer></script>'
-        images = "'self' file:" if linked else "'self'"  # embedded pictures are files of the data folder here; linked ones may fall back to their absolute place
-        out[path] = strictjson.encode(_page(report, linked, episodes, head, scripts, _csp("'self'", images)))
+        out[path] = page(urllib.parse.quote(f"{data_folder(path).name}/{data.token}/"))
         out.update(viewer_data.folder_files(data, data_folder(path) / data.token, script))
+        first = first or (path, data.token)
+    for other in shown_by:
+        if first is None:
+            raise ValueError("page_files: shown_by needs a page that writes the data")
+        target = data_folder(first[0]).resolve() / first[1]
+        out[other] = page(urllib.parse.quote(Path(os.path.relpath(target, other.parent.resolve())).as_posix() + "/"))
     return out
+
+
+def named_data(page: Path) -> list[str]:
+    """The data folders the page at ``page`` names (paths relative to its folder, ending in ``/``): none for a page that
+    carries its data, or that cannot be read."""
+    try:
+        with open(page, "rb") as f:
+            head = f.read(64 << 10)  # the name is in the page's head
+    except OSError:
+        return []
+    return [urllib.parse.unquote(html.unescape(found.decode("utf-8", "replace"))) for found in _DATA_META.findall(head)]
 
 
 def prune(page: Path) -> list[Path]:
@@ -532,15 +556,7 @@ def prune(page: Path) -> list[Path]:
         tokens = [p for p in folder.iterdir() if p.is_dir()]
     except OSError:
         return []
-    named: set[str] = set()
-    for other in page.parent.glob("*.html"):
-        try:
-            with open(other, "rb") as f:
-                head = f.read(64 << 10)  # the name is in the page's head
-        except OSError:
-            continue
-        for found in _DATA_META.findall(head):
-            named.add(urllib.parse.unquote(html.unescape(found.decode("utf-8", "replace"))))
+    named = {name for other in page.parent.glob("*.html") for name in named_data(other)}
     removed = []
     for token in tokens:
         if f"{folder.name}/{token.name}/" not in named:

@@ -17,7 +17,9 @@ The index (one JSON object)::
                 size), "k": steps and "sc": score (episodes)}]}
 
 A chunk is a JSON list of consecutive cases' details (:func:`detail`), cut at about :data:`CHUNK_BYTES`. A
-picture's source is a path relative to the page (percent-encoded: it can only name a file), a ``data:image/``
+picture's source is a path relative to the page the data is built for (percent-encoded: it can only name a file; a
+page elsewhere that shows a data folder, :func:`guitest.reporting.html.page_files`'s ``shown_by``, reads it from the
+folder two levels above that data folder), a ``data:image/``
 URI, or ``@name``: a file in the data folder (an embedded thumbnail written as a file). A picture outside the
 report folder carries its absolute ``file:`` URI as a fallback, so the page still finds it when the report
 folder has been moved on the same machine.

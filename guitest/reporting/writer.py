@@ -1,7 +1,10 @@
 """A suite's report written: JSON, Markdown and HTML (the page and its data folder, :func:`guitest.reporting.html.page_files`),
 with this run's copies of it (its run folder, its ``.passed`` files: :func:`guitest.reporting.history.copies`), all or
-none. When they do not fit together, the report is written alone, all or none, and the copies not at all; a report that
-cannot be written leaves the files there before untouched and no temporary file.
+none. When runs are kept, the page's data (its data folder, thumbnails) is written once, in the run's folder, where its
+episodes' screenshots are: ``<suite>.html`` and ``<suite>.passed.html`` at the top show it from there. When they do not
+fit together, the report is written alone (each page with its data folder beside it, as with ``--keep-runs 0``), all or
+none, and the copies not at all; a report that cannot be written leaves the files there before untouched and no
+temporary file.
 """
 
 from __future__ import annotations
@@ -66,40 +69,51 @@ def write(
     if images == "embed":
         pictures = embed(pictures)
     files_dir = report_dir.resolve()  # the episodes' screenshots are named relative to the report folder
+    full = originals if images == "embed" else None
+    texts = dict(files)
 
-    def page(folder: Path) -> str:  # a copy's page travels alone: it carries its cases' data
-        return html.render(report, pictures, folder, files_dir)
+    def alone() -> dict[Path, bytes]:  # the report alone, each page with its data folder beside it (no run folder)
+        return {**texts, **html.page_files(report, pictures, html_paths, files_dir, full)}
 
-    files.update(html.page_files(report, pictures, html_paths, files_dir, originals if images == "embed" else None))  # each page and its data folder
+    pages = list(html_paths)
+    if keep_runs > 0:  # the page and its data once, in the run's folder; the top page (and .passed) shows them from there
+        run_page = history.run_folder(report_dir, name, stamp) / html_paths[0].name
+        pages.append(run_page)
+        files.update(html.page_files(report, pictures, [run_page, *html_paths[1:]], files_dir, full, shown_by=[html_paths[0]]))
+    else:
+        files.update(html.page_files(report, pictures, html_paths, files_dir, full))
     del data
     written = [*json_paths, *md_paths, *html_paths]  # the files a reader opens (a page's data folder goes with it)
     good = history.passed(report)
     latest = [(found[0], files[found[0]]) for found in (json_paths, md_paths, html_paths)]
-    copies = history.copies(latest, report_dir, name, stamp, good, keep_runs, page=page)
+    copies = history.copies(latest, report_dir, name, stamp, good, keep_runs, shown=keep_runs > 0)
     try:
         strictjson.write_together({**files, **copies})
     except OSError as exc:
         if not copies:
             raise ReportNotSaved(not_saved_message(name, exc, files, report_dir, keep_runs > 0, resumable, cache_failed)) from None
+        only = alone() if keep_runs > 0 else files
         try:  # the report alone may fit where it and its copies do not
-            strictjson.write_together(files)
-        except OSError as alone:
-            raise ReportNotSaved(not_saved_message(name, alone, files, report_dir, keep_runs > 0, resumable, cache_failed)) from None
+            strictjson.write_together(only)
+        except OSError as failed:
+            raise ReportNotSaved(not_saved_message(name, failed, only, report_dir, keep_runs > 0, resumable, cache_failed)) from None
         _tidy(html_paths)
         return Written(written, [], uncopied_message(name, exc, {**files, **copies}, report_dir, good, resumable, cache_failed))
     with contextlib.suppress(OSError):  # housekeeping: a folder that cannot be removed now is removed by a later run
         history.prune(report_dir, name, keep_runs, keep_episodes)
-    _tidy(html_paths)
+    _tidy(pages)
     folders = sorted({str(p.parent) for p in copies if p.parent != report_dir and p.name != history.LAST_PASSED})
     return Written(written, folders + ([f"{report_dir / name}.passed.*"] if good else []))
 
 
 def _tidy(html_paths: Sequence[Path]) -> None:
     """Housekeeping once the pages and their copies name what they name: the data folders of earlier runs that no page
-    names any more (a ``.passed`` page keeps its own); one that cannot be removed now is removed by a later run."""
+    names any more (a ``.passed`` page keeps the one it names), and a data folder left empty (the top page shows a run
+    folder's); one that cannot be removed now is removed by a later run."""
     for path in html_paths:
         with contextlib.suppress(OSError):
             html.prune(path)
+            html.data_folder(path).rmdir()
 
 
 def not_saved_message(name: str, exc: OSError, files: Mapping[Path, bytes], report_dir: Path, copies: bool, resumable: bool, cache_failed: bool) -> str:

@@ -30,6 +30,9 @@
   var meta = doc.querySelector('meta[name="guitest-data"]');
   var base = meta ? meta.getAttribute("content") : null; // "<stem>_files/<token>/": the data folder, or null (inline data)
   var expected = base ? base.replace(/\/$/, "").split("/").pop() : null;
+  // The folder of the page that wrote the data, two levels above its data folder: this page's own ("") or, for a page
+  // that shows a run kept in its run folder, that folder ("runs/<suite>/<stamp>/"). The data's relative links start there.
+  var root = base ? base.replace(/[^\/]*\/[^\/]*\/$/, "") : "";
 
   var cardsEl = doc.getElementById("cards");
   var statusEl = doc.getElementById("cards-status");
@@ -82,14 +85,14 @@
     return el("span", "badge " + (VERDICTS.indexOf(verdict) >= 0 ? "v-" + verdict : "v-other"), verdict);
   }
 
-  // A source the data names, made safe: a path relative to the page, a data: image or a file: URI; "@name" is a file
-  // of the data folder. Anything else (another scheme, a network path) is refused.
+  // A source the data names, made safe: a path relative to the page that wrote the data (root), a data: image or a
+  // file: URI; "@name" is a file of the data folder. Anything else (another scheme, a network path) is refused.
   function resolve(src) {
     if (typeof src !== "string" || !src) { return null; }
     if (src.charAt(0) === "@") { return base ? base + src.slice(1) : null; }
     if (/^data:image\/[a-z0-9.+-]+;base64,/i.test(src) || /^file:\/\//i.test(src)) { return src; }
     if (/^[a-z][a-z0-9+.-]*:/i.test(src) || /^[\/\\]{2}/.test(src)) { return null; }
-    return src;
+    return root + src;
   }
 
   function sources() {
@@ -213,7 +216,7 @@
     if (!cardsEl || !statusEl) { return; }
     if (base) {
       load(base + "index.js", function () {
-        say("The case list could not be read from " + base + "index.js: a report is its page and the folder " + base.split("/")[0] + " beside it; keep them together (move or zip both).", true);
+        say("The case list could not be read from " + base + "index.js: a report is its page and the folder " + base.replace(/[^\/]*\/$/, "") + " it names; keep them together (move or zip the report folder as a whole).", true);
       });
       return;
     }
