@@ -247,12 +247,8 @@ def loops(graph: dict[str, set[str]]) -> list[list[str]]:
 
 _LIVE_SPLIT = (
     "live/ holds both the contract every backend implements (protocol.py, actions.py, keys.py) and the flow that runs "
-    "the backends and the tasks (flow.py opens envs/' pools, agent.py asks tasks/); splitting the contract into a "
+    "the backends (flow.py opens envs/' pools); splitting the contract into a "
     "package of its own (README, Layout) would move the modules every backend, runner and test imports"
-)
-_JUDGE_WAA = (
-    "tasks/judge.py takes Windows Agent Arena's FAIL rule from formats/waa.py (formats.waa.infeasible_rule), which the "
-    "desktop evaluator shares; that one edge, tasks -> formats, closes this loop and every other one through tasks"
 )
 #: the loops between guitest's parts (its packages, and its top-level modules) that remain, each with why; any other
 #: loop fails the test, and so does one listed here that is gone (remove it)
@@ -260,11 +256,6 @@ ALLOWED_LOOPS = {
     "envs -> live -> envs": _LIVE_SPLIT,
     "desktopenv -> live -> envs -> desktopenv": f"{_LIVE_SPLIT}; desktopenv/ speaks the contract, and envs/machine.py (the desktop backend) drives desktopenv/",
     "desktopenv -> formats -> live -> envs -> desktopenv": f"{_LIVE_SPLIT}; desktopenv/ reads Windows Agent Arena's task files (formats/waa.py), formats/webtask.py reads the contract's TaskSpec",
-    "desktopenv -> suite -> tasks -> formats -> live -> envs -> desktopenv": f"{_LIVE_SPLIT}; {_JUDGE_WAA}",
-    "formats -> live -> tasks -> formats": f"{_LIVE_SPLIT}; {_JUDGE_WAA}",
-    "case -> tasks -> formats -> live -> case": f"{_LIVE_SPLIT} (flow.py runs cases with case.RunOptions); {_JUDGE_WAA}",
-    "datapath -> suite -> tasks -> formats -> datapath": f"{_JUDGE_WAA} (suite.py checks a suite's task settings with tasks.load_task; the readers locate data with datapath.py, which reads suite files)",
-    "formats -> suite -> tasks -> formats": f"{_JUDGE_WAA} (the readers take a Suite; suite.py checks its task settings with tasks.load_task)",
 }
 
 
