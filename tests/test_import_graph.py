@@ -10,16 +10,28 @@ also runs ``a/__init__.py`` and ``a/b/__init__.py``, so it adds edges to those p
 the importer's own packages, which are already running). Names that are not imports do not count: a
 registry's ``"module:attribute"`` built-ins (guitest/registry.py) and ``importlib.import_module`` calls
 are resolved only when asked for, after every module has loaded.
+
+Three rules read the graph: no circle between modules; no loop of any length between guitest's parts (its packages
+and top-level modules) but those ALLOWED_LOOPS names, each with its reason; and no module outside an environment
+backend's own modules imports them (BACKEND_HOMES) or compares an ``env`` with a backend's name: the general modules
+ask the backend's registry entry (guitest/backends.py) instead.
 """
 
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "guitest"
+
+
+@lru_cache(maxsize=None)
+def tree(path: Path) -> ast.Module:
+    """A module's syntax tree (each file parsed once for all the rules)."""
+    return ast.parse(path.read_text("utf-8"), str(path))
 
 
 def modules(package: Path) -> dict[str, tuple[Path, bool]]:
@@ -57,7 +69,7 @@ def import_graph(package: Path) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, (path, is_init) in known.items():
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        for node in ast.walk(tree(path)):
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             for target in _targets(node, name, is_init, known):
@@ -329,7 +341,7 @@ def test_no_module_outside_a_backend_imports_it(guitest_graph: dict[str, set[str
 def env_name_comparisons(path: Path, names: set[str]) -> list[str]:
     """The places in a module that compare an ``env`` (a name or an attribute so called) with a backend's name."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+    for node in ast.walk(tree(path)):
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
