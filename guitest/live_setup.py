@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .miniwob import rules as miniwob_rules
+from . import backends
 from .reporting import history, summary
 from .live import runners
 from .live.flow import LiveSetup, live_record, settings_lines
@@ -33,19 +33,10 @@ def setup(config: RunConfig, model: Model | None, suite: Suite, task: Task, repo
     """How a live suite's cases run here, and the header's lines naming its runner and its backend's settings in force:
     its backend and options (``--env-url`` machines and ``--env-provider`` added), its budget, and the folder its
     episodes are written to (in this run's folder beside the report)."""
-    from .desktopenv import provider as provider_mod
-
-    options = provider_mod.with_command_line(suite.env_options, config.env_provider, config.env_provider_option) if suite.env == "desktop" else dict(suite.env_options)
-    if config.env_url:
-        options["urls"] = list(config.env_url)
-    if config.lease_dir and suite.env == "desktop":
-        options["lease_dir"] = config.lease_dir
-    if suite.env != "desktop":  # the web backends' browser and page servers (docs/live.md, Remote browsers)
-        browser = {"browser_endpoints": list(config.browser_endpoint), "episodes_per_endpoint": config.browser_episodes, "serve_bind": config.serve_bind, "serve_host": config.serve_host}
-        options.update({k: v for k, v in browser.items() if v})
+    options = backends.backend(suite.env).options(suite.env_options, config)
     keep = config.keep_runs > 0
     folder = history.run_folder(report_dir, suite.name, run_stamp) if keep else report_dir / "episodes" / suite.name
-    rule = miniwob_rules.choose(suite.env or "", task.settings, config.success_rule, str(suite.path))
+    rule = backends.success_rule(suite.env or "", task.settings, config.success_rule, str(suite.path))
     images = history_images(config, task)
     lines = []
     if model is not None:  # the runner, and the backend's settings in force (a desktop suite's waits)

@@ -19,7 +19,7 @@ The registries below list the built-ins, one line each. The kinds' packages offe
 looks (``guitest.tasks.register``, ``guitest.formats.register``, ``guitest.models.register``,
 ``guitest.answers.register``, ``guitest.envs.register``, ``guitest.live.runners.register``). The entry-point
 groups: ``guitest.tasks``, ``guitest.formats``, ``guitest.answers``, ``guitest.envs``, ``guitest.models``,
-``guitest.runners``, ``guitest.generators``, ``guitest.oracles``. This module imports none of them, so any
+``guitest.runners``, ``guitest.generators``, ``guitest.oracles``, ``guitest.backends``. This module imports none of them, so any
 module (suite.py checking a suite file's names, say) may name a kind without importing its
 implementations, and the import graph stays free of circles (tests/test_import_graph.py).
 """
@@ -240,6 +240,20 @@ ORACLES: Registry[Any] = Registry(
     },
     error=GuitestError,
     how="guitest.live.oracles.register(env, oracle)",
+)
+
+#: what each environment backend tells guitest's general modules, a :class:`guitest.backends.Backend` by the backend's
+#: name (its options, success rules, report fields, header lines): a name without one is ``guitest.backends.PLAIN``
+BACKENDS: Registry[Any] = Registry(
+    "environment backend description",
+    "guitest.backends",
+    {
+        "miniwob": "guitest.miniwob.backend:BACKEND",
+        "webapp": "guitest.backends:WEB",
+        "desktop": "guitest.desktop_backend:BACKEND",
+    },
+    error=GuitestError,
+    how="guitest.registry.BACKENDS.register(env, backend)",
 )
 
 #: model adapters, ``factory(spec, arg, settings, profile, profile_reason) -> Model`` (``--model=NAME:ARG``)

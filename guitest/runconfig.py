@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .cache import DEFAULT_MODE, FILENAME, MODES
-from .miniwob import rules as miniwob_rules
+from . import backends
 from .errors import GuitestError
 from .reporting.gate import DEFAULT_EXIT_CODE, DEFAULT_MIN_PAIRED
 from .models import SPECS
@@ -79,16 +79,8 @@ def _not_pytests_own(flag: str, value: int) -> str | None:
     return f"{flag}={value} collides with pytest's own exit codes 0-5; pick another" if value in range(0, 6) else None
 
 
-def _provider_pairs(flag: str, value: tuple[str, ...]) -> str | None:
-    if not value:
-        return None
-    from .desktopenv.provider import parse_pairs  # the desktop's modules load only for a run that uses them
-
-    try:
-        parse_pairs(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
+def _backend_option(flag: str, value: Any) -> str | None:
+    return backends.check_option(flag, value)  # the backend that reads the option checks it (its modules load only then)
 
 
 def _known_runner(flag: str, value: str) -> str | None:
@@ -213,7 +205,7 @@ class RunConfig:
         help="live tasks: earlier screenshots each step sends besides the current one (default: the suite's settings.history_images, else the runner's own: 4 for uitars15 and the Qwen runners, 3 for prompt-agent, 0 for guitest)",
     )
     success_rule: str | None = option(
-        choices=miniwob_rules.RULES,
+        choices=backends.success_rules(),
         help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live.md",
     )
     env_url: tuple[str, ...] = option(
@@ -228,7 +220,7 @@ class RunConfig:
     env_provider_option: tuple[str, ...] = option(
         (),
         metavar="KEY=VALUE",
-        check=_provider_pairs,
+        check=_backend_option,
         help="an option of --env-provider as DesktopEnv takes it: path_to_vm, snapshot_name, region, headless, os_type, screen_size, ready_timeout; the deadlines of its calls: start_timeout, revert_timeout, address_timeout, stop_timeout, manager_timeout, create_timeout (making the provider); machines=N: up to N VMs per pytest process, made as episodes need them (repeatable)",
     )
     browser_endpoint: tuple[str, ...] = option(

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from . import bundled
+from . import backends, bundled
 from . import usage as usage_mod
 from . import cache as cache_mod
 from .reporting import history, summary
@@ -257,10 +257,9 @@ class Session:
             return
         for key in self.suites.selected:
             suite = _load_suite_quietly(bundled.resolve_key(config.rootdir, key))
-            if suite is not None and suite.task == "live" and suite.env == "desktop" and not suite.env_options.get("local_desktop") and not suite.env_options.get("provider"):
-                from .envs.machine import NO_MACHINE
-
-                raise ConfigError(f"{key}: {NO_MACHINE}")
+            missing = backends.backend(suite.env).missing_machine(suite.env_options, config) if suite is not None and suite.task == "live" else None
+            if missing:
+                raise ConfigError(f"{key}: {missing}")
 
     def scheduler_depth(self) -> int | None:
         """How many cases xdist should keep queued per worker (its lookahead), or None to leave xdist's scheduling alone."""

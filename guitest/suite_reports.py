@@ -11,13 +11,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from . import bundled
+from . import backends, bundled
 from . import limiting
 from . import manifest
 from .datapath import data_folder, describe_data
 from .formats import annotation_files
 from .errors import SuiteError
-from .miniwob import rules as miniwob_rules
 from .reporting import summary
 from .reporting import gate as gate_mod
 from .reporting.document import CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord, SuiteRecord
@@ -177,7 +176,7 @@ class SuiteReports:
         task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
         self.tasks[key] = task
         model = self.model.describe()
-        rule = miniwob_rules.record(suite.env if suite and suite.task == "live" else None, task.settings, config.success_rule)
+        rule = backends.run_record(suite.env if suite and suite.task == "live" else None, task.settings, config.success_rule)
         previous = None
         if config.last_failed:
             previous = builder.same_run_kind(builder.read_previous(self.report_paths(suite.name if suite else Path(key).parent.name)[0][0]), model, key, rule)

@@ -174,3 +174,14 @@ def placeholder_reason(image: Image.Image) -> str | None:
     if all(high == 0 for _, high in bands):
         return "black"
     return None
+
+
+def infeasible_rule(infeasible: bool | None, last_action_is_fail: bool) -> tuple[str, str] | None:
+    """The WAA harness's verdict on a run that ended in ``FAIL``, decided without any judge.
+
+    ``("yes", "fail_on_infeasible")`` when the task is infeasible, ``("no", "fail_on_feasible")``
+    when it is feasible; None when the run did not end in FAIL or the task's feasibility is unknown.
+    """
+    if not last_action_is_fail or infeasible is None:
+        return None
+    return ("yes", "fail_on_infeasible") if infeasible else ("no", "fail_on_feasible")

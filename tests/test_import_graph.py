@@ -10,16 +10,28 @@ also runs ``a/__init__.py`` and ``a/b/__init__.py``, so it adds edges to those p
 the importer's own packages, which are already running). Names that are not imports do not count: a
 registry's ``"module:attribute"`` built-ins (guitest/registry.py) and ``importlib.import_module`` calls
 are resolved only when asked for, after every module has loaded.
+
+Three rules read the graph: no circle between modules; no loop of any length between guitest's parts (its packages
+and top-level modules) but those ALLOWED_LOOPS names, each with its reason; and no module outside an environment
+backend's own modules imports them (BACKEND_HOMES) or compares an ``env`` with a backend's name: the general modules
+ask the backend's registry entry (guitest/backends.py) instead.
 """
 
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "guitest"
+
+
+@lru_cache(maxsize=None)
+def tree(path: Path) -> ast.Module:
+    """A module's syntax tree (each file parsed once for all the rules)."""
+    return ast.parse(path.read_text("utf-8"), str(path))
 
 
 def modules(package: Path) -> dict[str, tuple[Path, bool]]:
@@ -57,7 +69,7 @@ def import_graph(package: Path) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, (path, is_init) in known.items():
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        for node in ast.walk(tree(path)):
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             for target in _targets(node, name, is_init, known):
@@ -213,3 +225,140 @@ def test_a_pair_is_found(tmp_path: Path) -> None:
     for path, text in {"__init__.py": "", "a/__init__.py": "", "b/__init__.py": "", "a/x.py": "from ..b import y\n", "b/y.py": "def f():\n    from ..a import x\n"}.items():
         (package / path).write_text(text)
     assert pairs(import_graph(package)) == {("a", "b")}
+
+
+# -- loops of any length between guitest's parts ------------------------------------------------------------------
+
+
+def part_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph of guitest's parts (:func:`part`): part -> the other parts its modules import."""
+    out: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        out.setdefault(part(a), set()).update(part(b) for b in targets if part(b) != part(a))
+    return out
+
+
+def loops(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every loop of the graph (an elementary circuit: no node twice), as a path from its smallest node back to it,
+    sorted. Only the nodes of one knot can be on a loop together, so each knot is searched alone."""
+    found: list[list[str]] = []
+    for knot in knots(graph):
+        members = set(knot)
+        for i, start in enumerate(knot):  # each loop once: from its smallest node, through larger ones only
+            later = set(knot[i + 1 :])
+            stack = [[start]]
+            while stack:
+                path = stack.pop()
+                for w in sorted(graph[path[-1]] & members):
+                    if w == start:
+                        found.append([*path, start])
+                    elif w in later and w not in path:
+                        stack.append([*path, w])
+    return sorted(found)
+
+
+_LIVE_SPLIT = (
+    "live/ holds both the contract every backend implements (protocol.py, actions.py, keys.py) and the flow that runs "
+    "the backends (flow.py opens envs/' pools); splitting the contract into a "
+    "package of its own (README, Layout) would move the modules every backend, runner and test imports"
+)
+#: the loops between guitest's parts (its packages, and its top-level modules) that remain, each with why; any other
+#: loop fails the test, and so does one listed here that is gone (remove it)
+ALLOWED_LOOPS = {
+    "envs -> live -> envs": _LIVE_SPLIT,
+    "desktopenv -> live -> envs -> desktopenv": f"{_LIVE_SPLIT}; desktopenv/ speaks the contract, and envs/machine.py (the desktop backend) drives desktopenv/",
+    "desktopenv -> formats -> live -> envs -> desktopenv": f"{_LIVE_SPLIT}; desktopenv/ reads Windows Agent Arena's task files (formats/waa.py), formats/webtask.py reads the contract's TaskSpec",
+}
+
+
+def test_guitests_parts_loop_only_as_written(guitest_graph: dict[str, set[str]]) -> None:
+    found = {" -> ".join(loop) for loop in loops(part_graph(guitest_graph))}
+    new, gone = sorted(found - set(ALLOWED_LOOPS)), sorted(set(ALLOWED_LOOPS) - found)
+    assert not new, "import loops between guitest's parts that ALLOWED_LOOPS does not name (break them, or name each with its reason):\n  " + "\n  ".join(new)
+    assert not gone, "ALLOWED_LOOPS names loops that are gone (remove them):\n  " + "\n  ".join(gone)
+
+
+def test_a_loop_of_three_parts_is_found_and_named(tmp_path: Path) -> None:
+    package = tmp_path / "guitest"
+    for sub in ("a", "b", "c"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "a" / "x.py").write_text("from ..b import y\n")
+    (package / "b" / "y.py").write_text("def f():\n    from ..c.z import Z\n")
+    (package / "c" / "z.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a.x import X\nZ = 1\n")
+    (package / "top.py").write_text("from .a import x\n")  # into the loop, not on it
+    parts = part_graph(import_graph(package))
+    assert loops(parts) == [["a", "b", "c", "a"]]
+    assert pairs(import_graph(package)) == set()  # the pairs rule alone misses it
+
+
+def test_loops_are_each_found_once() -> None:
+    graph = {"a": {"b", "c"}, "b": {"a", "c"}, "c": {"a"}, "d": {"a"}}
+    assert loops(graph) == [["a", "b", "a"], ["a", "b", "c", "a"], ["a", "c", "a"]]
+
+
+# -- no module outside a backend imports it ------------------------------------------------------------------------
+
+#: each built-in environment backend's own modules (a package of its own, or modules of envs/, which the web backends
+#: share): only these import one another; every other module reaches a backend through its entries in
+#: guitest/registry.py (ENVS, ORACLES, BACKENDS, READERS), which name modules without importing them
+BACKEND_HOMES = {
+    "miniwob": ("guitest.miniwob",),
+    "webapp": ("guitest.envs.webapp", "guitest.envs.web_solution"),
+    "desktop": ("guitest.envs.machine", "guitest.desktopenv", "guitest.desktop_backend"),
+}
+#: modules outside a backend's home that import it, each with why
+BACKEND_IMPORTERS = {
+    ("guitest.desktop_commands", "desktop"): "`guitest desktop up|down|list|...` is the desktop backend's own command: it talks to a local desktop as the backend's machine client does",
+    ("guitest.published_runs", "desktop"): "reads OSWorld's published trajectories, whose actions are the desktop's (desktopenv.task.action_from, envs.machine.pyautogui_code)",
+}
+
+
+def inside(module: str, homes: tuple[str, ...]) -> bool:
+    return any(module == home or module.startswith(home + ".") for home in homes)
+
+
+def test_every_backend_has_its_home_written() -> None:
+    from guitest.registry import BACKENDS, ENVS, ORACLES
+
+    assert set(BACKEND_HOMES) == set(ENVS.builtins)
+    for env, homes in BACKEND_HOMES.items():
+        targets = [ENVS.builtins[env], ORACLES.builtins[env]] + ([BACKENDS.builtins[env]] if BACKENDS.builtins[env] != "guitest.backends:WEB" else [])
+        assert all(inside(t.partition(":")[0], homes) for t in targets), (env, targets, homes)
+
+
+def test_no_module_outside_a_backend_imports_it(guitest_graph: dict[str, set[str]]) -> None:
+    found = sorted(
+        f"{module} imports {', '.join(sorted(t for t in targets if inside(t, homes)))} (backend {env})"
+        for env, homes in BACKEND_HOMES.items()
+        for module, targets in guitest_graph.items()
+        if not inside(module, homes) and (module, env) not in BACKEND_IMPORTERS and any(inside(t, homes) for t in targets)
+    )
+    assert not found, "modules importing a backend (ask its registry entry instead, guitest/backends.py):\n  " + "\n  ".join(found)
+
+
+def env_name_comparisons(path: Path, names: set[str]) -> list[str]:
+    """The places in a module that compare an ``env`` (a name or an attribute so called) with a backend's name."""
+    out = []
+    for node in ast.walk(tree(path)):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        literals = {n.value for side in sides for n in ast.walk(side) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        envs = [s for s in sides if (isinstance(s, ast.Name) and s.id == "env") or (isinstance(s, ast.Attribute) and s.attr == "env")]
+        if envs and literals & names:
+            out.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_no_module_outside_a_backend_compares_an_env_with_its_name() -> None:
+    names = set(BACKEND_HOMES)
+    found = [hit for name, (path, _) in modules(PACKAGE).items() if not any(inside(name, homes) for homes in BACKEND_HOMES.values()) for hit in env_name_comparisons(path, names)]
+    assert not found, "an env compared with a backend's name (ask guitest.backends.backend(env) instead):\n  " + "\n  ".join(found)
+
+
+def test_an_env_name_comparison_is_seen(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text('def f(suite, env):\n    a = suite.env == "desktop"\n    b = env in ("miniwob", "x")\n    c = suite.name == "desktop"\n')
+    assert env_name_comparisons(path, {"desktop", "miniwob"}) == ["m.py:2: suite.env == 'desktop'", "m.py:3: env in ('miniwob', 'x')"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from .. import backends
 from ..errors import GuitestError
 from ..live.protocol import EnvFailure, Environment
 from ..registry import ENVS
@@ -55,23 +56,16 @@ def open_env(name: str, options: Mapping[str, Any] | None = None, base_dir: str 
 
 def settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """What backend ``name`` does under ``options`` (a suite's ``env_options``, with what the live flow adds) that a
-    report records beside them: the desktop's waits (``{"waits": ...}``, :func:`guitest.envs.machine.waits`); ``{}``
-    for the other backends (they wait on the page, not the clock). EnvFailure naming a bad option."""
-    if name == "desktop":
-        from .machine import waits
-
-        return {"waits": waits(options)}
-    return {}
+    report records beside them, as its description says (:meth:`guitest.backends.Backend.settings`): the desktop's
+    waits (``{"waits": ...}``, :func:`guitest.envs.machine.waits`); ``{}`` for the web backends (they wait on the
+    page, not the clock). EnvFailure naming a bad option."""
+    return backends.backend(name).settings(options)
 
 
-def settings_text(record: Mapping[str, Any], about: str = "") -> list[str]:
+def settings_text(name: str, record: Mapping[str, Any], about: str = "") -> list[str]:
     """:func:`settings`'s record in words, one line per entry (the run header's, naming the suite ``about``, and the
     suite's summary): ``waits (osworld): 60 s after the set-up before the first screenshot (env_options), ...``."""
-    if not record.get("waits"):
-        return []
-    from .machine import waits_text
-
-    return [f"waits{f' ({about})' if about else ''}: " + waits_text(record["waits"])]
+    return backends.settings_lines(name, record, about)
 
 
 def shutdown() -> None:

@@ -6,8 +6,9 @@ result folder (``<app>/<id>/``). The ``id`` field inside a file differs from its
 few files (and two files share one), so guitest keys tasks by (app, file name) and keeps
 the inner id as :attr:`WaaTask.file_id`.
 
-The WAA harness's offline rule lives here too (:func:`infeasible_rule`): an agent whose last
-action is ``FAIL`` completed an infeasible task, and did not complete a feasible one.
+The WAA harness's offline rule (:func:`infeasible_rule`: an agent whose last action is ``FAIL`` completed an
+infeasible task, and did not complete a feasible one) is a fact about a trajectory: it lives in
+:mod:`guitest.trajectory`, which the judge task reads without importing the readers, and is named here too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Iterable
 from .. import schema
 from ..errors import SuiteError, where
 from . import load_json
+from ..trajectory import infeasible_rule as infeasible_rule  # the WAA harness's rule, named where its task files are read
 
 INFEASIBLE = "infeasible"
 
@@ -122,14 +124,3 @@ def count_evaluators(tasks: Iterable[WaaTask]) -> dict[str, int]:
     """How many tasks use each checker function (a task with a list of checkers counts for each), most used first."""
     counts = Counter(f for t in tasks for f in t.evaluators)
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def infeasible_rule(infeasible: bool | None, last_action_is_fail: bool) -> tuple[str, str] | None:
-    """The WAA harness's verdict on a run that ended in ``FAIL``, decided without any judge.
-
-    ``("yes", "fail_on_infeasible")`` when the task is infeasible, ``("no", "fail_on_feasible")``
-    when it is feasible; None when the run did not end in FAIL or the task's feasibility is unknown.
-    """
-    if not last_action_is_fail or infeasible is None:
-        return None
-    return ("yes", "fail_on_infeasible") if infeasible else ("no", "fail_on_feasible")

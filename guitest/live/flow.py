@@ -164,7 +164,7 @@ def settings_lines(suite: Any, model: Model | None, runner: str | None) -> list[
         record = envs.settings(suite.env or "", LiveSetup(env=suite.env or "", env_options=suite.env_options).options(chosen))
     except EnvFailure as exc:
         return [f"{suite.name}: {exc}"]
-    return envs.settings_text(record, suite.name)
+    return envs.settings_text(suite.env or "", record, suite.name)
 
 
 def budget(sample: Sample, setup: LiveSetup, options: RunOptions) -> int:

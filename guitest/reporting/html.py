@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import strictjson
+from .. import backends, strictjson
 from . import viewer_data
 from .document import Counts, Report
 from .thumbnails import is_embedded
@@ -114,10 +114,7 @@ def _settings(report: Report) -> str:
         rows += [(f"setting: {k}", _fmt(v)) for k, v in settings.items()]
     if _is_live(report):
         rule = run.get("success_rule")
-        if isinstance(rule, Mapping):
-            from ..miniwob.rules import summary_line
-
-            rows.append(("success rule", summary_line(dict(rule)).removeprefix("success rule: ")))
+        rows += backends.run_rows(suite.get("env"), run)
         rows.append(("environment", f"{suite.get('env') or '–'}" + (f" ({_fmt(suite['env_options'])})" if suite.get("env_options") else "")))
         rows.append(("step budget", _fmt(suite.get("max_steps"))))
         task_settings = suite.get("settings")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from .. import __version__, schema
-from ..miniwob.rules import summary_line
+from .. import __version__, backends, schema
 from ..strictjson import dumps, write_text
 from ..verdict import REPORT_FIELDS, CaseResult
 from . import costs
@@ -270,9 +269,7 @@ def markdown(report: Report, task_lines: Sequence[str] = ()) -> str:
     part = subset_sentence(report)
     if part:
         out.append(f"- **{md_cell(part)}**")
-    rule = report["run"].get("success_rule")
-    if rule:
-        out.append(f"- {md_cell(summary_line(rule))}")
+    out += [f"- {md_cell(line)}" for line in backends.run_lines(report["suite"].get("env"), report["run"])]
     cached = cache_sentence(report)
     if cached:
         out.append(f"- **{cached}**")

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from .. import __version__
+from .. import __version__, backends
 from ..cache import FILENAME
-from ..miniwob import rules as miniwob_rules
 from . import costs
 from .gate import unknown_state_line
 from ..printable import printable
@@ -90,12 +89,8 @@ def header_lines(model: "Model | None", config: HeaderOptions, run: "Run | None"
         if cache_line:
             lines.append(cache_line)
             lines += running_lines(run, config.cache, cache_folder)
-        if (config.env_url or config.env_provider) and not config.collect_only:
-            from ..envs.machine import machines_header  # asks the machines: only when there are some
-
-            lines.append(machines_header(config.env_url, config.env_provider))
-    if config.success_rule:
-        lines.append(miniwob_rules.header_line(config.success_rule))
+        lines += backends.machines_lines(config)
+    lines += backends.option_lines(config)
     return lines
 
 
@@ -330,12 +325,9 @@ def suite_summary(
         out.append(Line(f"data: {run['data']}"))
     if report["suite"].get("runner"):
         out.append(Line(runner_line(report["suite"]["runner"])))
-    if report["suite"].get("waits"):  # a live suite's backend settings (the envs load only for one)
-        from .. import envs
-
-        out += [Line(text) for text in envs.settings_text(report["suite"])]
-    if run.get("success_rule"):
-        out.append(Line(miniwob_rules.summary_line(run["success_rule"])))
+    env = report["suite"].get("env")  # a live suite's backend: its settings in force, and the fields it added to the run
+    out += [Line(text) for text in backends.settings_lines(env, report["suite"])]
+    out += [Line(text) for text in backends.run_lines(env, run)]
     part = subset_sentence(report)
     if part:
         out.append(Line(part, ("yellow", "bold")))

@@ -18,7 +18,7 @@ Verdicts: a labelled trajectory (a human verdict, or a rule score at or above
 ``label_threshold``) scores the judge: hit when ``complete`` equals the label. An unlabelled one
 scores the agent: hit when the judge says complete. ``unsure`` is its own outcome in both. A run
 whose last action is ``FAIL`` on a task of known feasibility is decided by the WAA rule
-(:func:`guitest.formats.waa.infeasible_rule`), not by the judge, and marked ``decided_by: rule``.
+(:func:`guitest.trajectory.infeasible_rule`), not by the judge, and marked ``decided_by: rule``.
 
 Task metrics (:meth:`Judge.summarize`): the judged success rate overall and per app; with
 labels, agreement, precision and recall of complete = yes, Cohen's kappa and the unsure rate,
@@ -44,9 +44,8 @@ from ..answers.region import strip_think
 from ..profiles import Profile
 from ..reporting.report import align_table, pct
 from ..sample import Sample
-from ..trajectory import Labels, Step, Trajectory, open_screenshot
+from ..trajectory import Labels, Step, Trajectory, infeasible_rule, open_screenshot
 from ..verdict import ERROR, HIT, MISS, TRUNCATED, UNPARSED, UNSURE
-from ..formats.waa import infeasible_rule
 from . import Task
 
 if TYPE_CHECKING:

@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 from PIL import Image
 
+from ... import backends
 from ...errors import ModelError
 from ...exchange import Case, Prompt, SentImage
 from ...images import encode, image_from_bytes, resized
@@ -44,8 +45,6 @@ from .turns import CURSOR, ZOOM, Turn, look
 
 #: a wheel notch in CSS pixels, for scrolls given in pixels (OpenAI): the browser backend's notch
 NOTCH_CSS_PIXELS = 50.0
-#: backends whose tasks run in a web page (what the system prompt and OpenAI's preview ``environment`` say)
-BROWSER_BACKENDS = ("miniwob", "webapp", "browser")
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ class _Ran:
 
 def environment_of(task: TaskSpec) -> str:
     """``browser`` for the web backends, ``linux`` for desktops (OpenAI's preview ``environment`` values)."""
-    return "browser" if task.env in BROWSER_BACKENDS else "linux"
+    return "browser" if backends.backend(task.env).web else "linux"
 
 
 class ComputerUsePolicy:
