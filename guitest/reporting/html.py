@@ -24,7 +24,6 @@ import functools
 import hashlib
 import html
 import json
-import math
 import os
 import re
 import shutil
@@ -35,6 +34,8 @@ from typing import Any
 
 from .. import backends, strictjson
 from . import viewer_data
+from .viewer_data import number as _num
+from .viewer_data import number3 as _num3
 from .document import Counts, Report
 from .thumbnails import is_embedded
 
@@ -60,18 +61,6 @@ def _ci(row: Mapping[str, Any]) -> str:
     if row.get("accuracy") is None or not isinstance(ci, (list, tuple)) or len(ci) != 2:
         return "–"
     return f"{_pct(ci[0])}–{_pct(ci[1])}"
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
-
-
-def _num3(value: Any) -> str:
-    """A number to three decimals ('–' for none)."""
-    number = _num(value)
-    return "–" if number is None else f"{number:.3f}"
 
 
 def _is_live(report: Report) -> bool:

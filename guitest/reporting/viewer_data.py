@@ -92,13 +92,13 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
         src = links.picture(pictures.get(cid)) if pictures.get(cid) else None
         if src is None and found.get("episodes"):
             src = _episode_picture(found["episodes"][0])
-        number = -1
+        picture = -1
         if src is not None:
             key = src if isinstance(src, str) else "\n".join(src)
             if key not in picture_numbers:
                 picture_numbers[key] = len(picture_list)
                 picture_list.append(src)
-            number = picture_numbers[key]
+            picture = picture_numbers[key]
         case_tags = given if isinstance(given := case.get("tags"), Mapping) else {}
         entry: dict[str, Any] = {
             "id": cid,
@@ -106,14 +106,14 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
             "t": [values[i].number(str(case_tags[name])) if name in case_tags else -1 for i, name in enumerate(tags)],
             "s": str(case.get("instruction") or ""),
             "r": _tail(case, found),
-            "p": number,
+            "p": picture,
         }
         shape = geometry(case)
         if shape is not None:
             entry["g"] = shape
         if live or case.get("episode"):
             entry["k"] = case.get("steps") if type(case.get("steps")) is int else None
-            entry["sc"] = _num(case.get("score"))
+            entry["sc"] = number(case.get("score"))
         entries.append(entry)
         details.append(strictjson.dumps(found))
     starts, chunks = cut(details, CHUNK_BYTES)
@@ -404,7 +404,7 @@ def episode(row: Mapping[str, Any], links: Links, label: str | None, attempt: in
 
 def _outcome(record: Mapping[str, Any], steps: int) -> str:
     said = "success" if record.get("success") else "no success"
-    return f"{said}, score {_num3(record.get('score'))}, {steps} step(s), {_num3(record.get('wall_seconds'))} s"
+    return f"{said}, score {number3(record.get('score'))}, {steps} step(s), {number3(record.get('wall_seconds'))} s"
 
 
 def _evidence(record: Mapping[str, Any], prediction: Mapping[str, Any]) -> list[str]:
@@ -422,7 +422,7 @@ def _evidence(record: Mapping[str, Any], prediction: Mapping[str, Any]) -> list[
         out.append(f"error{source}: {record['error']}")
     if prediction.get("reset"):
         out.append(f"machine: {prediction['reset']}" + (" (an unknown state: nothing reset it)" if prediction["reset"] == "none" else ""))
-    where = [f"{name} {_num3(record.get(key))} s" for name, key in (("environment", "env_seconds"), ("policy", "policy_seconds")) if _num(record.get(key)) is not None]
+    where = [f"{name} {number3(record.get(key))} s" for name, key in (("environment", "env_seconds"), ("policy", "policy_seconds")) if number(record.get(key)) is not None]
     if where:
         out.append("time: " + ", ".join(where))
     if record.get("task") or record.get("seed") is not None:
@@ -479,7 +479,7 @@ def marks(actions: list[Mapping[str, Any]], numbered: bool) -> list[list[Any]]:
 
 def _step_meta(step: Mapping[str, Any]) -> str:
     parts = []
-    policy, env = _num(step.get("policy_seconds")), _num(step.get("env_seconds"))
+    policy, env = number(step.get("policy_seconds")), number(step.get("env_seconds"))
     if policy is not None:
         parts.append(f"model {policy:.2f} s")
     if env is not None:
@@ -539,7 +539,7 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _num(value: Any) -> float | None:
+def number(value: Any) -> float | None:
     """A finite number as a float; None for anything else (a bool, a string, NaN)."""
     kind = type(value)  # not isinstance: a bool is no number here, and this runs some twenty times per case
     if kind is float:
@@ -549,9 +549,10 @@ def _num(value: Any) -> float | None:
     return None
 
 
-def _num3(value: Any) -> str:
-    number = _num(value)
-    return "–" if number is None else f"{number:.3f}"
+def number3(value: Any) -> str:
+    """A number to three decimals ('–' for none)."""
+    found = number(value)
+    return "–" if found is None else f"{found:.3f}"
 
 
 def _fmt(value: Any) -> str:
@@ -565,7 +566,7 @@ def _fmt(value: Any) -> str:
 
 def _box(value: Any) -> list[float] | None:
     if isinstance(value, (list, tuple)) and len(value) == 4:
-        nums = [n for v in value if (n := _num(v)) is not None]
+        nums = [n for v in value if (n := number(v)) is not None]
         if len(nums) == 4:
             return nums
     return None
@@ -573,7 +574,7 @@ def _box(value: Any) -> list[float] | None:
 
 def _point(value: Any) -> tuple[float, float] | None:
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        x, y = _num(value[0]), _num(value[1])
+        x, y = number(value[0]), number(value[1])
         if x is not None and y is not None:
             return x, y
     return None
