@@ -87,3 +87,8 @@ def test_nothing_cites_design_notes_outside_the_repository() -> None:
     assert (ROOT / "docs" / "design.md").is_file()
     citing = [str(f.relative_to(ROOT)) for f in [*CITING, *(ROOT / "tests" / "data").rglob("*.yaml")] if "DESIGN" + ".md" in f.read_text("utf-8")]
     assert citing == []
+
+
+def test_the_readme_indexes_every_docs_page() -> None:
+    linked = {target.partition("#")[0] for target in LINK.findall((ROOT / "README.md").read_text("utf-8"))}
+    assert sorted(f"docs/{page.name}" for page in PAGES[1:] if f"docs/{page.name}" not in linked) == []
