@@ -16,7 +16,7 @@ class SuiteError(GuitestError):
 class ModelError(GuitestError):
     """A model could not be set up or called (bad spec, endpoint down after retries, bad reply). ``failed``: the
     calls it made that gave no usable reply (:class:`guitest.usage.FailedCall`), set by the adapter that made them, so
-    the run counts them (README, "What a run cost")."""
+    the run counts them (docs/costs.md)."""
 
     failed: tuple[object, ...] = ()
 

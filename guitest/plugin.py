@@ -358,7 +358,7 @@ class GuitestHooks:
             self.session.suites.record_skip(report.nodeid)  # a case a baseline cannot run: skipped with its reason, never missing
         if report.when == "call" and result:
             self.stop.install()  # a Python suite's cases are known to the controller only by their results
-            for news in self.session.record(report.nodeid, result):  # said at once, not at the end: the run goes on (README, "The response cache")
+            for news in self.session.record(report.nodeid, result):  # said at once, not at the end: the run goes on (docs/cache.md)
                 say_now(self.config, Line(f"guitest: {news}", ("red", "bold")))
 
     @pytest.hookimpl(tryfirst=True)

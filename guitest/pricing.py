@@ -104,7 +104,7 @@ def read_prices(path: str) -> dict[str, dict[str, Any]]:
     except Exception as exc:  # yaml's and json's errors both say where
         raise PricesError(f"--prices={path}: not a YAML or JSON file ({exc})") from None
     if not isinstance(data, Mapping) or not data:
-        raise PricesError(f"--prices={path}: expected a mapping of model names to prices (see README, 'What a run cost')")
+        raise PricesError(f"--prices={path}: expected a mapping of model names to prices (see docs/costs.md)")
     out: dict[str, Any] = {}
     for name, entry in data.items():
         where = f"--prices={path}, model {name!r}"

@@ -12,7 +12,7 @@ scored as ``show_result.py`` reads ``result.txt`` (``float(text)``, else the val
 success when its score is 1 or more (as guitest's desktop evaluator decides). The report's headline is the mean score,
 which is what ``show_result.py`` prints as each domain's and the overall "Success Rate" (x 100).
 
-Where guitest departs from ``show_result.py`` (docs/live.md, "A published run beside yours"): a score that is not a
+Where guitest departs from ``show_result.py`` (docs/compare.md, "Published runs"): a score that is not a
 finite number in 0..1 (``inf``, ``nan``, ``1e308``, ``-1``: no OSWorld evaluator gives one) refuses the whole folder
 with a :class:`PublishedRunError` naming the task and its file, where ``show_result.py`` adds it to its sums; so does a
 task id under two domains (``show_result.py`` counts it twice) and a file that cannot be read. ``result.txt`` is read

@@ -1,7 +1,7 @@
 """Suites written in Python: samples for a test function from an annotation file or a list of dicts.
 
 Used through :func:`guitest.samples` (a decorator) and the ``guitest_model`` fixture; see
-the README's "Suites written in Python" and ``suites/python_example``.
+docs/suites.md, "Suites written in Python", and ``suites/python_example``.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def _positive(flag: str, value: float) -> str | None:
 
 
 def _prices(flag: str, value: str) -> str | None:
-    return None if value == "off" or Path(value).is_file() else f"{flag}={value}: no such file (give a YAML or JSON file of prices, README 'What a run cost', or off)"
+    return None if value == "off" or Path(value).is_file() else f"{flag}={value}: no such file (give a YAML or JSON file of prices, docs/costs.md, or off)"
 
 
 def _a_file(flag: str, value: str) -> str | None:
@@ -242,7 +242,7 @@ class RunConfig:
     shard: str | None = option(
         metavar="K/N",
         check=_shard,
-        help="run part K of N of the selected cases, the same part on every run and machine (each case's part is a hash of its id); merge the parts' reports with `guitest merge` (README, Shards)",
+        help="run part K of N of the selected cases, the same part on every run and machine (each case's part is a hash of its id); merge the parts' reports with `guitest merge` (docs/scale.md, Shards)",
     )
     limit: int | None = option(
         metavar="N",
@@ -269,7 +269,7 @@ class RunConfig:
     prices: str | None = option(
         metavar="FILE",
         check=_prices,
-        help="dollars per million tokens of your own models or negotiated rates (YAML or JSON, README 'What a run cost'); a model it does not name is priced by genai-prices; off: tokens only",
+        help="dollars per million tokens of your own models or negotiated rates (YAML or JSON, docs/costs.md); a model it does not name is priced by genai-prices; off: tokens only",
     )
 
     # what pytest was told: the rootdir, --lf, --collect-only, -n, the command line (for the report), and its own

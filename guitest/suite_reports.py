@@ -170,7 +170,7 @@ class SuiteReports:
         results = self.results.get(key, [])
         selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, []) if nodeid not in self.skipped]
         python_suite = key.endswith(".py")
-        if python_suite:  # selection by results: under -n the controller sees no collected samples (README)
+        if python_suite:  # selection by results: under -n the controller sees no collected samples (docs/suites.md)
             selected = sorted(set(selected) | {r["id"] for r in results})
         suite = None if python_suite else load_suite(bundled.resolve_key(config.rootdir, key))
         task = load_task(suite.task, suite.settings) if suite else load_task("grounding")

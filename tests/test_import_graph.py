@@ -1,4 +1,4 @@
-"""guitest's modules import each other without a circle (DESIGN.md: data types both sides use live in a
+"""guitest's modules import each other without a circle (docs/design.md, "Import rules": data types both sides use live in a
 module that imports neither).
 
 The graph is read from the source with ``ast``, not from a running interpreter, so an import that only
@@ -195,7 +195,7 @@ def test_no_circle_in_a_package_without_one(tmp_path: Path) -> None:
 
 
 #: the pairs of guitest's parts (its packages, and its top-level modules) that import each other, with why each
-#: remains (README, Layout): `live` holds both the contract every backend implements (protocol, actions, keys) and the
+#: remains (docs/design.md, "Layout"): `live` holds both the contract every backend implements (protocol, actions, keys) and the
 #: flow that opens the backends of `envs`
 ALLOWED_PAIRS = {("envs", "live")}
 

@@ -1,7 +1,7 @@
 """Answer parsing (``guitest.answers.region``) and the grounding verdict (``guitest.tasks.grounding.judge``).
 
 Every expected coordinate below is derived by hand in a comment next to it, from the
-definitions in DESIGN.md ("Coordinates: declared, never guessed"), not from the code's output.
+definitions in docs/design.md ("Coordinates: declared, never guessed"), not from the code's output.
 """
 
 from __future__ import annotations

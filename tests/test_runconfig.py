@@ -1,5 +1,5 @@
 """The run's configuration: one table of options drives the parser, the typed configuration and its checks,
-and the README documents every option in it."""
+and docs/options.md documents every option in it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from guitest.runconfig import OPTIONS, ConfigError, RunConfig, from_values
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+OPTIONS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "options.md"
 
 
 def parse(*argv: str) -> RunConfig:
@@ -23,12 +23,14 @@ def parse(*argv: str) -> RunConfig:
     return from_values(vars(parser.parse_args(argv)))
 
 
-def test_every_option_is_in_the_readme_options_table_and_every_row_is_an_option() -> None:
-    section = README.read_text("utf-8").split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
+def test_every_option_is_in_the_options_table_and_every_row_is_an_option() -> None:
+    text = OPTIONS_PAGE.read_text("utf-8")
+    assert text.count("\n| option | default | meaning |\n") == 1, "docs/options.md has one options table"
+    section = text.split("\n| option | default | meaning |\n", 1)[1].split("\n\n", 1)[0]  # the table: up to its first blank line
     documented = re.findall(r"^\| `(--[a-z0-9-]+)", section, re.M)
     declared = [option.flag for option in OPTIONS]
-    assert sorted(set(declared) - set(documented)) == [], "options missing from README.md's Options table"
-    assert sorted(set(documented) - set(declared)) == [], "README.md's Options table names options guitest does not have"
+    assert sorted(set(declared) - set(documented)) == [], "options missing from docs/options.md's table"
+    assert sorted(set(documented) - set(declared)) == [], "docs/options.md's table names options guitest does not have"
     assert len(documented) == len(set(documented))
 
 

@@ -1,4 +1,4 @@
-"""Each process of a grounding run imports only what its part needs (README, "Start-up"; bench/bench_startup.py measures
+"""Each process of a grounding run imports only what its part needs (docs/scale.md, "Start-up"; bench/bench_startup.py measures
 what that saves):
 
 - no process loads a live, desktop or browser module, jsonschema (a valid suite file and valid rows are checked by

@@ -1,6 +1,6 @@
 """Reading a multiple-choice answer (a letter A-F) out of a reply.
 
-The rules, in order (DESIGN.md: parse the answer where the prompt asked for it):
+The rules, in order (docs/design.md, "Coordinates: declared, never guessed": parse the answer where the prompt asked for it):
 
 1. ``<think>...</think>`` is stripped.
 2. Answer markers (``Answer: C``, ``Final answer: (C)``, ``The answer is C``, ``the choice is C``,

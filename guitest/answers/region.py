@@ -1,6 +1,6 @@
 """Reading the answer out of a reply: the region after the last answer marker, then a profile's styles in order.
 
-Rules (DESIGN.md): strip ``<think>...</think>``; the LAST answer marker (``Answer:``,
+Rules (docs/design.md, "Coordinates: declared, never guessed"): strip ``<think>...</think>``; the LAST answer marker (``Answer:``,
 ``Final answer:``, full-width colon, markdown bold around it) decides, and an
 ``Answer:`` with no point after it is no answer (a retraction). The profile's styles
 are tried in order (tool-call JSON, the profile's action syntax, a bracketed pair);
