@@ -8,7 +8,7 @@ suite's episodes. ``<suite>.html`` shows the latest run's folder, and a run that
 result, none is an error, the gate, if any, is met) is also ``<suite>.passed.json|md|html`` (the page showing its
 folder), which a later failed run leaves in place (``guitest compare reports/<suite>.passed.json reports/<suite>.json``).
 So a run's page data, thumbnails and screenshots are written once, in its folder; its JSON and Markdown are
-also real files at the top, where the tools and people that read them look (README, "Reports").
+also real files at the top, where the tools and people that read them look (docs/reports.md, "Reports").
 
 "Passed" is pytest's word: the run's exit status was 0. A wrong answer is a result, not a failure (a miss is a passed
 test), so a run without a gate passes by finishing without errors, whatever its score, even when every case missed; a
