@@ -163,7 +163,8 @@ def test_keep_runs_0_writes_the_report_once_at_the_top(tmp_path: Path) -> None:
 
 
 def test_pruning_keeps_the_run_folders_the_latest_and_passed_pages_show(tmp_path: Path) -> None:
-    """Whatever their names' order (a clock set back) and with no last-passed note: the folders the pages show stay whole."""
+    """Whatever their names' order (a clock set back) and with no last-passed note: the folder the passed page shows
+    stays whole, the one the latest page shows stays without its episodes (--keep-episodes=0 asked for that)."""
     runs = tmp_path / "runs" / "s"
     for name in ("a", "b", "c", "d"):
         (runs / name / history.EPISODES).mkdir(parents=True)
@@ -172,4 +173,4 @@ def test_pruning_keeps_the_run_folders_the_latest_and_passed_pages_show(tmp_path
     (tmp_path / "s.passed.html").write_text('<meta name="guitest-data" content="runs/s/b/s_files/0123456789abcdef/">')
     history.prune(tmp_path, "s", keep_runs=1, keep_episodes=0)
     assert sorted(os.listdir(runs)) == ["a", "b", "d"]  # c: the oldest beyond the newest 1 that no page shows
-    assert (runs / "a" / history.EPISODES).is_dir() and (runs / "b" / history.EPISODES).is_dir() and not (runs / "d" / history.EPISODES).exists()
+    assert (runs / "b" / history.EPISODES).is_dir() and not (runs / "a" / history.EPISODES).exists() and not (runs / "d" / history.EPISODES).exists()

@@ -82,19 +82,20 @@ def copies(latest: Sequence[tuple[Path, bytes]], report_dir: Path, name: str, ru
 
 def prune(report_dir: Path, name: str, keep_runs: int, keep_episodes: int | None = None) -> None:
     """Remove suite ``name``'s oldest run folders beyond the newest ``keep_runs`` (and the episodes of those beyond the
-    newest ``keep_episodes``, by default ``keep_runs``); the last passed run's folder, and those the latest and passed
-    pages show (:func:`shown`), are kept whole besides them."""
+    newest ``keep_episodes``, by default ``keep_runs``); the last passed run's folder (and the one the passed page
+    shows) is kept whole besides them, and the one the latest page shows is never removed (:func:`shown`; its
+    episodes go as any run's do)."""
     if keep_runs > 0 and (report_dir / RUNS / name).is_dir():
-        _prune(report_dir / RUNS / name, keep_runs, keep_runs if keep_episodes is None else keep_episodes, shown(report_dir, name))
+        _prune(report_dir / RUNS / name, keep_runs, keep_runs if keep_episodes is None else keep_episodes, shown(report_dir, name, ("",)), shown(report_dir, name, (PASSED,)))
 
 
-def shown(report_dir: Path, name: str) -> set[str]:
-    """The run folders (their stamps) whose data suite ``name``'s pages at the top of ``report_dir``, ``<suite>.html``
-    and ``<suite>.passed.html``, show."""
+def shown(report_dir: Path, name: str, pages: Sequence[str] = ("", PASSED)) -> set[str]:
+    """The run folders (their stamps) whose data suite ``name``'s pages at the top of ``report_dir`` show: by default
+    ``<suite>.html`` and ``<suite>.passed.html``; ``pages`` picks among them by infix (``""`` the latest, ``PASSED``)."""
     from .html import named_data
 
     out = set()
-    for page in (report_dir / f"{name}.html", report_dir / f"{name}.{PASSED}.html"):
+    for page in (report_dir / (f"{name}.{infix}.html" if infix else f"{name}.html") for infix in pages):
         for named in named_data(page):
             parts = PurePosixPath(named).parts
             if len(parts) > 3 and parts[:2] == (RUNS, name):
@@ -112,16 +113,18 @@ def keep(files: list[Path], report_dir: Path, name: str, run_stamp: str, good: b
     return [path for path in made if path.name not in (MARK, LAST_PASSED)]
 
 
-def _prune(folder: Path, keep_runs: int, keep_episodes: int, shown: AbstractSet[str] = frozenset()) -> None:
+def _prune(folder: Path, keep_runs: int, keep_episodes: int, shown: AbstractSet[str] = frozenset(), passed: AbstractSet[str] = frozenset()) -> None:
     """Remove the oldest run folders beyond the newest ``keep_runs``, and the ``episodes`` folders (a live run's
     screenshots and trajectories) of runs beyond the newest ``keep_episodes``; the last passed run's folder
-    (``LAST_PASSED`` names it) and the ``shown`` ones (what a page shows) are kept whole besides them."""
+    (``LAST_PASSED`` names it) and the ``passed`` ones (what the passed page shows) are kept whole besides them. A
+    ``shown`` folder (what the latest page shows) is never removed, but its episodes go as any run's do:
+    ``--keep-episodes=0`` asked for a run's report without them."""
     try:
-        protected = {(folder / LAST_PASSED).read_text("utf-8").strip(), *shown}
+        protected = {(folder / LAST_PASSED).read_text("utf-8").strip(), *passed}
     except OSError:
-        protected = set(shown)
+        protected = set(passed)
     runs = sorted((p for p in folder.iterdir() if (p / MARK).exists() and p.name not in protected), key=lambda p: p.name)
     for old in runs[:-keep_runs]:
-        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(old / EPISODES if old.name in shown else old, ignore_errors=True)
     for old in runs[-keep_runs:][: max(min(keep_runs, len(runs)) - keep_episodes, 0)]:
         shutil.rmtree(old / EPISODES, ignore_errors=True)

@@ -45,7 +45,7 @@ def write(
     task_lines: Sequence[str] = (),
     images: str = "link",
     keep_runs: int = 0,
-    keep_episodes: int = 0,
+    keep_episodes: int | None = None,
     stamp: str = "",
     resumable: bool = False,
     cache_failed: bool = False,
