@@ -46,6 +46,7 @@ from .reporting import builder, html, summary, writer
 from .reporting import gate as gate_mod
 from .reporting import report as report_mod
 from .reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, from_json
+from .report_parts import Unreachable
 from .verdict import ERROR, PARTIAL, VERDICTS, CaseResult
 
 #: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
@@ -54,8 +55,8 @@ SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
     ("model", lambda r: builder.model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
     ("suite.settings", lambda r: r["suite"].get("settings"), "suite settings"),
     ("run.data", lambda r: r["run"].get("data"), "data"),
-    ("manifest.data", lambda r: (r.get("manifest") or {}).get("data"), "data files (their digests)"),
-    ("manifest.digests", lambda r: (r.get("manifest") or {}).get("digests"), "prompt, system or runner texts"),
+    ("manifest.data", lambda r: r.get("manifest", {}).get("data"), "data files (their digests)"),
+    ("manifest.digests", lambda r: r.get("manifest", {}).get("digests"), "prompt, system or runner texts"),
     ("run.success_rule", lambda r: r["run"].get("success_rule"), "success rule"),
     ("gate.thresholds", lambda r: r["gate"].get("thresholds"), "gate thresholds"),
     ("selection", lambda r: _selected_as(r.get("selection")), "selection of cases (-k, -m, --limit, the suite's total)"),
@@ -323,7 +324,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
         "workers": sum(int(r.get("workers") or 0) for r in runs),
         "pytest_args": [],
         "shard": None,
-        "merged_shards": [{"path": str(path), "shard": report["run"]["shard"], "started": report["run"].get("started"), "verdicts_rechecked": rechecked} for path, report in reports],
+        "merged_shards": [{"path": str(path), "shard": report["run"]["shard"] or "", "started": report["run"].get("started"), "verdicts_rechecked": rechecked} for path, report in reports],
         "merged_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cache": cache,
     }
@@ -333,7 +334,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
     run.pop("unreachable", None)
     run.pop("budget", None)
     if unreachable is not None:
-        run["unreachable"] = unreachable
+        run["unreachable"] = cast(Unreachable, unreachable)  # the first part's record, its count of cases summed
     if budget is not None:
         run["budget"] = cast(BudgetRecord, budget)  # the first part's record, its count of cases summed
     if any(endpoints):

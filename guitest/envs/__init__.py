@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping
 from ..errors import GuitestError
 from ..live.protocol import EnvFailure, Environment
 from ..registry import ENVS
+from ..report_parts import LiveSuiteRecord
 
 Factory = Callable[[Mapping[str, Any], str], Environment]
 ENTRY_POINT_GROUP = ENVS.group
@@ -53,7 +54,7 @@ def open_env(name: str, options: Mapping[str, Any] | None = None, base_dir: str 
     return env
 
 
-def settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def settings(name: str, options: Mapping[str, Any]) -> LiveSuiteRecord:
     """What backend ``name`` does under ``options`` (a suite's ``env_options``, with what the live flow adds) that a
     report records beside them: the desktop's waits (``{"waits": ...}``, :func:`guitest.envs.machine.waits`); ``{}``
     for the other backends (they wait on the page, not the clock). EnvFailure naming a bad option."""

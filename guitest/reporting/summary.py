@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 from .. import __version__
 from ..cache import FILENAME
@@ -294,7 +294,7 @@ def unreported(key: str, reason: str) -> list[Line]:
     return [Line(f"guitest: {key}: NO REPORT", ("red", "bold"), sep="="), Line(printable(reason), ("red", "bold"))]
 
 
-def endpoints_line(endpoints: list[dict[str, Any]]) -> str:
+def endpoints_line(endpoints: Sequence[Mapping[str, Any]]) -> str:
     """With several endpoints, what each did: ``endpoints: URL 220 replies (0.05 s each), URL 4 replies (1.02 s each,
     rested 1), ...``; empty with one."""
     if len(endpoints) < 2:
