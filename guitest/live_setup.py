@@ -7,7 +7,7 @@ when a live suite is read, never for a grounding run.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .miniwob import rules as miniwob_rules
 from .reporting import history, summary

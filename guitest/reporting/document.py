@@ -1,11 +1,21 @@
-"""The typed shape of a suite's report (``schemas/report.schema.json``), declared once, and the reading of a report
-file written by any earlier guitest into that shape.
+"""The typed shape of a suite's report (``schemas/report.schema.json``), and the reading of a report file written by
+any earlier guitest into that shape.
 
 The report is a tree of typed dicts, not of dataclasses: it is JSON as it stands (written in one place,
 :func:`guitest.reporting.report.json_text`), its ``cases`` are the :class:`~guitest.verdict.CaseResult` rows the
 workers sent, and a reader's misspelt field is a type error (mypy), not a silent ``None``. What a part of the
 report holds that its producer alone defines stays an open mapping: the model's description (each adapter adds
-its own), the task's settings and metrics, a live case's episode.
+its own), the task's settings and metrics, a live case's episode. The parts that modules below the reporting build
+(a live suite's record, the success rule, the endpoints, the manifest...) are declared in :mod:`guitest.report_parts`,
+a tally of model calls in :class:`guitest.usage.Tally`.
+
+To change the report's shape: change the typed dict here (or there) and ``schemas/report.schema.json`` in the same
+commit. ``tests/test_report_shape.py`` walks the two side by side and fails naming the field that differs: its name,
+whether it is required (``Required``/``NotRequired``, ``total=``), its JSON type (null included), an object's fields,
+a mapping's values, a list's items, a ``Literal``'s values against the schema's ``enum`` (or, for a ``str`` field,
+the constants its ``ENUM_CONSTANTS`` names). What types cannot say (minimum, pattern, descriptions) stays in the
+schema alone; an ``Any`` or ``dict[str, Any]`` field stays open in the schema too, unless the test's ``OPEN`` names it
+with the reason.
 """
 
 from __future__ import annotations
