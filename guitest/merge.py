@@ -160,33 +160,16 @@ def own_problems(report: Report) -> list[str]:
 
 
 def _merge_problems(report: Report) -> list[str]:
-    """What is wrong with the parts of a shard's report that merge reads and the report schema leaves open: the run's
-    part (K/N), and the gate's thresholds (:func:`guitest.reporting.gate.thresholds` makes them), which the merged
-    report is gated by. (The run's times, workers and unreachable endpoint, the cases' notes and that the thresholds
-    are an object, the schema checks.)"""
-    problems = []
+    """What is wrong with the part of a shard's report that merge reads and the report schema leaves open: the run's
+    part (K/N). (The run's times, workers and unreachable endpoint, the cases' notes and the gate's thresholds, by
+    which the merged report is gated, the schema checks.)"""
     run: Any = report["run"] if isinstance(report["run"], dict) else {}
     if run.get("shard"):
         try:
             sharding.parse(run["shard"])
         except ValueError:
-            problems.append(f"run.shard: {run['shard']!r} is not K/N")
-    gate = report["gate"] if isinstance(report["gate"], dict) else {}
-    limits = gate.get("thresholds")
-    if not isinstance(limits, dict):
-        return problems
-    if not isinstance(limits.get("metric", "accuracy"), str):
-        problems.append("gate.thresholds.metric: not a string")
-    if not (limits.get("accuracy") is None or _rate(limits["accuracy"])):
-        problems.append("gate.thresholds.accuracy: not a number in 0..1 or null")
-    by = limits.get("by", {})
-    if not isinstance(by, dict) or not all(isinstance(k, str) and _rate(v) for k, v in by.items()):
-        problems.append("gate.thresholds.by: not an object of numbers in 0..1")
-    return problems
-
-
-def _rate(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+            return [f"run.shard: {run['shard']!r} is not K/N"]
+    return []
 
 
 def _selected_as(selection: SelectionRecord | None) -> dict[str, Any] | None:

@@ -321,3 +321,27 @@ def test_each_open_field_listed_is_still_open_and_still_said_more_of_by_the_sche
 def test_each_enum_held_as_constants_is_compared(key: str):
     changed = {**ENUM_CONSTANTS, key: ("not a value",)}
     assert any(line.startswith(f"report.{key}: values ['not a value']") for line in _differences(_schema(), enums=changed))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        (("run", "workers"), "2", "run.workers: '2' is not of type 'integer'"),
+        (("run", "started"), 5, "run.started: 5 is not of type 'string'"),
+        (("gate", "thresholds", "accuracy"), 2, "gate.thresholds.accuracy: 2 is greater than the maximum of 1"),
+        (("gate", "thresholds", "by"), {"split=mobile": "high"}, "gate.thresholds.by.split=mobile: 'high' is not of type 'number'"),
+        (("cases", 0, "notes"), [1], "cases[0].notes[0]: 1 is not of type 'string'"),
+        (("manifest",), {"version": 2, "guitest": {}, "python": "3.11", "packages": {}, "digests": {"prompt": 1}, "texts": {}}, "manifest.digests.prompt: 1 is not of type 'string'"),
+    ],
+)
+def test_a_report_is_checked_on_the_fields_the_schema_now_declares(field: tuple[Any, ...], value: Any, named: str):
+    """What the schema left open before (merge checked some of it by hand) a report written wrong now fails on, named."""
+    from guitest.reporting import report as report_mod
+    from test_json_bounds import a_report
+
+    report: Any = a_report()
+    target = report
+    for key in field[:-1]:
+        target = target[key]
+    target[field[-1]] = value
+    assert named in report_mod.validate(report)

@@ -14,7 +14,7 @@ from ..report_parts import Unreachable
 from ..verdict import CaseResult
 from . import gate as gate_mod
 from . import report as report_mod
-from .document import CacheRecord, Report, RunRecord, SelectionRecord, SuiteRecord
+from .document import CacheRecord, GateThresholds, Report, RunRecord, SelectionRecord, SuiteRecord
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def suite_report(
     results: list[CaseResult],
     selected: Sequence[str],
     run: RunRecord,
-    limits: dict[str, Any],
+    limits: GateThresholds,
     allow_unknown_state: bool = False,
     previous: Report | None = None,
     unaccounted: Sequence[str] = (),

@@ -91,10 +91,19 @@ class SuiteRecord(LiveSuiteRecord, total=False):
     settings: dict[str, Any]
 
 
+class GateThresholds(TypedDict, total=False):
+    """The gate's thresholds in force (:func:`guitest.reporting.gate.thresholds`): the metric they bound, the overall
+    minimum, and the minimum per ``tag=value``."""
+
+    metric: str
+    accuracy: float | None
+    by: dict[str, float]
+
+
 class GateRecord(TypedDict, total=False):
     """The release gate: its thresholds, what failed, and whether it passed (None when no threshold was set)."""
 
-    thresholds: dict[str, Any]
+    thresholds: GateThresholds
     failures: list[str]
     notes: list[str]
     passed: bool | None

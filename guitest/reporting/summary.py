@@ -205,7 +205,7 @@ def cache_suffix(report: Report) -> str:
     return f" ({cache_note(report)})" if cache_sentence(report) else ""
 
 
-def describe_limits(limits: dict[str, Any]) -> str:
+def describe_limits(limits: Mapping[str, Any]) -> str:
     """The gate's thresholds as ``metric >= value`` (overall first, then per category)."""
     metric = limits.get("metric", "accuracy")
     parts = [f"{metric} >= {limits['accuracy']:.4f}"] if limits.get("accuracy") is not None else []
