@@ -7,7 +7,7 @@ when a live suite is read, never for a grounding run.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import backends
 from .reporting import history, summary
@@ -16,6 +16,7 @@ from .live.flow import LiveSetup, live_record, settings_lines
 
 if TYPE_CHECKING:
     from .models.base import Model
+    from .report_parts import LiveSuiteRecord
     from .runconfig import RunConfig
     from .suite import Suite
     from .tasks import Task
@@ -69,6 +70,6 @@ def runner_source(config: RunConfig, model: Model) -> str | None:
         return None
 
 
-def record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> dict[str, Any]:
+def record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> LiveSuiteRecord:
     """What the report records of a live suite's backend and runner (:func:`guitest.live.flow.live_record`)."""
     return live_record(suite, config.max_steps, model, config.runner, history_images(config, task))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import __version__
+from .report_parts import Manifest
 from .models.base import ASKED  # every other model setting both reports record is compared
 
 VERSION = 2
@@ -121,7 +122,7 @@ def gather_software(records: Iterable[Mapping[str, Iterable[str]] | None]) -> di
     return {kind: sorted(versions) for kind, versions in sorted(seen.items())}
 
 
-def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapping[str, str | None], software: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
+def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapping[str, str | None], software: Mapping[str, Iterable[str]] | None = None) -> Manifest:
     """The manifest: ``suite_path`` the suite file (None for a Python suite), ``data`` its :func:`data_fingerprint`,
     ``texts`` each named text that shapes the requests (``prompt``, ``system``, ``runner``; None: none), ``software``
     what the run's live environments reported running on (:func:`gather_software`; empty when no environment was

@@ -46,6 +46,7 @@ from .reporting import builder, html, summary, writer
 from .reporting import gate as gate_mod
 from .reporting import report as report_mod
 from .reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, from_json
+from .report_parts import Unreachable
 from .verdict import ERROR, PARTIAL, VERDICTS, CaseResult
 
 #: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
@@ -54,8 +55,8 @@ SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
     ("model", lambda r: builder.model_itself(r["model"]), "model (its spec, adapter, profile and the settings that change its replies)"),
     ("suite.settings", lambda r: r["suite"].get("settings"), "suite settings"),
     ("run.data", lambda r: r["run"].get("data"), "data"),
-    ("manifest.data", lambda r: (r.get("manifest") or {}).get("data"), "data files (their digests)"),
-    ("manifest.digests", lambda r: (r.get("manifest") or {}).get("digests"), "prompt, system or runner texts"),
+    ("manifest.data", lambda r: r.get("manifest", {}).get("data"), "data files (their digests)"),
+    ("manifest.digests", lambda r: r.get("manifest", {}).get("digests"), "prompt, system or runner texts"),
     ("run.success_rule", lambda r: r["run"].get("success_rule"), "success rule"),
     ("gate.thresholds", lambda r: r["gate"].get("thresholds"), "gate thresholds"),
     ("selection", lambda r: _selected_as(r.get("selection")), "selection of cases (-k, -m, --limit, the suite's total)"),
@@ -159,43 +160,16 @@ def own_problems(report: Report) -> list[str]:
 
 
 def _merge_problems(report: Report) -> list[str]:
-    """What is wrong with the parts of a shard's report that merge reads and the report schema leaves open: the run's
-    times, workers and part, each case's notes, and ``gate.thresholds`` (:func:`guitest.reporting.gate.thresholds`
-    makes them), which the merged report is gated by."""
-    problems = []
+    """What is wrong with the part of a shard's report that merge reads and the report schema leaves open: the run's
+    part (K/N). (The run's times, workers and unreachable endpoint, the cases' notes and the gate's thresholds, by
+    which the merged report is gated, the schema checks.)"""
     run: Any = report["run"] if isinstance(report["run"], dict) else {}
-    for key, kinds in (("seconds", (int, float)), ("workers", int), ("started", str)):
-        if run.get(key) is not None and (isinstance(run[key], bool) or not isinstance(run[key], kinds)):
-            problems.append(f"run.{key}: {run[key]!r} is not {'a string' if kinds is str else 'a number'}")
-    down = run.get("unreachable")
-    if isinstance(down, dict) and (isinstance(down.get("cases_not_asked"), bool) or not isinstance(down.get("cases_not_asked"), int)):
-        problems.append(f"run.unreachable.cases_not_asked: {down.get('cases_not_asked')!r} is not a whole number")
     if run.get("shard"):
         try:
             sharding.parse(run["shard"])
         except ValueError:
-            problems.append(f"run.shard: {run['shard']!r} is not K/N")
-    cases = report["cases"] if isinstance(report["cases"], list) else []
-    if not all(isinstance(c, dict) and isinstance(c.get("notes") or [], list) and all(isinstance(n, str) for n in c.get("notes") or []) for c in cases):
-        problems.append("cases: a case's notes are not a list of strings")
-    gate = report["gate"] if isinstance(report["gate"], dict) else {}
-    limits = gate.get("thresholds")
-    if limits is None:
-        return problems
-    if not isinstance(limits, dict):
-        return problems + ["gate.thresholds: not an object"]
-    if not isinstance(limits.get("metric", "accuracy"), str):
-        problems.append("gate.thresholds.metric: not a string")
-    if not (limits.get("accuracy") is None or _rate(limits["accuracy"])):
-        problems.append("gate.thresholds.accuracy: not a number in 0..1 or null")
-    by = limits.get("by", {})
-    if not isinstance(by, dict) or not all(isinstance(k, str) and _rate(v) for k, v in by.items()):
-        problems.append("gate.thresholds.by: not an object of numbers in 0..1")
-    return problems
-
-
-def _rate(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+            return [f"run.shard: {run['shard']!r} is not K/N"]
+    return []
 
 
 def _selected_as(selection: SelectionRecord | None) -> dict[str, Any] | None:
@@ -323,7 +297,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
         "workers": sum(int(r.get("workers") or 0) for r in runs),
         "pytest_args": [],
         "shard": None,
-        "merged_shards": [{"path": str(path), "shard": report["run"]["shard"], "started": report["run"].get("started"), "verdicts_rechecked": rechecked} for path, report in reports],
+        "merged_shards": [{"path": str(path), "shard": report["run"]["shard"] or "", "started": report["run"].get("started"), "verdicts_rechecked": rechecked} for path, report in reports],
         "merged_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cache": cache,
     }
@@ -333,7 +307,7 @@ def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: 
     run.pop("unreachable", None)
     run.pop("budget", None)
     if unreachable is not None:
-        run["unreachable"] = unreachable
+        run["unreachable"] = cast(Unreachable, unreachable)  # the first part's record, its count of cases summed
     if budget is not None:
         run["budget"] = cast(BudgetRecord, budget)  # the first part's record, its count of cases summed
     if any(endpoints):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from . import backends, bundled
 from . import limiting
@@ -19,6 +19,7 @@ from .formats import annotation_files
 from .errors import SuiteError
 from .reporting import summary
 from .reporting import gate as gate_mod
+from .report_parts import LiveSuiteRecord, Manifest
 from .reporting.document import CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord, SuiteRecord
 from .secrets import scrub_args
 from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
@@ -188,7 +189,7 @@ class SuiteReports:
             "settings": task.settings,
         }
         if suite:
-            record.update(_live_record(config, self.model, suite, task))  # type: ignore[typeddict-item]  # live_record's keys are SuiteRecord's
+            record.update(_live_record(config, self.model, suite, task))
         shape = (
             builder.SuiteShape(record, list(suite.tables), [list(c) for c in suite.cross], suite.average, suite.macro_over, suite.gate)
             if suite
@@ -207,7 +208,8 @@ class SuiteReports:
             "cache": cache(results),
         }
         run.update(run_extra(results))
-        run.update(rule)  # type: ignore[typeddict-item]  # {"success_rule": ...} or nothing
+        if "success_rule" in rule:
+            run["success_rule"] = rule["success_rule"]
         limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
         report = builder.suite_report(
             shape,
@@ -233,7 +235,7 @@ class SuiteReports:
         limit: LimitRecord | None = {"n": config.limit, "seed": limiting.seed_of(config.seed), "strata": list(limiting.strata(suite.tables, suite.cross))} if config.limit and suite else None
         return {"n_suite": self.totals.get(key) if suite else None, "subset": False, "by": by, "limit": limit}
 
-    def _manifest(self, key: str, suite: Suite | None) -> dict[str, Any]:
+    def _manifest(self, key: str, suite: Suite | None) -> Manifest:
         """What a re-run needs and two runs may differ by (:mod:`guitest.manifest`): versions, the suite file's and the
         data's digests, the prompt, system and (live) runner texts, and what this run's live episodes ran on."""
         assert self.model is not None
@@ -348,7 +350,7 @@ def _runner_source(config: RunConfig, model: Model) -> str | None:
     return live_setup.runner_source(config, model)
 
 
-def _live_record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> dict[str, Any]:
+def _live_record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> LiveSuiteRecord:
     """What the report records of a live suite's backend and runner; {} for another suite, without loading the live modules."""
     if suite.task != "live":
         return {}

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict, TypeVar, cast
 
 #: the kinds of token a :class:`Usage` holds, in the order reports show them
 TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -48,6 +48,22 @@ MAX_CALL_TOKENS = 1_000_000_000
 #: connection closed in its middle; a whole reply that cannot be read (not JSON, no choices, no message); a reply
 #: with no text and no tool calls; an HTTP 5xx; any other HTTP error (408, 409, 429 and the 4xx a retry does not cure)
 FAILURES = ("timeout", "connection", "cut", "malformed", "empty", "server_error", "http_error")
+
+
+class Tally(TypedDict, total=False):
+    """A tally as the report holds it (see the module docstring): each key present only when known."""
+
+    calls: int
+    seconds: float
+    unreported: int
+    set_aside: int
+    why: dict[str, int]  # failed calls only: how many failed each way (FAILURES)
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    cost: float
 
 
 @dataclass(frozen=True)
@@ -242,28 +258,33 @@ def failed_tally(call: FailedCall, cost: float | None) -> dict[str, Any]:
 _MAX_SUM = 2**62
 
 
-def add(into: dict[str, Any], more: Mapping[str, Any] | None) -> dict[str, Any]:
+#: what :func:`add` sums into: a typed tally or a plain dict of one
+_Into = TypeVar("_Into", Tally, dict[str, Any])
+
+
+def add(into: _Into, more: Mapping[str, Any] | None) -> _Into:
     """``into`` with the tally ``more`` added (in place; returned): counts and seconds add, a token kind or the
     cost is known in the sum when any part knew it; ``why`` (a failed call's kind) adds per kind. A value no tally
     can hold (a negative or fractional count, a count beyond any run, a cost that is not a finite number: a stored
     tally of an older version) is left out of the sum rather than poisoning it."""
     if not more:
         return into
+    sums: dict[str, Any] = cast(Any, into)  # the same dict: its keys are written by name below, each a tally's
     for key in ("calls", "unreported", "set_aside", *TOKEN_KINDS):
         value = more.get(key)
         if _sum_count(value):
-            into[key] = into.get(key, 0) + value
+            sums[key] = sums.get(key, 0) + value
     for key in ("seconds", "cost"):
         value = more.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
-            into[key] = round(into.get(key, 0.0) + float(value), 9 if key == "cost" else 6)
+            sums[key] = round(sums.get(key, 0.0) + float(value), 9 if key == "cost" else 6)
     why = more.get("why")
     if isinstance(why, Mapping):
-        kinds = into.setdefault("why", {})
+        kinds = sums.setdefault("why", {})
         for kind, n in why.items():
             if _sum_count(n):
                 kinds[str(kind)] = kinds.get(str(kind), 0) + n
-        into["why"] = dict(sorted(kinds.items()))
+        sums["why"] = dict(sorted(kinds.items()))
     return into
 
 
@@ -271,9 +292,9 @@ def _sum_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_SUM
 
 
-def total(tallies: Any) -> dict[str, Any]:
+def total(tallies: Any) -> Tally:
     """The sum of ``tallies`` (None ones skipped): an empty dict when there is none."""
-    out: dict[str, Any] = {}
+    out: Tally = {}
     for tally in tallies:
         add(out, tally)
     return out

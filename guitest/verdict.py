@@ -3,7 +3,9 @@ processes as it is (pytest-xdist sends builtins) and is a row of the report's ``
 
 from __future__ import annotations
 
-from typing import Any, Required, TypedDict
+from typing import Any, Literal, Required, TypedDict
+
+from .usage import Tally
 
 HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR = "hit", "miss", "unparsed", "refused", "truncated", "error"
 # A judge that could not decide (trajectory judging): counted as not a hit, reported apart.
@@ -23,6 +25,24 @@ STATUS = {
     UNSURE: ("unsure", "?", "UNSURE"),
     PARTIAL: ("partial", "p", "PARTIAL"),
 }
+
+
+class AttemptRow(TypedDict, total=False):
+    """One attempt of a repeated case as its row's ``attempts`` shows it (:meth:`guitest.attempts.Attempt.row`): its
+    verdict, prediction, response and error, and what else the task shows of it (a live episode's outcome)."""
+
+    verdict: Required[str]
+    prediction: dict[str, Any] | None
+    response: str | None
+    error: str
+    finish_reason: str | None
+    first_response: str | None
+    success: bool
+    score: float | None
+    steps: int
+    seconds: float
+    trajectory: str | None
+    episode: dict[str, Any]
 
 
 class CaseResult(TypedDict, total=False):
@@ -46,8 +66,8 @@ class CaseResult(TypedDict, total=False):
     prompt_digest: str  # the prompt as sent (manifest.prompt_digest): guitest compare names a change, whatever built it
     image: str
     notes: list[str]
-    attempts: list[dict[str, Any]]
-    cached: bool
+    attempts: list[AttemptRow]
+    cached: Literal[True]
     cached_attempts: int
     cached_recorded: str
     # live tasks: the episode's outcome, its steps and time, and where its trajectory and screenshots are
@@ -59,15 +79,15 @@ class CaseResult(TypedDict, total=False):
     episode: dict[str, Any]
     # what the case's model calls used (guitest.usage's tallies): the calls made by this run, the replies the
     # response cache answered, at what they cost when they were made, and the calls that gave no usable reply
-    usage: dict[str, Any]
-    cached_usage: dict[str, Any]
-    failed_usage: dict[str, Any]
+    usage: Tally
+    cached_usage: Tally
+    failed_usage: Tally
     # transient (never in the report): the HTML's picture, the cache's first failure, the endpoint that could not
     # be reached, the runs whose cached replies answered the case, why the run's budget left it unasked, the first
     # usage numbers its process set aside, and what a live case's environment ran on (gathered into the manifest)
     thumbnail: str
     cache_failure: str
-    unreachable: dict[str, Any]
+    unreachable: dict[str, str]
     cached_runs: list[str]
     not_asked: str
     usage_warning: str

@@ -77,7 +77,7 @@ SHAPES: list[tuple[str, Callable[[Path], Path], str]] = [
 # a part of the report of another kind than the command reads (an array where an object is expected), per command
 NESTED = {
     "compare": (shaped(headline=[]), "not a guitest report: 'headline' is not an object"),
-    "merge": (shaped(gate={"thresholds": [1]}), "not a guitest JSON report as guitest writes one: gate.thresholds: not an object"),
+    "merge": (shaped(gate={"thresholds": [1]}), "not a guitest JSON report as guitest writes one: gate.thresholds: [1] is not of type 'object'"),
     "leaderboard": (shaped(cases=[{"id": "c0", "verdict": "hit", "tags": {"split": ["mobile"]}}]), "'tags' is not an object of names to values"),
     "against": (lambda p: written(p, json.dumps({"oracle": {"results": []}})), "has no results object in row 'oracle'"),
 }

@@ -23,6 +23,7 @@ from .. import backends
 from ..errors import GuitestError
 from ..live.protocol import EnvFailure, Environment
 from ..registry import ENVS
+from ..report_parts import LiveSuiteRecord
 
 Factory = Callable[[Mapping[str, Any], str], Environment]
 ENTRY_POINT_GROUP = ENVS.group
@@ -54,7 +55,7 @@ def open_env(name: str, options: Mapping[str, Any] | None = None, base_dir: str 
     return env
 
 
-def settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def settings(name: str, options: Mapping[str, Any]) -> LiveSuiteRecord:
     """What backend ``name`` does under ``options`` (a suite's ``env_options``, with what the live flow adds) that a
     report records beside them, as its description says (:meth:`guitest.backends.Backend.settings`): the desktop's
     waits (``{"waits": ...}``, :func:`guitest.envs.machine.waits`); ``{}`` for the web backends (they wait on the

@@ -45,6 +45,8 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
+from ..report_parts import Waits
+
 from ..live.actions import (
     CLICK,
     DONE,
@@ -144,14 +146,14 @@ def shared_pool(urls: Sequence[str], **options: Any) -> MachinePool:
         return pool
 
 
-def waits(options: Mapping[str, Any]) -> dict[str, Any]:
+def waits(options: Mapping[str, Any]) -> Waits:
     """The waits of a desktop episode under ``options`` (a suite's ``env_options``, with what the live flow adds of the
     runner: ``runner_name``, ``runner_settle`` and ``runner_evaluate_after``): ``ready_after``, ``settle`` and
     ``evaluate_after`` in seconds, and ``sources``: where each came from (``env_options``, ``runner NAME``, or
     guitest's ``default``). ``settle: runner`` takes the runner's ``sleep_after_execution`` and ``evaluate_after:
     runner`` its ``evaluate_after``, guitest's default when the runner's reference sets none. EnvFailure naming an
     option that is not a number of seconds (0 or more)."""
-    out: dict[str, Any] = {}
+    out: dict[str, float] = {}
     sources: dict[str, str] = {}
     for name, default in (("ready_after", READY_AFTER), ("settle", SETTLE), ("evaluate_after", EVALUATE_AFTER)):
         given = options.get(name)
@@ -174,8 +176,7 @@ def waits(options: Mapping[str, Any]) -> dict[str, Any]:
                 raise EnvFailure(f"env_options.{name} must be a number of seconds (0 or more) or {RUNNER!r} (the runner's own {from_runner[1]}), got {given!r}") from None
         out[name] = seconds_option(options, name, default, zero=True)
         sources[name] = "env_options" if name in options else "default"
-    out["sources"] = sources
-    return out
+    return {"ready_after": out["ready_after"], "settle": out["settle"], "evaluate_after": out["evaluate_after"], "sources": sources}
 
 
 def waits_text(record: Mapping[str, Any]) -> str:

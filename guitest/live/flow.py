@@ -29,6 +29,7 @@ from ..case import DEFAULT_OPTIONS, Asker, RunOptions
 from ..errors import GuitestError, ModelError
 from ..exchange import Case, Prompt, Reply, SentImage
 from ..models.base import Blind, Model
+from ..report_parts import LiveSuiteRecord
 from ..sample import Sample
 from ..spending import BudgetReached, Meter
 from ..verdict import ERROR, HIT, MISS, UNSURE, CaseResult, case_result
@@ -120,7 +121,7 @@ class Environments:
         envs.shutdown()
 
 
-def live_record(suite: Any, max_steps: int | None, model: Model | None = None, runner: str | None = None, history_images: int | None = None) -> dict[str, Any]:
+def live_record(suite: Any, max_steps: int | None, model: Model | None = None, runner: str | None = None, history_images: int | None = None) -> LiveSuiteRecord:
     """What a report records of a live suite's run beside its task settings: the backend, its options (URLs without
     credentials), the step budget in force (``--max-steps``, else the suite's, else 15; a task row may set its own,
     recorded per case), with a model the runner that drives it (``--runner`` or the profile's; its source, and the
@@ -131,7 +132,7 @@ def live_record(suite: Any, max_steps: int | None, model: Model | None = None, r
     if getattr(suite, "task", None) != "live":
         return {}
     options = {k: _redacted(v) for k, v in suite.env_options.items()}
-    out: dict[str, Any] = {"env": suite.env, "env_options": options, "max_steps": int(max_steps or suite.max_steps or DEFAULT_MAX_STEPS)}
+    out: LiveSuiteRecord = {"env": suite.env, "env_options": options, "max_steps": int(max_steps or suite.max_steps or DEFAULT_MAX_STEPS)}
     chosen = None
     if model is not None:
         chosen, why = runners.for_model(model, runner)

@@ -27,12 +27,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import SuiteError, where
+from ..report_parts import SuccessRule
 
 if TYPE_CHECKING:  # the live protocol is imported where an episode is scored, not when a grounding run reads its options
     from ..live.protocol import Evaluation
 
 BINARY, BROWSERGYM = "binary", "browsergym"
 RULES = (BINARY, BROWSERGYM)
+#: where a suite's rule came from, as the report's ``run.success_rule.source`` says it
+OPTION, SETTING, DEFAULTED = "--success-rule", "settings.success_rule", "default"
+SOURCES = (OPTION, SETTING, DEFAULTED)
 DEFAULT = BINARY
 MEANING = {
     BINARY: "raw reward == 1 (Farama's get_binary_reward), or >= the task's threshold for the 5 continuous tasks (get_thresholded_reward)",
@@ -130,7 +134,7 @@ class Chosen:
     name: str
     source: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SuccessRule:
         """The report's record of the rule: name, source, meaning, and the thresholds it applies (task -> value)."""
         thresholds = {task: t.value for task, t in sorted(THRESHOLDS.items())} if self.name == BINARY else {}
         return {"name": self.name, "source": self.source, "meaning": MEANING[self.name], "thresholds": thresholds}
@@ -150,17 +154,17 @@ def choose(env: str, settings: Mapping[str, Any], option: str | None, suite_path
             )
         return None
     if option is not None:
-        name, source = option, "--success-rule"
+        name, source = option, OPTION
     elif setting is not None:
-        name, source = setting, "settings.success_rule"
+        name, source = setting, SETTING
     else:
-        name, source = DEFAULT, "default"
+        name, source = DEFAULT, DEFAULTED
     if name not in RULES:
         raise SuiteError(f"{where(suite_path, field=source)}: unknown success rule {name!r}; the rules: {', '.join(RULES)}")
     return Chosen(name, source)
 
 
-def record(env: str | None, settings: Mapping[str, Any], option: str | None) -> dict[str, Any]:
+def record(env: str | None, settings: Mapping[str, Any], option: str | None) -> dict[str, SuccessRule]:
     """``{"success_rule": ...}`` for a report's run record (:meth:`Chosen.to_dict`) when ``env`` is a MiniWoB++ suite's
     backend with a valid rule; else nothing (``{}``: other suites have no rule, and a bad one failed collection)."""
     try:
@@ -175,7 +179,7 @@ def header_line(option: str) -> str:
     return f"guitest success rule: {option} for MiniWoB++ suites (--success-rule): {MEANING[option]}; other backends decide success by their own check"
 
 
-def summary_line(record: dict[str, Any]) -> str:
+def summary_line(record: Mapping[str, Any]) -> str:
     """A suite summary's line for the report's ``run.success_rule`` record (:meth:`Chosen.to_dict`)."""
     return f"success rule: {record['name']} ({record['source']}): {record['meaning']}" + (
         "; thresholds " + ", ".join(f"{task} {value:g}" for task, value in record["thresholds"].items()) if record["thresholds"] else ""

@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from ..report_parts import EndpointRecord
+
 
 #: the weight of the newest reply in an endpoint's recent reply time (an exponential moving average)
 SMOOTHING = 0.3
@@ -201,10 +203,10 @@ class EndpointPool:
             ]
 
 
-def merged_stats(per_process: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def merged_stats(per_process: list[list[dict[str, Any]]]) -> list[EndpointRecord]:
     """The report's ``run.endpoints``: :meth:`EndpointPool.stats` of every process (the xdist workers, or this one)
     summed per URL, with ``latency_s`` (mean seconds per reply, None without one) and ``rested``, sorted by URL."""
-    merged: dict[str, dict[str, Any]] = {}
+    merged: dict[str, EndpointRecord] = {}
     seconds: dict[str, float] = {}
     for stats in per_process:
         for e in stats:

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..models.base import ASKED
+from ..report_parts import Unreachable
 from ..verdict import CaseResult
 from . import gate as gate_mod
 from . import report as report_mod
-from .document import CacheRecord, Report, RunRecord, SelectionRecord, SuiteRecord
+from .document import CacheRecord, GateThresholds, Report, RunRecord, SelectionRecord, SuiteRecord
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ def suite_report(
     results: list[CaseResult],
     selected: Sequence[str],
     run: RunRecord,
-    limits: dict[str, Any],
+    limits: GateThresholds,
     allow_unknown_state: bool = False,
     previous: Report | None = None,
     unaccounted: Sequence[str] = (),
@@ -169,7 +170,10 @@ def cache_record(
     return record
 
 
-def unreachable_record(results: list[CaseResult]) -> dict[str, Any] | None:
+def unreachable_record(results: list[CaseResult]) -> Unreachable | None:
     """The endpoint that could not be reached, as the first case not asked says it, with how many cases were not asked."""
     not_asked = [r["unreachable"] for r in results if r.get("unreachable")]
-    return {**not_asked[0], "cases_not_asked": len(not_asked)} if not_asked else None
+    if not not_asked:
+        return None
+    first = not_asked[0]  # guitest.errors.EndpointDown.describe
+    return {"url": first["url"], "state": first["state"], "reason": first["reason"], "cases_not_asked": len(not_asked)}

@@ -20,19 +20,20 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from .. import usage as usage_mod
-from ..usage import TOKEN_KINDS
+from ..report_parts import UsageRecord
+from ..usage import TOKEN_KINDS, Tally
 from ..verdict import HIT, CaseResult
 
 #: how the terminal and compare name each kind of token
 TOKEN_NAMES = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache read", "cache_write_tokens": "cache write", "reasoning_tokens": "reasoning"}
 
 
-def both(result: Mapping[str, Any]) -> dict[str, Any]:
+def both(result: Mapping[str, Any]) -> Tally:
     """A case's paid and cached tallies together."""
     return usage_mod.total([result.get("usage"), result.get("cached_usage")])
 
 
-def record(cases: list[CaseResult], tags: Iterable[str], live: bool) -> dict[str, Any] | None:
+def record(cases: list[CaseResult], tags: Iterable[str], live: bool) -> UsageRecord | None:
     """The report's ``usage`` record of ``cases`` (see the module docstring), None when no case made a metered call."""
     metered = [c for c in cases if c.get("usage") or c.get("cached_usage") or c.get("failed_usage")]
     if not metered:
@@ -45,15 +46,14 @@ def record(cases: list[CaseResult], tags: Iterable[str], live: bool) -> dict[str
     cached = usage_mod.total(c.get("cached_usage") for c in metered)
     everything = usage_mod.total([paid, cached])
     attempts = sum(len(c.get("attempts") or ()) or 1 for c in metered)
-    out: dict[str, Any] = {"paid": paid, "cached": cached, "all": everything, "cases": len(metered)}
-    out["per_case"] = _mean(everything, len(metered))
+    out: UsageRecord = {"paid": paid, "cached": cached, "all": everything, "cases": len(metered), "per_case": _mean(everything, len(metered))}
     if failed:
         out["failed"] = failed
     if attempts != len(metered):
         out["per_attempt"] = _mean(everything, attempts)
-    by: dict[str, dict[str, Any]] = {}
+    by: dict[str, dict[str, Tally]] = {}
     for tag in tags:
-        groups: dict[str, dict[str, Any]] = {}
+        groups: dict[str, Tally] = {}
         for case in metered:
             value = case.get("tags", {}).get(tag)
             if value is not None:
@@ -72,7 +72,7 @@ def record(cases: list[CaseResult], tags: Iterable[str], live: bool) -> dict[str
     return out
 
 
-def _mean(tally: Mapping[str, Any], n: int) -> dict[str, Any]:
+def _mean(tally: Mapping[str, Any], n: int) -> dict[str, float]:
     """Tokens, calls, seconds and cost of ``tally`` per one of ``n``."""
     out = {k: round(tally[k] / n, 3) for k in ("calls", "seconds", *TOKEN_KINDS) if k in tally}
     if "cost" in tally:

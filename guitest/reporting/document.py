@@ -1,17 +1,29 @@
-"""The typed shape of a suite's report (``schemas/report.schema.json``), declared once, and the reading of a report
-file written by any earlier guitest into that shape.
+"""The typed shape of a suite's report (``schemas/report.schema.json``), and the reading of a report file written by
+any earlier guitest into that shape.
 
 The report is a tree of typed dicts, not of dataclasses: it is JSON as it stands (written in one place,
 :func:`guitest.reporting.report.json_text`), its ``cases`` are the :class:`~guitest.verdict.CaseResult` rows the
 workers sent, and a reader's misspelt field is a type error (mypy), not a silent ``None``. What a part of the
 report holds that its producer alone defines stays an open mapping: the model's description (each adapter adds
-its own), the task's settings and metrics, a live case's episode.
+its own), the task's settings and metrics, a live case's episode. The parts that modules below the reporting build
+(a live suite's record, the success rule, the endpoints, the manifest...) are declared in :mod:`guitest.report_parts`,
+a tally of model calls in :class:`guitest.usage.Tally`.
+
+To change the report's shape: change the typed dict here (or there) and ``schemas/report.schema.json`` in the same
+commit. ``tests/test_report_shape.py`` walks the two side by side and fails naming the field that differs: its name,
+whether it is required (``Required``/``NotRequired``, ``total=``), its JSON type (null included), an object's fields,
+a mapping's values, a list's items, a ``Literal``'s values against the schema's ``enum`` (or, for a ``str`` field,
+the constants its ``ENUM_CONSTANTS`` names). What types cannot say (minimum, pattern, descriptions) stays in the
+schema alone; an ``Any`` or ``dict[str, Any]`` field stays open in the schema too, unless the test's ``OPEN`` names it
+with the reason.
 """
 
 from __future__ import annotations
 
-from typing import Any, Required, TypedDict
+from typing import Any, Literal, Required, TypedDict
 
+from ..report_parts import EndpointHours, EndpointRecord, LiveSuiteRecord, Manifest, MergedShard, Spent, SuccessRule, Unreachable, UsageRecord
+from ..usage import Tally
 from ..verdict import CaseResult
 
 
@@ -56,38 +68,42 @@ class Tallies(TypedDict):
 class Headline(TypedDict, total=False):
     """The suite's one figure: its declared average (micro or macro over a tag), or a live suite's own figure."""
 
-    average: Required[str]
+    average: Required[Literal["micro", "macro"]]
     over: str | None
     accuracy: Required[float | None]
     micro: Required[float | None]
     macro: Required[float | None]
     what: Required[str]
-    figure: str
+    figure: Literal["accuracy", "success_rate", "mean_score"]
     success_rate: float | None
     mean_score: float | None
     ci95: list[float]
 
 
-class SuiteRecord(TypedDict, total=False):
-    """What ran: the suite file and its task's settings; a live suite's backend, options, budget and runner."""
+class SuiteRecord(LiveSuiteRecord, total=False):
+    """What ran: the suite file and its task's settings; a live suite's backend, options, budget and runner (the
+    fields of :class:`~guitest.report_parts.LiveSuiteRecord`)."""
 
     name: Required[str]
     path: Required[str]
     format: Required[str]
     task: Required[str]
     settings: dict[str, Any]
-    env: str | None
-    env_options: dict[str, Any]
-    max_steps: int
-    runner: dict[str, Any]
-    settings_error: str
-    waits: dict[str, Any]
+
+
+class GateThresholds(TypedDict, total=False):
+    """The gate's thresholds in force (:func:`guitest.reporting.gate.thresholds`): the metric they bound, the overall
+    minimum, and the minimum per ``tag=value``."""
+
+    metric: str
+    accuracy: float | None
+    by: dict[str, float]
 
 
 class GateRecord(TypedDict, total=False):
     """The release gate: its thresholds, what failed, and whether it passed (None when no threshold was set)."""
 
-    thresholds: dict[str, Any]
+    thresholds: GateThresholds
     failures: list[str]
     notes: list[str]
     passed: bool | None
@@ -113,8 +129,8 @@ class Abandoned(TypedDict):
     that answered (a tally of :mod:`guitest.usage`) and those that failed."""
 
     cases: int
-    paid: dict[str, Any]
-    failed: dict[str, Any]
+    paid: Tally
+    failed: Tally
 
 
 class RunUsage(TypedDict, total=False):
@@ -122,12 +138,12 @@ class RunUsage(TypedDict, total=False):
     what it cost when made), ``failed`` (calls that gave no usable reply: NOT in ``paid``), ``abandoned``, the first
     usage numbers set aside (``warning``), a self-hosted endpoint's hours (``endpoint``)."""
 
-    paid: Required[dict[str, Any]]
-    cached: Required[dict[str, Any]]
-    failed: dict[str, Any]
+    paid: Required[Tally]
+    cached: Required[Tally]
+    failed: Tally
     abandoned: Abandoned
     warning: str
-    endpoint: dict[str, Any]
+    endpoint: EndpointHours
 
 
 class BudgetRecord(TypedDict, total=False):
@@ -137,7 +153,7 @@ class BudgetRecord(TypedDict, total=False):
     max_cost: float | None
     max_total_tokens: int | None
     reached: str | None
-    spent: dict[str, Any]
+    spent: Spent
     cases_not_asked: int
 
 
@@ -152,14 +168,14 @@ class RunRecord(TypedDict, total=False):
     workers: int
     pytest_args: list[str]
     merged_into_report_of: str | None
-    merged_shards: list[dict[str, Any]]
+    merged_shards: list[MergedShard]
     shard: str | None
     merged_at: str
     cache: CacheRecord
-    endpoints: list[dict[str, Any]]
-    unreachable: dict[str, Any]
+    endpoints: list[EndpointRecord]
+    unreachable: Unreachable
     served_model: dict[str, Any]
-    success_rule: dict[str, Any]
+    success_rule: SuccessRule
     # what this run itself spent (its own cases, before --lf folds them into an earlier report: paid, cached,
     # failed; and the run's abandoned calls and its first usage warning), where its prices came from, and the budget
     # it ran under
@@ -218,8 +234,8 @@ class Report(TypedDict, total=False):
     cases: Required[list[CaseResult]]
     run: Required[RunRecord]
     baseline: BaselineRecord
-    manifest: dict[str, Any]  # guitest.manifest: versions, data and prompt digests (reports from 2026-12-04 on)
-    usage: dict[str, Any]  # guitest.reporting.costs: tokens, calls, model time and dollars (reports from 2026-12-05 on)
+    manifest: Manifest  # guitest.manifest: versions, data and prompt digests (reports from 2026-12-04 on)
+    usage: UsageRecord  # guitest.reporting.costs: tokens, calls, model time and dollars (reports from 2026-12-05 on)
     schema_problems: list[str]
 
 

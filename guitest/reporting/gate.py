@@ -10,7 +10,7 @@ says so (``allow_unknown_state``, ``--allow-unknown-state``).
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
-from .document import Report
+from .document import GateThresholds, Report
 
 DEFAULT_EXIT_CODE = 10
 #: the share of the cases both runs selected that a comparison needs scored in both (``--min-paired``, ``--baseline-min-paired``)
@@ -20,11 +20,11 @@ SCORED = ("hit", "miss")
 UNKNOWN = "none"
 
 
-def thresholds(suite_gate: dict[str, Any], min_accuracy: float | None, metric: str | None = None, default_metric: str = "accuracy") -> dict[str, Any]:
+def thresholds(suite_gate: dict[str, Any], min_accuracy: float | None, metric: str | None = None, default_metric: str = "accuracy") -> GateThresholds:
     """The thresholds in force: the suite's ``gate:``, with ``--min-accuracy`` replacing its overall one
     and ``--gate-metric`` its metric (``accuracy``, which is avg@k with repeats, ``pass@k``, or a live suite's
     ``mean_score``); without either, the task's ``default_metric`` (a live suite's headline figure)."""
-    out = {"metric": metric or suite_gate.get("metric", default_metric), "accuracy": suite_gate.get("accuracy"), "by": dict(suite_gate.get("by", {}))}
+    out: GateThresholds = {"metric": metric or suite_gate.get("metric", default_metric), "accuracy": suite_gate.get("accuracy"), "by": dict(suite_gate.get("by", {}))}
     if min_accuracy is not None:
         out["accuracy"] = min_accuracy
     return out
@@ -68,7 +68,7 @@ def subset_note(n_selected: int, n_suite: int | None) -> str:
     return f"gated on a subset: {n_selected} of the suite's {n_suite} cases; a pass says nothing of the other {n_suite - n_selected}"
 
 
-def check(limits: dict[str, Any], aggregate: Report, allow_unknown_state: bool = False) -> tuple[list[str], list[str]]:
+def check(limits: GateThresholds, aggregate: Report, allow_unknown_state: bool = False) -> tuple[list[str], list[str]]:
     """Return ``(failures, notes)``: one line per threshold not met, per threshold that could not be checked,
     and, when a threshold is in force, one failure for scored episodes on machines in an unknown state (a note
     instead with ``allow_unknown_state``)."""
@@ -84,11 +84,12 @@ def check(limits: dict[str, Any], aggregate: Report, allow_unknown_state: bool =
             )
     metric = limits.get("metric", "accuracy")
     overall = value(aggregate["overall"], metric)
-    if limits.get("accuracy") is not None:
+    floor = limits.get("accuracy")
+    if floor is not None:
         if overall is None:
-            failures.append(f"overall {metric}: no scored case, needs >= {limits['accuracy']:.4f}")
-        elif overall < limits["accuracy"]:
-            failures.append(f"overall {metric} {overall:.4f} < {limits['accuracy']:.4f}")
+            failures.append(f"overall {metric}: no scored case, needs >= {floor:.4f}")
+        elif overall < floor:
+            failures.append(f"overall {metric} {overall:.4f} < {floor:.4f}")
     for key, minimum in sorted(limits.get("by", {}).items()):
         tag, _, wanted = key.partition("=")
         row = aggregate["breakdown"].get(tag, {}).get(wanted)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 from .. import __version__, backends
 from ..cache import FILENAME
@@ -200,7 +200,7 @@ def cache_suffix(report: Report) -> str:
     return f" ({cache_note(report)})" if cache_sentence(report) else ""
 
 
-def describe_limits(limits: dict[str, Any]) -> str:
+def describe_limits(limits: Mapping[str, Any]) -> str:
     """The gate's thresholds as ``metric >= value`` (overall first, then per category)."""
     metric = limits.get("metric", "accuracy")
     parts = [f"{metric} >= {limits['accuracy']:.4f}"] if limits.get("accuracy") is not None else []
@@ -289,7 +289,7 @@ def unreported(key: str, reason: str) -> list[Line]:
     return [Line(f"guitest: {key}: NO REPORT", ("red", "bold"), sep="="), Line(printable(reason), ("red", "bold"))]
 
 
-def endpoints_line(endpoints: list[dict[str, Any]]) -> str:
+def endpoints_line(endpoints: Sequence[Mapping[str, Any]]) -> str:
     """With several endpoints, what each did: ``endpoints: URL 220 replies (0.05 s each), URL 4 replies (1.02 s each,
     rested 1), ...``; empty with one."""
     if len(endpoints) < 2:
