@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 from .errors import GuitestError, SuiteError, where
 from .registry import BACKENDS
+from .report_parts import LiveSuiteRecord
 
 
 class HeaderOptions(Protocol):
@@ -110,7 +111,7 @@ class Backend:
         setting is bad (the suite failed collection for it)."""
         return {}
 
-    def settings(self, options: Mapping[str, Any]) -> dict[str, Any]:
+    def settings(self, options: Mapping[str, Any]) -> LiveSuiteRecord:
         """What it does under ``options`` (with the live flow's additions) that a report records beside them; ``{}``
         when nothing. EnvFailure naming a bad option."""
         return {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .backends import Backend, CommandLine, HeaderOptions
+from .report_parts import LiveSuiteRecord
 
 
 class Desktop(Backend):
@@ -46,7 +47,7 @@ class Desktop(Backend):
             return str(exc)
         return None
 
-    def settings(self, options: Mapping[str, Any]) -> dict[str, Any]:
+    def settings(self, options: Mapping[str, Any]) -> LiveSuiteRecord:
         """Its waits (``{"waits": ...}``, :func:`guitest.envs.machine.waits`)."""
         from .envs.machine import waits
 

@@ -3,7 +3,7 @@ success rule, the endpoints' figures, the shards a merged report was made from, 
 
 They live here, importing only :mod:`guitest.usage`, so that the modules that build them (the live flow, the
 backends, MiniWoB++'s rules, merge, the session) and :mod:`guitest.reporting.document`, which puts them together
-into the report's shape, import one way (DESIGN.md). Each is a part of ``schemas/report.schema.json``;
+into the report's shape, import one way (docs/design.md, "Import rules"). Each is a part of ``schemas/report.schema.json``;
 ``tests/test_report_shape.py`` keeps the two equal (see :mod:`guitest.reporting.document`).
 """
 
