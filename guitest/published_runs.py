@@ -101,25 +101,31 @@ def _steps(task: Path) -> tuple[int, str | None]:
     """How many steps ``traj.jsonl`` records, and the last step's response (None when there is none): read line by
     line, a line that is not a JSON object (or is longer than :data:`MAX_STEP_BYTES`) skipped; PublishedRunError when
     the file cannot be read."""
-    path = task / "traj.jsonl"
-    if not path.exists():
-        return 0, None
     steps, response = 0, None
+    for step in _trajectory(task / "traj.jsonl"):
+        steps += 1
+        response = step.get("response") if isinstance(step.get("response"), str) else response
+    return steps, response
+
+
+def _trajectory(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a ``traj.jsonl``, line by line (none without the file): a line that is not one, or is longer
+    than :data:`MAX_STEP_BYTES`, skipped; PublishedRunError when the file cannot be read."""
+    if not path.exists():
+        return
     try:
         with open(path, "rb") as handle:
             for number, line in enumerate(_lines(handle, MAX_STEP_BYTES), 1):
                 if line is None:
                     continue
                 try:
-                    step = strictjson.loads(line.decode("utf-8", errors="replace"), f"{path}, line {number}", max_bytes=MAX_STEP_BYTES)
+                    item = strictjson.loads(line.decode("utf-8", errors="replace"), f"{path}, line {number}", max_bytes=MAX_STEP_BYTES)
                 except strictjson.UnreadableJSON:
                     continue
-                if isinstance(step, dict):
-                    steps += 1
-                    response = step.get("response") if isinstance(step.get("response"), str) else response
+                if isinstance(item, dict):
+                    yield item
     except OSError as exc:
         raise PublishedRunError(f"{printable(str(path))}: cannot read: {exc.strerror or exc}") from None
-    return steps, response
 
 
 def osworld_task(report: Report, case: Mapping[str, Any]) -> Path | None:
@@ -140,33 +146,18 @@ def osworld_trajectory(task: Path) -> list[dict[str, Any]]:
     ``response`` and ``screenshot`` (the absolute path of the last screenshot its lines name that is in the folder,
     else None). Read as :func:`read_osworld` reads it, line by line, bounded; empty without the file;
     PublishedRunError when it cannot be read."""
-    path = task / "traj.jsonl"
-    if not path.exists():
-        return []
     steps: list[dict[str, Any]] = []
-    try:
-        with open(path, "rb") as handle:
-            for number, line in enumerate(_lines(handle, MAX_STEP_BYTES), 1):
-                if line is None:
-                    continue
-                try:
-                    item = strictjson.loads(line.decode("utf-8", errors="replace"), f"{path}, line {number}", max_bytes=MAX_STEP_BYTES)
-                except strictjson.UnreadableJSON:
-                    continue
-                if not isinstance(item, dict):
-                    continue
-                n = item.get("step_num")
-                if not steps or n is None or n != steps[-1]["n"]:
-                    steps.append({"n": n if isinstance(n, int) and not isinstance(n, bool) else len(steps) + 1, "actions": [], "response": None, "screenshot": None})
-                step = steps[-1]
-                step["actions"].append(item.get("action"))
-                if isinstance(item.get("response"), str) and step["response"] is None:
-                    step["response"] = item["response"]
-                shot = item.get("screenshot_file")
-                if isinstance(shot, str) and _folder_name(shot) and (task / shot).is_file():
-                    step["screenshot"] = str((task / shot).resolve())
-    except OSError as exc:
-        raise PublishedRunError(f"{printable(str(path))}: cannot read: {exc.strerror or exc}") from None
+    for item in _trajectory(task / "traj.jsonl"):
+        n = item.get("step_num")
+        if not steps or n is None or n != steps[-1]["n"]:
+            steps.append({"n": n if isinstance(n, int) and not isinstance(n, bool) else len(steps) + 1, "actions": [], "response": None, "screenshot": None})
+        step = steps[-1]
+        step["actions"].append(item.get("action"))
+        if isinstance(item.get("response"), str) and step["response"] is None:
+            step["response"] = item["response"]
+        shot = item.get("screenshot_file")
+        if isinstance(shot, str) and _folder_name(shot) and (task / shot).is_file():
+            step["screenshot"] = str((task / shot).resolve())
     return steps
 
 

@@ -27,7 +27,19 @@ STATUS = {
 }
 
 
-class AttemptRow(TypedDict, total=False):
+class EpisodeOutcome(TypedDict, total=False):
+    """A live episode's outcome, as a case's row and each of a repeated case's attempts show it: its success and
+    score, its steps and time, and where its trajectory and screenshots are."""
+
+    success: bool
+    score: float | None
+    steps: int
+    seconds: float
+    trajectory: str | None
+    episode: dict[str, Any]
+
+
+class AttemptRow(EpisodeOutcome, total=False):
     """One attempt of a repeated case as its row's ``attempts`` shows it (:meth:`guitest.attempts.Attempt.row`): its
     verdict, prediction, response and error, and what else the task shows of it (a live episode's outcome)."""
 
@@ -37,15 +49,9 @@ class AttemptRow(TypedDict, total=False):
     error: str
     finish_reason: str | None
     first_response: str | None
-    success: bool
-    score: float | None
-    steps: int
-    seconds: float
-    trajectory: str | None
-    episode: dict[str, Any]
 
 
-class CaseResult(TypedDict, total=False):
+class CaseResult(EpisodeOutcome, total=False):
     """One case's result, declared once: the fields of a report's ``cases`` row (schemas/report.schema.json) and the
     few that travel from the process that ran the case to the one that writes the report, never into the report
     (:data:`TRANSIENT`). A typed dict rather than a dataclass: it crosses pytest-xdist's channel, and is written
@@ -70,13 +76,6 @@ class CaseResult(TypedDict, total=False):
     cached: Literal[True]
     cached_attempts: int
     cached_recorded: str
-    # live tasks: the episode's outcome, its steps and time, and where its trajectory and screenshots are
-    success: bool
-    score: float | None
-    steps: int
-    seconds: float
-    trajectory: str | None
-    episode: dict[str, Any]
     # what the case's model calls used (guitest.usage's tallies): the calls made by this run, the replies the
     # response cache answered, at what they cost when they were made, and the calls that gave no usable reply
     usage: Tally

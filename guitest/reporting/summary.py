@@ -23,19 +23,11 @@ if TYPE_CHECKING:
     from ..models.base import Model
 
 
-class HeaderOptions(Protocol):
-    """The run's options the header says (a :class:`guitest.runconfig.RunConfig` is one)."""
+class HeaderOptions(backends.HeaderOptions, Protocol):
+    """The run's options the header says (a :class:`guitest.runconfig.RunConfig` is one): the backends' and the cache."""
 
     @property
     def cache(self) -> str: ...
-    @property
-    def env_url(self) -> tuple[str, ...]: ...
-    @property
-    def env_provider(self) -> str | None: ...
-    @property
-    def collect_only(self) -> bool: ...
-    @property
-    def success_rule(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
