@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+import chromium
 from guitest.cli import main as cli_main
 from guitest.published_runs import write_osworld
 from guitest.reporting.compare_page import divergence
@@ -24,9 +24,6 @@ from guitest import strictjson
 from guitest.reporting.compare import load_report, main
 from reference import osworld_results_case as results_case
 from test_compare import make_report
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def _main(tmp_path: Path, old: Any, new: Any, *extra: str) -> int:
@@ -220,32 +217,21 @@ def test_a_page_that_cannot_be_written_exits_2_naming_it(tmp_path: Path, capsys:
 def test_in_a_browser_a_case_loads_its_screenshot_when_opened_and_the_page_asks_for_nothing_else(tmp_path: Path) -> None:
     """Debian's Chromium through Playwright: the page's own style applies under its Content-Security-Policy (no
     violation reported), no screenshot is requested before its case is opened, and an opened case shows it."""
-    missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
-    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        missing(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
-    try:
-        from playwright import sync_api
-    except ImportError:
-        missing("the playwright package is not installed (pip install playwright; no 'playwright install' needed)")
     page_path, shot1, _ = _grounding_page(tmp_path)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            problems: list[str] = []
-            requests: list[str] = []
-            page.on("console", lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None)
-            page.on("request", lambda req: requests.append(req.url))
-            page.goto(page_path.as_uri())
-            assert requests == [page_path.as_uri()]  # closed cases load nothing
-            page.click("#case-text-1 > summary")
-            page.wait_for_function("document.querySelector('#case-text-1 img').complete && document.querySelector('#case-text-1 img').naturalWidth > 0")
-            assert page.evaluate("document.querySelector('#case-text-1 img').naturalWidth") == 400
-            assert page.evaluate("getComputedStyle(document.querySelector('#case-text-1 circle.new')).stroke") == "rgb(47, 111, 223)"
-            assert requests == [page_path.as_uri(), shot1.resolve().as_uri()]
-            assert problems == []
-        finally:
-            browser.close()
+    with chromium.launched() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        problems: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None)
+        page.on("request", lambda req: requests.append(req.url))
+        page.goto(page_path.as_uri())
+        assert requests == [page_path.as_uri()]  # closed cases load nothing
+        page.click("#case-text-1 > summary")
+        page.wait_for_function("document.querySelector('#case-text-1 img').complete && document.querySelector('#case-text-1 img').naturalWidth > 0")
+        assert page.evaluate("document.querySelector('#case-text-1 img').naturalWidth") == 400
+        assert page.evaluate("getComputedStyle(document.querySelector('#case-text-1 circle.new')).stroke") == "rgb(47, 111, 223)"
+        assert requests == [page_path.as_uri(), shot1.resolve().as_uri()]
+        assert problems == []
 
 
 def test_two_episodes_diverge_at_the_first_step_whose_actions_differ_or_that_one_lacks() -> None:

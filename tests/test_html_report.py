@@ -18,11 +18,12 @@ import shutil
 import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from PIL import Image, ImageChops, ImageDraw, ImageStat
 
+import chromium
 from builders import n_rows, write_suite
 from guitest.images import thumbnail
 from guitest.reporting import html as html_report
@@ -30,8 +31,6 @@ from guitest.reporting import thumbnails, writer
 from guitest.reporting.html import render
 from pages import data_folder, data_root, pictures, viewer_data
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT_ENV = "GUITEST_HTML_SCREENSHOTS"
 
 EVIL_SCRIPT = "<script>window.__pwned = 1</script>"
@@ -493,21 +492,9 @@ def test_the_viewer_script_can_be_carried_in_a_page() -> None:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Any:
-    # tox installs both (tests/setup_browser.sh) and sets GUITEST_REQUIRE_BROWSER, so there a missing browser fails.
-    missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
-    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        missing(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium) to run the browser test")
-    try:
-        from playwright import sync_api
-    except ImportError:
-        missing("the playwright package is not installed (pip install playwright; no 'playwright install' needed)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+def browser() -> Iterator[Any]:
+    with chromium.launched() as b:
+        yield b
 
 
 def _visible_cards(page: Any) -> list[str]:
