@@ -12,7 +12,7 @@ backend: an entry is a ``"module:attribute"`` the registry imports when its name
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from .errors import GuitestError, SuiteError, where
 from .registry import BACKENDS
@@ -213,14 +213,14 @@ def check_option(flag: str, value: Any) -> str | None:
     return None
 
 
-def machines_lines(config: HeaderOptions) -> list[str]:
-    """The run header's lines on the machines the command line gives the backends."""
-    return [line for b in every() if (line := b.machines_line(config)) is not None]
+def machines_lines(config: HeaderOptions, found: Sequence[Backend]) -> list[str]:
+    """The run header's lines on the machines the command line gives the backends ``found`` (:func:`every`)."""
+    return [line for b in found if (line := b.machines_line(config)) is not None]
 
 
-def option_lines(config: HeaderOptions) -> list[str]:
-    """The run header's lines on the command-line options the backends take."""
-    return [line for b in every() for line in b.option_lines(config)]
+def option_lines(config: HeaderOptions, found: Sequence[Backend]) -> list[str]:
+    """The run header's lines on the command-line options the backends ``found`` (:func:`every`) take."""
+    return [line for b in found for line in b.option_lines(config)]
 
 
 class WebPage(Backend):

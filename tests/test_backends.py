@@ -84,7 +84,7 @@ def test_the_builtin_backends_say_what_the_general_modules_worked_out_by_name() 
     record = rules.Chosen("binary", "default").to_dict()
     assert backends.run_record("miniwob", {}, None) == {"success_rule": record}
     assert backends.run_lines("miniwob", {"success_rule": record}) == [rules.summary_line(record)]
-    assert backends.option_lines(command_line(success_rule="browsergym")) == [rules.header_line("browsergym")]
-    assert backends.option_lines(command_line()) == [] and backends.machines_lines(command_line(env_url=("http://m:5000",), collect_only=True)) == []
+    assert backends.option_lines(command_line(success_rule="browsergym"), backends.every()) == [rules.header_line("browsergym")]
+    assert backends.option_lines(command_line(), backends.every()) == [] and backends.machines_lines(command_line(env_url=("http://m:5000",), collect_only=True), backends.every()) == []
     with pytest.raises(SuiteError, match=r"only MiniWoB\+\+ suites \(env: miniwob\) have a success rule"):
         backends.success_rule("desktop", {"success_rule": "binary"}, None, "s.yaml")

@@ -47,6 +47,7 @@ def header_lines(model: "Model | None", config: HeaderOptions, run: "Run | None"
     """The run header: guitest's version; with a model, its settings as the model uses them, its profile, the
     response cache and the desktop machines; the success rule when ``--success-rule`` is given."""
     lines = [f"guitest {__version__}"]
+    found = backends.every()  # each backend asked once: listing them reads the installed packages' entry points
     if model is not None:
         described = model.describe()
         extra = "".join(f", {k} {described[k]}" for k in ("base_url", "api_key") if k in described)
@@ -81,8 +82,8 @@ def header_lines(model: "Model | None", config: HeaderOptions, run: "Run | None"
         if cache_line:
             lines.append(cache_line)
             lines += running_lines(run, config.cache, cache_folder)
-        lines += backends.machines_lines(config)
-    lines += backends.option_lines(config)
+        lines += backends.machines_lines(config, found)
+    lines += backends.option_lines(config, found)
     return lines
 
 
