@@ -14,7 +14,7 @@ each as median, minimum and maximum over its repeats:
   on OSWorld's and WAA's servers).
 - ``action cold``: the same code as a new Python process (what a plain ``python -c`` costs; the
   server takes this path for code that does not start with ``import pyautogui``).
-- ``step``: :meth:`guitest.envs.machine.DesktopEnv.step` of a click, i.e. the action, the backend's
+- ``step``: :meth:`guitest.desktopenv.machine.DesktopEnv.step` of a click, i.e. the action, the backend's
   settle pause (default 0.3 s, reported separately as ``step, settle 0``) and the next screenshot.
 
 The issue's target: a step's environment overhead (screenshot plus action) under 1 s median.
@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable
 
 from guitest.localdesktop.xvfb import start_desktop
-from guitest.envs.machine import DesktopEnv
+from guitest.desktopenv.machine import DesktopEnv
 from guitest.live.actions import Action
 from guitest.live.protocol import TaskSpec
 from guitest.desktopenv.client import MachineClient

@@ -5,7 +5,7 @@
 On the 1581 real ScreenSpot-Pro annotation rows (../shared/data/screenspot_pro), for each N and each seed 0..seeds-1,
 the largest distance of a category's count among the N chosen from its proportional share (N x its size / 1581), per
 kind of category: group, group x text/icon, text/icon, application, platform; once with the cases ordered as
-guitest.limiting.strata orders them (the suite's first cross breakdown first) and once in the order the suite lists its
+guitest.plan.limiting.strata orders them (the suite's first cross breakdown first) and once in the order the suite lists its
 tags. Then the seconds ``limiting.choose`` takes for 100,000 cases. docs/selection.md quotes the figures.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from guitest import limiting  # noqa: E402
+from guitest.plan import limiting  # noqa: E402
 
 PRO = Path(__file__).resolve().parents[2] / "shared" / "data" / "screenspot_pro"
 TAGS = ("group", "application", "platform", "ui_type")

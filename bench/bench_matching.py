@@ -11,10 +11,10 @@ Three workloads, each timed as the best of ``--repeat`` runs (one core):
   all 3600 pairs pass the IoU threshold: the worst case for the greedy step.
 - ``disjoint``: no pair overlaps: the IoU matrix alone.
 
-For each it prints, in seconds for all samples: ``batch``, :func:`guitest.matching.match_many`
+For each it prints, in seconds for all samples: ``batch``, :func:`guitest.tasks.matching.match_many`
 (all samples at once: IoU matrices and greedy rounds vectorised over samples); ``match``,
-:func:`guitest.matching.match` one sample at a time (what a case does); ``score``,
-:func:`guitest.matching.score` one sample at a time (matching plus the difflib similarity
+:func:`guitest.tasks.matching.match` one sample at a time (what a case does); ``score``,
+:func:`guitest.tasks.matching.score` one sample at a time (matching plus the difflib similarity
 of every matched pair and the per-type counts); and the matched pairs found.
 """
 
@@ -26,7 +26,7 @@ import string
 import time
 from typing import Any, Callable
 
-from guitest import matching as el
+from guitest.tasks import matching as el
 
 TYPES = ("icon", "text", "button", "image", "input")
 W, H = 1920, 1080

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from guitest.pricing import make_pricer  # noqa: E402
-from guitest.spending import Budget, Spending  # noqa: E402
-from guitest.usage import Usage  # noqa: E402
+from guitest.cost.pricing import make_pricer  # noqa: E402
+from guitest.cost.spending import Budget, Spending  # noqa: E402
+from guitest.cost.usage import Usage  # noqa: E402
 
 USAGE = Usage(input_tokens=1200, output_tokens=30, cache_read_tokens=512, reasoning_tokens=5)
 

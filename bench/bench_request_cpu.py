@@ -16,7 +16,7 @@ screenshot ``--rounds`` times, one request at a time on one kept-alive connectio
   read), ``preprocess`` (the file sent as it is), ``generate`` (the messages, the request body, the post, the reply
   read);
 - ``guitest, str body``: the same with the screenshot's data URI built as a ``str`` and the body's splicing scanning
-  it, as before the body took the base64 bytes as they are (guitest/request_body.py ``Verbatim``).
+  it, as before the body took the base64 bytes as they are (guitest/models/request_body.py ``Verbatim``).
 
 Then it checks that both guitest variants sent the same bytes. Serial; under ``-n 2`` each worker process pays the
 same per request, on its own core.

@@ -23,7 +23,7 @@ def child_harness(args: argparse.Namespace) -> dict[str, Any]:
 
     from PIL import ImageFile
 
-    import guitest.case as case_mod
+    import guitest.run.case as case_mod
     import guitest.models.base as base_mod
     import guitest.models.openai_api as oa_mod
     import guitest.tasks.grounding as grounding_mod

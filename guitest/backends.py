@@ -20,7 +20,7 @@ from .report_parts import LiveSuiteRecord
 
 
 class HeaderOptions(Protocol):
-    """The run's options a backend's header lines read (a :class:`guitest.runconfig.RunConfig` is one)."""
+    """The run's options a backend's header lines read (a :class:`guitest.plan.runconfig.RunConfig` is one)."""
 
     @property
     def env_url(self) -> tuple[str, ...]: ...
@@ -33,7 +33,7 @@ class HeaderOptions(Protocol):
 
 
 class CommandLine(HeaderOptions, Protocol):
-    """The run's options that fold into a backend's options (a :class:`guitest.runconfig.RunConfig` is one)."""
+    """The run's options that fold into a backend's options (a :class:`guitest.plan.runconfig.RunConfig` is one)."""
 
     @property
     def env_provider_option(self) -> tuple[str, ...]: ...

@@ -4,7 +4,7 @@ and the ledger of runs that decides whose replies a run may read back.
 Key: the model spec and adapter, the profile, the endpoint (base URL without credentials) and the
 model identity it reports, the prompt (system and user), a digest of the image as sent (the encoded
 bytes when the adapter encodes, else the file plus the size sent), the generation settings and the
-attempt index (:func:`guitest.case.key_parts`).
+attempt index (:func:`guitest.run.case.key_parts`).
 
 Whose replies are read back (``--cache``):
 
@@ -60,7 +60,7 @@ OPEN_TRIES = 20
 @dataclass(frozen=True)
 class Stored:
     """A reply read back from the cache: its text and finish reason, when (epoch seconds) and by which run it was
-    recorded, and what its call used and cost then (a tally of :mod:`guitest.usage`; None for a reply of a cache
+    recorded, and what its call used and cost then (a tally of :mod:`guitest.cost.usage`; None for a reply of a cache
     written before guitest recorded usage)."""
 
     text: str

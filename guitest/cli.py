@@ -14,7 +14,7 @@ from .suite import load_suite
 
 
 def cmd_placeholders(args: argparse.Namespace) -> int:
-    from .placeholders import make_placeholders
+    from .data.placeholders import make_placeholders
 
     suite = load_suite(bundled.suite_file(args.suite))
     root, source = resolve_root(args.data_root)
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Write blank placeholder screenshots for a suite whose annotation files are present but whose "
             "images are not, so the pipeline can run end to end (with --model=oracle, say). ScreenSpot-Pro "
-            "records each image's size; for ScreenSpot v1/v2 the sizes are approximate (see guitest/placeholders.py). "
+            "records each image's size; for ScreenSpot v1/v2 the sizes are approximate (see guitest/data/placeholders.py). "
             "Existing images are left alone unless --overwrite."
         ),
     )
@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     compare.add_arguments(c)
-    from . import published_runs
+    from .published import runs as published_runs
 
     c.set_defaults(func=lambda args: compare.run(args, published_runs.load_any, published_runs))
     from .reporting import leaderboard
@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     leaderboard.add_arguments(lb)
     lb.set_defaults(func=leaderboard.run)
-    from . import merge as merge_mod
+    from .scale import merge as merge_mod
 
     m = sub.add_parser(
         "merge",
@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     merge_mod.add_arguments(m)
     m.set_defaults(func=merge_mod.run)
-    from . import fetch
+    from .data import fetch
 
     d = sub.add_parser("data", help="download and verify benchmark data")
     data_sub = d.add_subparsers(dest="data_command", required=True)
@@ -166,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_arguments(f)
     f.set_defaults(func=fetch.run)
-    from . import desktop_commands as desktop_cli
+    from .desktopenv import commands as desktop_cli
 
     dk = sub.add_parser(
         "desktop",

@@ -15,7 +15,7 @@ class SuiteError(GuitestError):
 
 class ModelError(GuitestError):
     """A model could not be set up or called (bad spec, endpoint down after retries, bad reply). ``failed``: the
-    calls it made that gave no usable reply (:class:`guitest.usage.FailedCall`), set by the adapter that made them, so
+    calls it made that gave no usable reply (:class:`guitest.cost.usage.FailedCall`), set by the adapter that made them, so
     the run counts them (docs/costs.md)."""
 
     failed: tuple[object, ...] = ()
@@ -37,7 +37,7 @@ def where(file: str, row: int | None = None, row_id: str | None = None, field: s
 
 
 class PaidError(ModelError):
-    """A reply the model was paid for but that cannot be used (a refusal): ``usage`` (:class:`guitest.usage.Usage`,
+    """A reply the model was paid for but that cannot be used (a refusal): ``usage`` (:class:`guitest.cost.usage.Usage`,
     or None) is what the call used, counted in the run's cost and budget."""
 
     def __init__(self, message: str, usage: object = None) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .sample import Sample
-from .usage import FailedCall, Usage
+from .cost.usage import FailedCall, Usage
 
 if TYPE_CHECKING:
     from PIL import Image  # a type only: PIL loads where an image is read (guitest.images)
@@ -89,7 +89,7 @@ class Recorded:
 @dataclass(frozen=True)
 class Reply:
     """A model's raw reply: its text, why it stopped (``stop``, ``length``, ...), how many tries it took, the
-    tokens its API reported (:mod:`guitest.usage`; None when it reported none), and the tries before it that gave no
+    tokens its API reported (:mod:`guitest.cost.usage`; None when it reported none), and the tries before it that gave no
     usable reply (``failed``: counted apart, never in the reply's usage). ``recorded``: an answer another harness
     recorded, which the task judges instead of the text (the text is then the evidence shown beside it)."""
 

@@ -1,7 +1,7 @@
 """The pytest glue: suite files become items, verdicts ride on reports, the controller aggregates.
 
 Hooks and option declarations only, each handing over to a plain module: the options and their checks are
-:mod:`guitest.runconfig`'s, the run is a :class:`guitest.session.Session` (one per process), the words of the
+:mod:`guitest.plan.runconfig`'s, the run is a :class:`guitest.run.session.Session` (one per process), the words of the
 header and the summary are :mod:`guitest.reporting.summary`'s. This is the only module that imports pytest.
 """
 
@@ -15,31 +15,31 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pytest
 
 from . import bundled
-from . import limiting
-from . import sharding
+from .plan import limiting
+from .plan import sharding
 from .errors import SuiteError
-from .gcpause import CollectorPause
+from .run.gcpause import CollectorPause
 from .models import SPECS
 from .models.base import Model, Settings
 from .printable import printable
-from .runconfig import OPTIONS, ConfigError, RunConfig, from_values
+from .plan.runconfig import OPTIONS, ConfigError, RunConfig, from_values
 from .sample import Sample
-from .scheduling import make, queued
-from .session import Session, exit_status
-from .stopsignals import StopSignals, exit_code
+from .scale.scheduling import make, queued
+from .run.session import Session, exit_status
+from .run.stopsignals import StopSignals, exit_code
 from .suite import SUITE_FILENAMES, prompt_text
 from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
 from .verdict import ERROR, CaseResult, test_status
 
 if TYPE_CHECKING:
-    from .live.flow import LiveSetup
-    from .pysuite import Point, Region  # guitest.pysuite loads where a Python test asks for samples or the model
+    from .run.live_case import LiveSetup
+    from .plan.pysuite import Point, Region  # guitest.plan.pysuite loads where a Python test asks for samples or the model
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("guitest", "guitest: GUI-agent benchmarks")
-    for option in OPTIONS:  # declared once, as fields of guitest.runconfig.RunConfig
+    for option in OPTIONS:  # declared once, as fields of guitest.plan.runconfig.RunConfig
         group.addoption(option.flag, **option.kwargs)
 
 
@@ -60,7 +60,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @contextmanager
 def usage_errors() -> Iterator[None]:
-    """A :class:`~guitest.runconfig.ConfigError` becomes pytest's usage error: its message, no traceback."""
+    """A :class:`~guitest.plan.runconfig.ConfigError` becomes pytest's usage error: its message, no traceback."""
     try:
         yield
     except ConfigError as exc:
@@ -134,7 +134,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     if "sample" not in metafunc.fixturenames:
         pytest.fail(f"{metafunc.definition.nodeid}: @guitest.samples needs a 'sample' argument", pytrace=False)
-    from .pysuite import load_samples
+    from .plan.pysuite import load_samples
 
     try:
         samples = load_samples(spec, Path(metafunc.definition.path).parent)
@@ -163,7 +163,7 @@ class ModelHandle:
         self._node.guitest_result = result  # type: ignore[attr-defined]
         if result["verdict"] == ERROR:
             pytest.fail(f"{sample.id}: error: {result.get('error')}", pytrace=False)
-        from .pysuite import Point
+        from .plan.pysuite import Point
 
         prediction = result.get("prediction")
         return Point(*prediction["pixel"]) if prediction else None
@@ -171,7 +171,7 @@ class ModelHandle:
     @staticmethod
     def box(sample: Sample) -> Region:
         """The sample's truth box; ``point in box`` is a hit, edges included."""
-        from .pysuite import region
+        from .plan.pysuite import region
 
         return region(sample)
 
@@ -193,7 +193,7 @@ class CaseError(Exception):
 class SuiteFile(pytest.File):
     """A ``suite.yaml``: one item per sample of its data set."""
 
-    strata: tuple[str, ...] = ()  # the tags --limit spreads the cases over (guitest.limiting.strata)
+    strata: tuple[str, ...] = ()  # the tags --limit spreads the cases over (guitest.plan.limiting.strata)
 
     def collect(self) -> Iterator[pytest.Item]:
         session = self.config.stash[STATE].session
@@ -274,13 +274,13 @@ def write_lines(terminalreporter: Any, lines: list[Line]) -> None:
 
 
 class GuitestHooks:
-    """The hooks of a run, each handing over to this process's :class:`~guitest.session.Session`."""
+    """The hooks of a run, each handing over to this process's :class:`~guitest.run.session.Session`."""
 
     def __init__(self, config: pytest.Config, session: Session) -> None:
         self.config = config
         self.session = session
         self.collector = CollectorPause()
-        self.stop = StopSignals()  # SIGTERM and SIGHUP while this process runs cases: see guitest.stopsignals
+        self.stop = StopSignals()  # SIGTERM and SIGHUP while this process runs cases: see guitest.run.stopsignals
         self.interrupted = False
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -486,7 +486,7 @@ class XdistHooks:
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under ``--dist load`` (what ``-n`` uses by default): xdist's scheduling with every worker's queue kept
-        as deep as its lookahead, so each worker can keep ``--concurrency`` requests in flight (guitest.scheduling)."""
+        as deep as its lookahead, so each worker can keep ``--concurrency`` requests in flight (guitest.scale.scheduling)."""
         depth = self.session.scheduler_depth()
         if depth is None or config.getvalue("dist") != "load":
             return None

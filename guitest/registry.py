@@ -222,7 +222,7 @@ ENVS: Registry[Any] = Registry(
     {
         "miniwob": "guitest.miniwob.env:make",
         "webapp": "guitest.envs.webapp:make",
-        "desktop": "guitest.envs.machine:make",
+        "desktop": "guitest.desktopenv.machine:make",
     },
     error=GuitestError,
     how="guitest.envs.register(name, factory)",
@@ -250,7 +250,7 @@ BACKENDS: Registry[Any] = Registry(
     {
         "miniwob": "guitest.miniwob.backend:BACKEND",
         "webapp": "guitest.backends:WEB",
-        "desktop": "guitest.desktop_backend:BACKEND",
+        "desktop": "guitest.desktopenv.backend:BACKEND",
     },
     error=GuitestError,
     how="guitest.registry.BACKENDS.register(env, backend)",
@@ -298,7 +298,7 @@ RUNNERS: Registry[Any] = Registry(
 GENERATORS: Registry[Any] = Registry(
     "data generator",
     "guitest.generators",
-    {"demo": "guitest.demo:ensure"},
+    {"demo": "guitest.data.demo:ensure"},
     error=SuiteError,
     how="guitest.registry.GENERATORS.register(name, ensure)",
 )

@@ -1,7 +1,7 @@
 """The typed parts of a report that modules below the reporting build: a live suite's record of its backend, the
 success rule, the endpoints' figures, the shards a merged report was made from, the run's spending and the manifest.
 
-They live here, importing only :mod:`guitest.usage`, so that the modules that build them (the live flow, the
+They live here, importing only :mod:`guitest.cost.usage`, so that the modules that build them (the live flow, the
 backends, MiniWoB++'s rules, merge, the session) and :mod:`guitest.reporting.document`, which puts them together
 into the report's shape, import one way (docs/design.md, "Import rules"). Each is a part of ``schemas/report.schema.json``;
 ``tests/test_report_shape.py`` keeps the two equal (see :mod:`guitest.reporting.document`).
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Required, TypedDict
 
-from .usage import Tally
+from .cost.usage import Tally
 
 
 class Waits(TypedDict):
-    """A live desktop suite's waits in force, in seconds, and where each came from (:func:`guitest.envs.machine.waits`)."""
+    """A live desktop suite's waits in force, in seconds, and where each came from (:func:`guitest.desktopenv.machine.waits`)."""
 
     ready_after: float
     settle: float
@@ -24,7 +24,7 @@ class Waits(TypedDict):
 
 
 class LiveSuiteRecord(TypedDict, total=False):
-    """What a report records of a live suite beside its task settings (:func:`guitest.live.flow.live_record`): the
+    """What a report records of a live suite beside its task settings (:func:`guitest.run.live_case.live_record`): the
     backend and its options (URLs without credentials), the step budget, the runner (its own description), why the
     backend's options are wrong, and the backend's settings in force (:func:`guitest.envs.settings`: the waits)."""
 
@@ -57,7 +57,7 @@ class EndpointRecord(TypedDict, total=False):
 
 
 class MergedShard(TypedDict, total=False):
-    """A shard's report a merged report was rebuilt from (:mod:`guitest.merge`)."""
+    """A shard's report a merged report was rebuilt from (:mod:`guitest.scale.merge`)."""
 
     path: Required[str]
     shard: Required[str]
@@ -108,7 +108,7 @@ class UsageRecord(TypedDict, total=False):
 
 
 class Manifest(TypedDict, total=False):
-    """What a re-run needs and two runs may differ by (:func:`guitest.manifest.build`)."""
+    """What a re-run needs and two runs may differ by (:func:`guitest.reporting.manifest.build`)."""
 
     version: Required[int]
     guitest: Required[dict[str, Any]]

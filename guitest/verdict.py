@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Required, TypedDict
 
-from .usage import Tally
+from .cost.usage import Tally
 
 HIT, MISS, UNPARSED, REFUSED, TRUNCATED, ERROR = "hit", "miss", "unparsed", "refused", "truncated", "error"
 # A judge that could not decide (trajectory judging): counted as not a hit, reported apart.
@@ -40,7 +40,7 @@ class EpisodeOutcome(TypedDict, total=False):
 
 
 class AttemptRow(EpisodeOutcome, total=False):
-    """One attempt of a repeated case as its row's ``attempts`` shows it (:meth:`guitest.attempts.Attempt.row`): its
+    """One attempt of a repeated case as its row's ``attempts`` shows it (:meth:`guitest.run.attempts.Attempt.row`): its
     verdict, prediction, response and error, and what else the task shows of it (a live episode's outcome)."""
 
     verdict: Required[str]
@@ -76,7 +76,7 @@ class CaseResult(EpisodeOutcome, total=False):
     cached: Literal[True]
     cached_attempts: int
     cached_recorded: str
-    # what the case's model calls used (guitest.usage's tallies): the calls made by this run, the replies the
+    # what the case's model calls used (guitest.cost.usage's tallies): the calls made by this run, the replies the
     # response cache answered, at what they cost when they were made, and the calls that gave no usable reply
     usage: Tally
     cached_usage: Tally

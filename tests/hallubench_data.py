@@ -104,7 +104,7 @@ def require_embedding() -> None:
 
     import pytest
 
-    from guitest.matching import embedding_available
+    from guitest.tasks.matching import embedding_available
 
     if embedding_available():
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from guitest.attempts import Attempt, case_outcome, repeat
+from guitest.run.attempts import Attempt, case_outcome, repeat
 from guitest.cache import Stored
 
 TAGS = {"platform": "web"}

@@ -71,7 +71,7 @@ def test_a_backend_without_an_entry_takes_the_browser_options_and_nothing_else()
 
 
 def test_the_builtin_backends_say_what_the_general_modules_worked_out_by_name() -> None:
-    from guitest.envs.machine import NO_MACHINE
+    from guitest.desktopenv.machine import NO_MACHINE
 
     assert backends.success_rules() == rules.RULES
     assert [backends.backend(n).web for n in ("miniwob", "webapp", "desktop")] == [True, True, False]

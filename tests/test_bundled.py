@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from guitest import bundled, datapath, fetch
+from guitest import bundled, datapath
+from guitest.data import fetch
 from guitest.cli import main as guitest_main
 from guitest.errors import GuitestError
 

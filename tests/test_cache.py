@@ -342,7 +342,7 @@ def test_an_empty_reply_is_an_error_never_cached_and_asked_again(pytester: pytes
 def test_a_huge_reply_is_kept_bounded_in_reports_and_cache(pytester: pytest.Pytester, tmp_path) -> None:
     """A 5 MB reply per case: reports and cache hold at most MAX_REPLY_CHARS per reply (its head and its tail, where
     the answer is), each case notes the cut, and the answer at the end is still read."""
-    from guitest.case import MAX_REPLY_CHARS
+    from guitest.run.case import MAX_REPLY_CHARS
 
     write_suite(pytester.path / "suites" / "tiny")
     x, y = center_norm("desktop", 0)

@@ -8,7 +8,7 @@ from typing import Any
 
 from PIL import Image
 
-from guitest.case import RunOptions, run_case
+from guitest.run.case import RunOptions, run_case
 from guitest.cache import ResponseCache
 from guitest.errors import ModelError
 from guitest.models.base import Blind, Case, Prompt, Reply, SentImage, Settings

@@ -16,7 +16,7 @@ from PIL import Image
 
 import chromium
 from guitest.cli import main as cli_main
-from guitest.published_runs import write_osworld
+from guitest.published.runs import write_osworld
 from guitest.reporting.compare_page import divergence
 from guitest.reporting import html as html_mod
 from guitest.reporting import report as report_mod

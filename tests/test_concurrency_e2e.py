@@ -37,7 +37,7 @@ def test_concurrency_bounds_and_fills_the_requests_in_flight(pytester: pytest.Py
     # --concurrency requests per worker reach the endpoint at once
     assert max(seen) <= limit, seen
     # and the lookahead keeps them busy. Under -n 2 this needs each worker's xdist queue kept deep
-    # (guitest.scheduling): xdist's own load scheduling stops refilling a worker whose tests take
+    # (guitest.scale.scheduling): xdist's own load scheduling stops refilling a worker whose tests take
     # 0.1 s or more, and a case waiting LATENCY for its reply looks like one (without it, this run
     # kept about 5 requests in flight between the two workers instead of 8: 5.1 at LATENCY 0.6)
     assert steady_in_flight(sorted(r["time"] for r in chat)) >= 0.8 * limit, seen

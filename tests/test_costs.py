@@ -25,13 +25,13 @@ from builders import center_norm, write_suite
 from guitest.errors import GuitestError
 from guitest.live.actions import Action
 from guitest.live.loop import Decision, run_episode
-from guitest.pricing import PricesError, make_pricer
+from guitest.cost.pricing import PricesError, make_pricer
 from guitest.reporting import costs
 from guitest.reporting import report as report_mod
 from guitest.reporting.builder import same_run_kind
-from guitest.spending import SLOT, SPENT, Budget, Spending, worker_slot
-from guitest.usage import MAX_CALL_TOKENS, FailedCall, Usage, add, from_anthropic, from_chat, from_responses, total
-from guitest.usage import tokens as usage_tokens
+from guitest.cost.spending import SLOT, SPENT, Budget, Spending, worker_slot
+from guitest.cost.usage import MAX_CALL_TOKENS, FailedCall, Usage, add, from_anthropic, from_chat, from_responses, total
+from guitest.cost.usage import tokens as usage_tokens
 from test_live_loop import TASK, FakeEnv, Scripted
 
 MODEL = "gpt-4o-mini"  # priced by genai-prices (by the model's name: the loopback endpoint is no provider it knows)
@@ -385,7 +385,7 @@ def test_a_budget_stops_the_run_at_once_and_lf_finishes_it_with_the_same_verdict
 
 def test_lf_folds_into_a_report_asked_at_another_speed_but_never_of_another_model() -> None:
     """Before: --lf compared the whole model record, so a re-run with another --concurrency was reported on its own,
-    complete, and the earlier answers were in no report. What may differ is guitest.merge's (one definition)."""
+    complete, and the earlier answers were in no report. What may differ is guitest.scale.merge's (one definition)."""
     settings = {"temperature": 0.0, "max_tokens": 512, "seed": None, "concurrency": 1, "timeout": 120.0, "retries": 3, "base_url": "http://a:8000/v1", "http_client": "stdlib"}
     model = {"spec": f"openai:{MODEL}", "adapter": "OpenAIChat", "base_url": "http://a:8000/v1", "http_client": "stdlib", "settings": settings}
     previous: Any = {"model": model, "suite": {"path": "suites/tiny/suite.yaml"}, "run": {}}

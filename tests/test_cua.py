@@ -28,7 +28,7 @@ import fakecua
 import fakeserver
 from propbudget import examples
 from guitest.cache import ResponseCache
-from guitest.case import DEFAULT_OPTIONS, RunOptions
+from guitest.run.case import DEFAULT_OPTIONS, RunOptions
 from guitest.errors import ModelError
 from guitest.exchange import Case, Prompt, SentImage
 from guitest.live.actions import Action, problem, to_screen
@@ -36,9 +36,9 @@ from guitest.live.cua import anthropic as cua_anthropic, openai_responses as cua
 from guitest.live.cua.display import Display, anthropic_display, anthropic_resized, anthropic_scale, openai_display
 from guitest.live.agent import STEP_TASK
 from guitest.live.cua.policy import ComputerUsePolicy
-from guitest.live.flow import _asker
+from guitest.run.live_case import _asker
 from guitest.live.loop import run_episode
-from guitest.spending import Meter
+from guitest.cost.spending import Meter
 from guitest.live.protocol import Evaluation, Observation, TaskSpec
 from guitest.models import load_model
 from guitest.models.base import Settings

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from guitest.case import run_case
+from guitest.run.case import run_case
 from guitest.errors import SuiteError
 from guitest.formats import read_suite_samples
 from guitest.models import load_model

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from guitest import demo, schema
+from guitest.data import demo
+from guitest import schema
 from guitest.formats import read_suite_samples
 from guitest.suite import load_suite
 

@@ -17,8 +17,8 @@ import pytest
 
 from fakemachine import FakeMachine
 from test_deadlines import dripping  # noqa: F401 - the fixture: a loopback server dripping a valid answer
-from guitest.envs import machine as machine_module
-from guitest.envs.machine import DesktopEnv, pyautogui_code, pyautogui_key
+from guitest.desktopenv import machine as machine_module
+from guitest.desktopenv.machine import DesktopEnv, pyautogui_code, pyautogui_key
 from guitest.live.actions import Action
 from guitest.live.protocol import EnvFailure, TaskSpec
 from guitest.desktopenv.client import PYAUTOGUI_PREFIX, MachineClient, MachineFailure, shown_url

@@ -31,7 +31,7 @@ _skip_or_fail()
 
 from guitest.localdesktop.xvfb import start_desktop  # noqa: E402
 from guitest.desktopenv.reader import read  # noqa: E402
-from guitest.published_runs import osworld_action  # noqa: E402
+from guitest.published.runs import osworld_action  # noqa: E402
 from guitest.suite import Suite  # noqa: E402
 
 LOCAL = REPO / "suites" / "desktop_local"

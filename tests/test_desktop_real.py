@@ -23,9 +23,9 @@ import yaml
 from PIL import Image
 
 from builders import REPO
-from guitest import desktop_commands as cli
+from guitest.desktopenv import commands as cli
 from guitest.localdesktop.xvfb import LocalDesktop, marked_pids, missing_programs, server_python_problem, start_desktop
-from guitest.envs.machine import DesktopEnv
+from guitest.desktopenv.machine import DesktopEnv
 from guitest.desktopenv.reader import read
 from guitest.live.actions import Action
 from guitest.live.protocol import EnvFailure

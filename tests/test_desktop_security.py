@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from guitest import desktop_commands as cli
+from guitest.desktopenv import commands as cli
 from guitest.localdesktop.xvfb import DesktopError, start_desktop
 from guitest.desktopenv.client import MachineClient
 

@@ -19,10 +19,10 @@ import pytest
 
 from fakemachine import FakeMachine
 from guitest.reporting import gate
-from guitest.envs import machine as desktop
-from guitest.envs.machine import DesktopEnv
+from guitest.desktopenv import machine as desktop
+from guitest.desktopenv.machine import DesktopEnv
 from guitest.desktopenv.reader import read
-from guitest.live.flow import Environments, LiveSetup, run_live_case
+from guitest.run.live_case import Environments, LiveSetup, run_live_case
 from guitest.live.protocol import EnvFailure, TaskSpec
 from guitest.models import load_model
 from guitest.models.base import Settings

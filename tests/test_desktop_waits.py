@@ -42,11 +42,11 @@ import yaml
 from builders import REPO
 from fakemachine import FakeMachine
 from guitest.desktopenv.machine_pool import MachinePool
-from guitest.envs import machine as machine_module
-from guitest.envs.machine import DesktopEnv, waits
+from guitest.desktopenv import machine as machine_module
+from guitest.desktopenv.machine import DesktopEnv, waits
 from guitest.live import runners
 from guitest.live.actions import Action
-from guitest.live.flow import LiveSetup
+from guitest.run.live_case import LiveSetup
 from guitest.live.protocol import EnvFailure, TaskSpec
 
 #: each runner's reference run script's sleep_after_execution (OSWorld's config(), run as the module docstring says)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from guitest import matching as el
+from guitest.tasks import matching as el
 from guitest.answers.elements import find_list
 from hallubench_data import require_embedding
 

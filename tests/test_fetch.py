@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from guitest.datapath import ENV_VAR
-from guitest.fetch import EXPECTED, FetchError, fetch, main, unpack
-from guitest.placeholders import make_placeholders
+from guitest.data.fetch import EXPECTED, FetchError, fetch, main, unpack
+from guitest.data.placeholders import make_placeholders
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

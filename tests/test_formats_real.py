@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from guitest.case import run_case
+from guitest.run.case import run_case
 from guitest.formats import read_suite_samples
 from guitest.models.base import Settings
 from guitest.models.baselines import Oracle

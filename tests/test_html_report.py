@@ -653,7 +653,7 @@ def test_demo_run_writes_a_report_the_browser_shows(browser: Any, pytester: pyte
     """A real run over the demo suite (replayed replies: half right, half hostile HTML) writes the page the browser checks."""
     import json
 
-    from guitest.demo import ensure
+    from guitest.data.demo import ensure
 
     repo = Path(__file__).resolve().parents[1]
     data = ensure(repo / "suites" / "demo" / "data")
@@ -728,7 +728,7 @@ def test_a_large_step_screenshot_gets_its_thumbnail_beside_it_and_a_small_one_no
     page) gets none and costs no decoding: its size is read from its header."""
     from PIL import PngImagePlugin
 
-    from guitest.live.flow import _sink
+    from guitest.run.live_case import _sink
 
     def png(size: tuple[int, int]) -> bytes:
         buffer = io.BytesIO()

@@ -155,7 +155,7 @@ def test_the_graph_sees_the_package(guitest_graph: dict[str, set[str]]) -> None:
     assert len(graph) > 50 and "guitest.plugin" in graph and "guitest.registry" in graph
     assert "guitest.tasks" in graph["guitest.suite"]  # a module-level import
     assert "guitest.exchange" in graph["guitest.tasks"]  # an import under TYPE_CHECKING
-    assert "guitest.formats" in graph["guitest.fetch"]  # only inside a function
+    assert "guitest.formats" in graph["guitest.data.fetch"]  # only inside a function
     assert "guitest.models" in graph["guitest.tasks.judge"]  # `from ..models.base import ...` runs models/__init__ first
 
 
@@ -195,9 +195,9 @@ def test_no_circle_in_a_package_without_one(tmp_path: Path) -> None:
 
 
 #: the pairs of guitest's parts (its packages, and its top-level modules) that import each other, with why each
-#: remains (docs/design.md, "Layout"): `live` holds both the contract every backend implements (protocol, actions, keys) and the
-#: flow that opens the backends of `envs`
-ALLOWED_PAIRS = {("envs", "live")}
+#: remains (docs/design.md, "Layout"): none since the flow of a live case moved from live/ (the contract every backend
+#: implements) to run/ (which opens the backends of envs/)
+ALLOWED_PAIRS: set[tuple[str, str]] = set()
 
 
 def part(module: str) -> str:
@@ -257,18 +257,10 @@ def loops(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-_LIVE_SPLIT = (
-    "live/ holds both the contract every backend implements (protocol.py, actions.py, keys.py) and the flow that runs "
-    "the backends (flow.py opens envs/' pools); splitting the contract into a "
-    "package of its own (README, Layout) would move the modules every backend, runner and test imports"
-)
 #: the loops between guitest's parts (its packages, and its top-level modules) that remain, each with why; any other
-#: loop fails the test, and so does one listed here that is gone (remove it)
-ALLOWED_LOOPS = {
-    "envs -> live -> envs": _LIVE_SPLIT,
-    "desktopenv -> live -> envs -> desktopenv": f"{_LIVE_SPLIT}; desktopenv/ speaks the contract, and envs/machine.py (the desktop backend) drives desktopenv/",
-    "desktopenv -> formats -> live -> envs -> desktopenv": f"{_LIVE_SPLIT}; desktopenv/ reads Windows Agent Arena's task files (formats/waa.py), formats/webtask.py reads the contract's TaskSpec",
-}
+#: loop fails the test, and so does one listed here that is gone (remove it). None remains: the three that ran through
+#: live/ -> envs/ (live/flow.py opened the backends' pools) went when that flow moved to run/live_case.py
+ALLOWED_LOOPS: dict[str, str] = {}
 
 
 def test_guitests_parts_loop_only_as_written(guitest_graph: dict[str, set[str]]) -> None:
@@ -306,12 +298,12 @@ def test_loops_are_each_found_once() -> None:
 BACKEND_HOMES = {
     "miniwob": ("guitest.miniwob",),
     "webapp": ("guitest.envs.webapp", "guitest.envs.web_solution"),
-    "desktop": ("guitest.envs.machine", "guitest.desktopenv", "guitest.desktop_backend"),
+    "desktop": ("guitest.desktopenv",),
 }
 #: modules outside a backend's home that import it, each with why
 BACKEND_IMPORTERS = {
-    ("guitest.desktop_commands", "desktop"): "`guitest desktop up|down|list|...` is the desktop backend's own command: it talks to a local desktop as the backend's machine client does",
-    ("guitest.published_runs", "desktop"): "reads OSWorld's published trajectories, whose actions are the desktop's (desktopenv.task.action_from, envs.machine.pyautogui_code)",
+    ("guitest.published.runs", "desktop"): "reads OSWorld's published trajectories, whose actions are the desktop's (desktopenv.task.action_from, desktopenv.machine.pyautogui_code)",
+    ("guitest.cli", "desktop"): "the command line hands `guitest desktop up|down|list|...` to the desktop backend's own command (desktopenv/commands.py), loaded only for that command",
 }
 
 

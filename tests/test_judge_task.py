@@ -1,4 +1,4 @@
-"""The judge task through guitest.case.run_case, with a scripted in-process model that records every prompt.
+"""The judge task through guitest.run.case.run_case, with a scripted in-process model that records every prompt.
 
 What is sent (order of screenshots and records, placeholders dropped, the cap, head_tail, text
 only), how replies become verdicts (both modes, unsure, repair, unparsed), the FAIL rule, and
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from guitest.case import run_case
+from guitest.run.case import run_case
 from guitest.errors import SuiteError
 from guitest.models.base import Case, Model, Prompt, Reply, SentImage, Settings
 from guitest.models.baselines import Oracle

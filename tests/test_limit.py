@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from builders import SHARED_DATA, write_suite
-from guitest import limiting, sharding
+from guitest.plan import limiting, sharding
 from guitest.formats import read_suite_samples
-from guitest.runconfig import ConfigError, from_values
+from guitest.plan.runconfig import ConfigError, from_values
 from guitest.suite import load_suite
 
 PRO = SHARED_DATA / "screenspot_pro"

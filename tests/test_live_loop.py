@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from guitest.case import DEFAULT_OPTIONS
+from guitest.run.case import DEFAULT_OPTIONS
 from guitest.errors import ModelError
 from guitest.exchange import Case, Prompt, Reply, SentImage
 from guitest.live import runners
 from guitest.live.actions import MAX_ACTIONS, MAX_COORDINATE, MAX_SCROLL, MAX_SECONDS, Action, problem
 from guitest.live.agent import ModelPolicy
-from guitest.live.flow import _asker
+from guitest.run.live_case import _asker
 from guitest.live.loop import Decision, Episode, StepInput, describe, run_episode
 from guitest.live.protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 from guitest.live.record import folder_sink, to_trajectory

@@ -448,7 +448,7 @@ def test_key_combinations() -> None:
 @pytest.mark.parametrize("name", ["uitars15", "qwen25vl", "prompt-agent", "guitest"])
 def test_the_step_cache_key_covers_every_message_and_image(name: str) -> None:
     """A step's response-cache key is built from the prompt's system and user text and the digests of all its images
-    (guitest.live.flow's asker): a conversation's user text holds every turn, so an earlier reply or an earlier
+    (guitest.run.live_case's asker): a conversation's user text holds every turn, so an earlier reply or an earlier
     screenshot that differs makes another key."""
     runner = runners.get(name)
 

@@ -1,4 +1,4 @@
-"""Every report carries the run's manifest (guitest/manifest.py): versions (Python, pytest, pytest-xdist and the
+"""Every report carries the run's manifest (guitest/reporting/manifest.py): versions (Python, pytest, pytest-xdist and the
 packages that touch a result), the suite file's and each data file's digest, the prompt, system and runner texts as
 digests kept once; each case carries its prompt as sent.
 ``guitest compare`` says what two runs differ in before the scores, serial and with -n 2: a difference their results
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from builders import write_suite
-from guitest import manifest
+from guitest.reporting import manifest
 from guitest.models import load_model
 from guitest.models.base import Prompt, Settings
 from guitest.models.pipeline import with_stages
@@ -249,7 +249,7 @@ def test_the_case_selection_is_named_when_the_runs_selected_other_cases() -> Non
 def test_what_an_environment_says_it_runs_on_is_read_without_trusting_it() -> None:
     """An environment's optional ``software()`` (the browser backends': their browser's name and version) is read after
     each episode; one that lacks it, raises, or answers in another shape records nothing and loses no episode."""
-    from guitest.live.flow import software_record
+    from guitest.run.live_case import software_record
 
     class Says:
         def __init__(self, answer: Any) -> None:

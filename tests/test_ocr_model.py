@@ -32,8 +32,9 @@ else:
         reason="the ocr model needs rapidocr-onnxruntime: pip install 'guitest[ocr]' (set GUITEST_REQUIRE_OCR=1 to fail instead of skip)",
     )
 
-from guitest import demo, profiles  # noqa: E402
-from guitest.case import run_case  # noqa: E402
+from guitest.data import demo
+from guitest import profiles  # noqa: E402
+from guitest.run.case import run_case  # noqa: E402
 from guitest.errors import ModelError  # noqa: E402
 from guitest.formats import read_suite_samples  # noqa: E402
 from guitest.models import ocr  # noqa: E402

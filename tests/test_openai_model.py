@@ -22,7 +22,7 @@ from guitest.models.base import Case, Prompt, Reply, Settings
 from guitest.models.openai_api import OpenAIChat
 from guitest.sample import Sample
 from guitest.tasks.grounding import Grounding
-from guitest.usage import Usage
+from guitest.cost.usage import Usage
 
 try:
     import fakeserver

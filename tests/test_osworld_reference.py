@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from guitest.envs.machine import pyautogui_code, pyautogui_key
+from guitest.desktopenv.machine import pyautogui_code, pyautogui_key
 from guitest.exchange import SentImage
 from guitest.live import runners
 from guitest.live.actions import Action
@@ -163,7 +163,7 @@ def machine(steps: list[list[Action]]) -> list[list[str]]:
                 if round(dx):
                     said.append(f"hscroll({round(dx)}{where})")
             elif a.kind == "type":
-                if a.paste or not a.text.isascii():  # guitest.envs.machine.typing_code: through the clipboard
+                if a.paste or not a.text.isascii():  # guitest.desktopenv.machine.typing_code: through the clipboard
                     said.append(f"paste({a.text!r})")
                 else:
                     for char in a.text:

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from guitest.errors import SuiteError
-from guitest.placeholders import DEFAULT_SIZES, FALLBACK_SIZE, make_placeholders
+from guitest.data.placeholders import DEFAULT_SIZES, FALLBACK_SIZE, make_placeholders
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 NEEDS = "needs the real annotation files in ../shared/data/{} (the shared reference data is not on this machine)"

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from guitest.cli import main
-from guitest.published_runs import OSWorldExport, PublishedRunError, osworld_action, osworld_place, osworld_report, osworld_score, write_osworld
+from guitest.published.runs import OSWorldExport, PublishedRunError, osworld_action, osworld_place, osworld_report, osworld_score, write_osworld
 from guitest.reporting import report as report_mod
 from guitest.reporting.compare import compare
 from guitest.reporting.gate import DEFAULT_EXIT_CODE
@@ -376,7 +376,7 @@ def test_an_action_is_the_code_the_machine_runs_for_it() -> None:
     """Text typed through the clipboard (UI-TARS's runner pastes) is pasted in the export too, as the machine ran it;
     points are mapped from the screenshot's pixels to the screen's; guitest's final and wait actions are OSWorld's
     strings; an action no code performs keeps its plain form."""
-    from guitest.envs.machine import typing_code
+    from guitest.desktopenv.machine import typing_code
 
     assert osworld_action({"kind": "type", "text": "grüße", "paste": True}, (1920, 1080)) == typing_code("grüße", paste=True)
     assert osworld_action({"kind": "type", "text": "ab", "paste": True}, (1920, 1080)) == typing_code("ab", paste=True) != "pyautogui.write('ab')"

@@ -29,7 +29,7 @@ from guitest.envs.pool import EnvPool
 from guitest.live.baseline_policies import OraclePolicy
 from guitest.live.loop import run_episode
 from guitest.live.protocol import EnvFailure, TaskSpec
-from guitest.runconfig import ConfigError, from_values
+from guitest.plan.runconfig import ConfigError, from_values
 
 from guitest.live.actions import Action
 from test_live_browser import CHROMIUM, _require, chromium_version

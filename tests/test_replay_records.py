@@ -17,15 +17,15 @@ from typing import Any, Callable
 
 import pytest
 
-from guitest.case import run_case
+from guitest.run.case import run_case
 from guitest.errors import ModelError, SuiteError
 from guitest.formats import read_suite_samples
 from guitest.models.base import Settings
 from guitest.models.replay import Replay
 from guitest.profiles import PROFILES
-from guitest.runconfig import from_values
+from guitest.plan.runconfig import from_values
 from guitest.sample import Sample
-from guitest.session import Session
+from guitest.run.session import Session
 from guitest.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ SCHEMA_PATH = Path(guitest.__file__).parent / "schemas" / "report.schema.json"
 #: open values (``Any``/``dict[str, Any]``) whose schema says more than the type: field path -> why they stay open
 OPEN: dict[str, str] = {
     "model": "each adapter adds its own fields to the four every model has (guitest.models.base.Model.describe)",
-    "run.price": "which fields beside source depends on where the price came from (guitest.pricing)",
+    "run.price": "which fields beside source depends on where the price came from (guitest.cost.pricing)",
 }
 
 #: schema enums of fields the types keep as ``str``, with the constants that hold their values

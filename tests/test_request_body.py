@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from propbudget import examples
 
-from guitest import request_body
+from guitest.models import request_body
 
 
 def plain(payload: Any) -> bytes:

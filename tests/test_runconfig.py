@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from guitest.runconfig import OPTIONS, ConfigError, RunConfig, from_values
+from guitest.plan.runconfig import OPTIONS, ConfigError, RunConfig, from_values
 
 OPTIONS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "options.md"
 

@@ -1,4 +1,4 @@
-"""``guitest.prefetch.Prefetcher``: bounded concurrent jobs consumed in order.
+"""``guitest.run.prefetch.Prefetcher``: bounded concurrent jobs consumed in order.
 
 Concurrency is measured with counters under a lock inside the jobs, never with wall time.
 """
@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from guitest.prefetch import Prefetcher
+from guitest.run.prefetch import Prefetcher
 
 SLEEP = 0.2
 

@@ -1,4 +1,4 @@
-"""A run's session without pytest: cases run through guitest.session.Session directly, in this process.
+"""A run's session without pytest: cases run through guitest.run.session.Session directly, in this process.
 
 The same run as tests/test_plugin.py's scenarios (a tiny ScreenSpot suite, baselines, a gate, --baseline, --lf,
 the cache's ledger, xdist's worker input and lookahead), each in well under a second: the plugin's hooks only
@@ -19,8 +19,8 @@ from builders import n_rows, write_suite
 from guitest.reporting import report as report_mod
 from guitest.models.baselines import Oracle
 from guitest.models.base import Case, Model, Prompt, Reply, SentImage
-from guitest.runconfig import ConfigError, from_values
-from guitest.session import BUDGET_EXIT_CODE, INCOMPLETE_EXIT_CODE, Session
+from guitest.plan.runconfig import ConfigError, from_values
+from guitest.run.session import BUDGET_EXIT_CODE, INCOMPLETE_EXIT_CODE, Session
 from guitest.suite import prompt_text
 from guitest.verdict import case_result
 from guitest.reporting.summary import Line

@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 
 import fakeserver
 from builders import write_suite
-from guitest import merge as merge_mod
-from guitest import sharding
-from guitest.case import _shown
+from guitest.scale import merge as merge_mod
+from guitest.plan import sharding
+from guitest.run.case import _shown
 from guitest.cli import main
 from guitest.profiles import PROFILES
 from guitest.tasks import grounding, hallucination
@@ -252,7 +252,7 @@ def test_what_a_grounding_row_settles_and_what_it_does_not() -> None:
 
 def test_the_exit_status_is_the_run_in_one_piece_s() -> None:
     """pytest's 1 for an errored case comes before the run's own: a budget reached (13, before all), a part or case
-    missing (11), a failed gate (its exit code), as guitest.session.exit_status orders them for a run in one piece."""
+    missing (11), a failed gate (its exit code), as guitest.run.session.exit_status orders them for a run in one piece."""
 
     def report(verdicts: list[str], complete: bool = True, failures: tuple[str, ...] = (), budget: dict[str, Any] | None = None) -> Any:
         return {"cases": [{"id": str(n), "verdict": v} for n, v in enumerate(verdicts)], "complete": complete, "gate": {"failures": list(failures)}, "run": {"budget": budget}}

@@ -16,11 +16,14 @@ import pytest
 
 from builders import write_suite
 
-LIVE = ("guitest.live", "guitest.envs", "guitest.desktopenv", "guitest.localdesktop", "guitest.miniwob.env", "guitest.miniwob.oracle", "playwright")
+LIVE = ("guitest.live", "guitest.envs", "guitest.desktopenv.", "guitest.localdesktop", "guitest.miniwob.env", "guitest.miniwob.oracle", "playwright")
+#: what each backend tells the general modules (guitest/backends.py reads every backend's entry for the run's header):
+#: loaded by every run, and light (the desktop's package __init__ is its docstring)
+BACKEND_ENTRIES = ("guitest.desktopenv.backend",)
 NEVER = LIVE + ("jsonschema", "openai")
 PIL = ("PIL", "guitest.images")
 REPORT = ("guitest.reporting.builder", "guitest.reporting.report", "guitest.reporting.writer", "guitest.reporting.html", "guitest.reporting.compare")
-CASES = ("guitest.case", "guitest.attempts", "guitest.pysuite")  # running a case, Python suites
+CASES = ("guitest.run.case", "guitest.run.attempts", "guitest.plan.pysuite")  # running a case, Python suites
 WATCHED = NEVER + PIL + REPORT + CASES + ("guitest.suite", "yaml")
 CONFTEST = f"""
 import json, os, sys
@@ -46,7 +49,7 @@ def run(pytester: pytest.Pytester, *args: str) -> tuple[int, list[dict[str, obje
 
 
 def of(loaded: object, prefixes: tuple[str, ...]) -> list[str]:
-    return [m for m in loaded if m.startswith(prefixes)]  # type: ignore[attr-defined]
+    return [m for m in loaded if m.startswith(prefixes) and m not in BACKEND_ENTRIES]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])

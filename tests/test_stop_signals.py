@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP end a run as Ctrl-C does (guitest/stopsignals.py): the cases that finished are in a report marked
+"""SIGTERM and SIGHUP end a run as Ctrl-C does (guitest/run/stopsignals.py): the cases that finished are in a report marked
 incomplete, the cache's ledger leaves the run to resume, ``--lf`` finishes it, and the run exits 128 + the signal's
 number. Before: the signal's default killed the run at once, with no report at all.
 
@@ -25,7 +25,7 @@ import pytest
 
 import fakeserver
 from builders import n_rows, write_suite
-from guitest.stopsignals import StopSignals, Stopped, exit_code
+from guitest.run.stopsignals import StopSignals, Stopped, exit_code
 
 TERM, HUP = signal.SIGTERM, signal.SIGHUP
 

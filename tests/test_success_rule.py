@@ -13,7 +13,7 @@ import pytest
 
 from guitest.miniwob import rules
 from guitest.errors import SuiteError
-from guitest.live.flow import LiveSetup
+from guitest.run.live_case import LiveSetup
 from guitest.live.protocol import EnvFailure
 from guitest.tasks import load_task
 

@@ -1,7 +1,7 @@
 """The client side: OSWorld's and Windows Agent Arena's machine protocol and task format, without desktop-env's stack;
 :mod:`guitest.localdesktop` is the machine side (a local desktop and guitest's own server of that protocol).
 
-Named after ``desktop_env``, the package both benchmarks' harnesses use; :mod:`guitest.envs.machine` is the live
+Named after ``desktop_env``, the package both benchmarks' harnesses use; :mod:`guitest.desktopenv.machine` is the live
 backend that drives a machine through these modules.
 
 Plain modules, no pytest:

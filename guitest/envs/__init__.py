@@ -58,7 +58,7 @@ def open_env(name: str, options: Mapping[str, Any] | None = None, base_dir: str 
 def settings(name: str, options: Mapping[str, Any]) -> LiveSuiteRecord:
     """What backend ``name`` does under ``options`` (a suite's ``env_options``, with what the live flow adds) that a
     report records beside them, as its description says (:meth:`guitest.backends.Backend.settings`): the desktop's
-    waits (``{"waits": ...}``, :func:`guitest.envs.machine.waits`); ``{}`` for the web backends (they wait on the
+    waits (``{"waits": ...}``, :func:`guitest.desktopenv.machine.waits`); ``{}`` for the web backends (they wait on the
     page, not the clock). EnvFailure naming a bad option."""
     return backends.backend(name).settings(options)
 
@@ -73,7 +73,7 @@ def shutdown() -> None:
     """Close the browser, the local servers and the local desktops the built-in backends share in this process (safe to call twice)."""
     import sys
 
-    for module in ("guitest.envs.browser", "guitest.envs.servers", "guitest.envs.machine"):
+    for module in ("guitest.envs.browser", "guitest.envs.servers", "guitest.desktopenv.machine"):
         loaded = sys.modules.get(module)
         if loaded is not None:
             loaded.shutdown()

@@ -20,7 +20,7 @@ from ..exchange import Case
 from ..images import decode_rgb, image_from_bytes, resized
 from ..models.base import Model
 from ..sample import Sample
-from ..usage import tokens_of
+from ..cost.usage import tokens_of
 from ..tasks.live import Live
 from .actions import CLICK, DONE, Action
 from .loop import Decision, StepInput

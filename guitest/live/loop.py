@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ..errors import EndpointDown, ModelError
-from ..usage import tokens as usage_tokens
+from ..cost.usage import tokens as usage_tokens
 from .actions import Action, bounded, takes
 from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
 
@@ -58,7 +58,7 @@ class Decision:
     a description of ``actions``). ``notes``: how it was read (parser notes; a part of the reply that
     could not be read is named in one, e.g. ``action 2: coordinates_not_numbers``). ``finish_reason``:
     the endpoint's. ``cached``: the reply came from the response cache. ``usage``: the tokens the reply's call
-    used (:meth:`guitest.usage.Usage.as_dict`; a cached reply's as they were when it was made; None: unknown).
+    used (:meth:`guitest.cost.usage.Usage.as_dict`; a cached reply's as they were when it was made; None: unknown).
     """
 
     reply: str | None

@@ -1,7 +1,7 @@
 """One local desktop: Xvfb, openbox, a D-Bus session, the accessibility bus, and guitest's protocol server.
 
 :func:`start_desktop` starts them on a free display (from :99 up, or the one asked for) and returns a
-:class:`LocalDesktop` whose ``url`` a :class:`~guitest.envs.machine.DesktopEnv` drives; its
+:class:`LocalDesktop` whose ``url`` a :class:`~guitest.desktopenv.machine.DesktopEnv` drives; its
 :meth:`~LocalDesktop.stop` ends every process the desktop started, the server's applications
 included. Every process gets the desktop's marker in its environment (``GUITEST_DESKTOP_ID``), so
 stopping also finds what was re-parented away (D-Bus activated services, a browser's helpers): no

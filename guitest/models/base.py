@@ -1,7 +1,7 @@
 """The model adapter interface: four stages, each overridable.
 
 ``build_prompt -> preprocess -> generate -> postprocess``: a case calls them in this
-order (see :func:`guitest.case.run_case`). Subclasses usually override ``generate``
+order (see :func:`guitest.run.case.run_case`). Subclasses usually override ``generate``
 only; the model's profile (:mod:`guitest.profiles`) supplies the prompt, the image
 sizing and the answer convention that the default stages use. The data the stages pass
 (Case, Prompt, SentImage, Reply) lives in :mod:`guitest.exchange` and is re-exported here.
@@ -67,7 +67,7 @@ class Model:
     """Base adapter; ``profile`` holds the conventions of the model family.
 
     ``cacheable``: its replies go through the response cache (False for models that cost nothing).
-    ``metered``: its calls are counted (tokens, model time, dollars: :mod:`guitest.usage`) and kept to the run's
+    ``metered``: its calls are counted (tokens, model time, dollars: :mod:`guitest.cost.usage`) and kept to the run's
     budget (False for models that spend no tokens: the baselines, replayed replies, the OCR baseline).
     ``needs_screenshot``: False for a model that reads no pixel and no file of the screenshot (replayed answers): a
     case whose annotation gives the image's size then runs on that size and never opens the screenshot.

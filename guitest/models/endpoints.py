@@ -41,7 +41,7 @@ REST_AFTER = 3
 class Retryable(Exception):
     """A failure worth another try; carries the server's Retry-After when it gave one. ``no_reply``: no HTTP
     reply came at all; ``server_error``: a 5xx. Both count towards taking the endpoint out. ``why``: the kind of
-    failure the run counts it as (:data:`guitest.usage.FAILURES`; by default ``connection`` without a reply,
+    failure the run counts it as (:data:`guitest.cost.usage.FAILURES`; by default ``connection`` without a reply,
     ``server_error`` for a 5xx, else ``malformed``), ``usage``: what the reply said it used, if it said."""
 
     def __init__(self, message: str, retry_after: float | None = None, *, no_reply: bool = False, server_error: bool = False, why: str | None = None) -> None:
@@ -54,7 +54,7 @@ class Retryable(Exception):
 
 
 def connection_failure(exc: BaseException) -> str:
-    """The kind of failure (:data:`guitest.usage.FAILURES`) of an official client's connection error ``exc``: ``cut``
+    """The kind of failure (:data:`guitest.cost.usage.FAILURES`) of an official client's connection error ``exc``: ``cut``
     when the reply began and its connection closed in its middle (h11's words, under httpx), else ``connection``."""
     return "cut" if "complete message body" in str(exc.__cause__ or exc) else "connection"
 

@@ -61,7 +61,7 @@ from PIL import Image
 from ..errors import ModelError
 from ..images import smart_resize
 from ..profiles import Profile
-from ..usage import Usage
+from ..cost.usage import Usage
 from .base import Case, Model, Prompt, Reply, SentImage, Settings
 
 DTYPES = {

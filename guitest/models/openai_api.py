@@ -27,12 +27,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__, request_body
+from .. import __version__
+from . import request_body
 from ..errors import EndpointDown, ModelError
 from ..profiles import Profile
 from ..printable import printable
 from ..secrets import Scrubber
-from ..usage import FailedCall, Usage, from_chat
+from ..cost.usage import FailedCall, Usage, from_chat
 from .base import Case, Model, Prompt, Reply, SentImage, Settings, redact_url
 from .endpoints import Endpoint, EndpointPool, Retryable, connection_failure, credentials, status_hint
 from .transport import HTTPFailure, JSONPoster
@@ -220,7 +221,7 @@ class OpenAIChat(Model):
         last = ""
         tries = self.settings.retries + 1
         failed: Endpoint | None = None
-        calls: list[FailedCall] = []  # the tries that gave no usable reply, counted apart (guitest.usage)
+        calls: list[FailedCall] = []  # the tries that gave no usable reply, counted apart (guitest.cost.usage)
         for attempt in range(1, tries + 1):
             endpoint = self.pool.pick(avoid=failed)
             if endpoint is None:
@@ -248,7 +249,7 @@ class OpenAIChat(Model):
         return EndpointDown(self.scrub(f"not asked: {what} ({reason}); start the endpoint and re-run with --lf"), url, state, self.scrub(reason))
 
     def _call(self, endpoint: Endpoint, messages: list[dict[str, Any]], attempt: int = 0) -> tuple[str, str | None, Usage | None]:
-        """One request: the reply's text, finish reason and usage (:func:`guitest.usage.from_chat`)."""
+        """One request: the reply's text, finish reason and usage (:func:`guitest.cost.usage.from_chat`)."""
         extra: dict[str, Any] = {}
         if self.settings.seed is not None:
             extra["seed"] = self.settings.seed + attempt  # each repeat its own sample
@@ -379,7 +380,7 @@ def reply_text(content: Any, tool_calls: list[Any], finish_reason: str | None) -
 
 def _image_part(image: SentImage, verbatim: bool = False) -> dict[str, Any]:
     """The message part of a screenshot: its data URI as a ``str``, or with ``verbatim`` as the bytes the lean client
-    puts in the request body as they are (:class:`~guitest.request_body.Verbatim`: the same body, byte for byte)."""
+    puts in the request body as they are (:class:`~guitest.models.request_body.Verbatim`: the same body, byte for byte)."""
     if image.data is None or image.mime is None:
         raise ModelError("no image to send: preprocess() returned no encoded image")
     if verbatim:

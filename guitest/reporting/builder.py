@@ -104,7 +104,7 @@ WHERE = ("base_url", "base_urls", "api_key", "auth", "http_client")
 
 def model_itself(model: dict[str, Any]) -> dict[str, Any]:
     """The model as a report describes it, less where and how fast it was asked (:data:`WHERE` and the settings
-    :data:`guitest.models.base.ASKED`): the shards of one run merge (guitest.merge), and an --lf run folds into the
+    :data:`guitest.models.base.ASKED`): the shards of one run merge (guitest.scale.merge), and an --lf run folds into the
     report it finishes, whatever their endpoints, --concurrency, --timeout, --retries or HTTP client."""
     value = {k: v for k, v in model.items() if k not in WHERE}
     if isinstance(value.get("settings"), dict):

@@ -50,7 +50,7 @@ from .report import align_table
 from .document import Counts, Report, from_json
 from .significance import POWER, fixed_set_test, mcnemar_detectable, mcnemar_exact, population_test
 from .significance import mcnemar_p as mcnemar_p  # where callers of guitest compare have always found it
-from .. import manifest
+from . import manifest
 from ..verdict import CASE_VERDICTS, ERROR, HIT, VERDICTS, CaseResult
 
 BETTER, WORSE, SAME = "better", "worse", "no detectable change"
@@ -121,7 +121,7 @@ def check_report(report: Any) -> list[str]:
 
 
 #: the parts of a report that are optional (older reports lack them) but, when present, of one kind; what the
-#: comparison reads of them (guitest.manifest.differences, the headline, the costs)
+#: comparison reads of them (guitest.reporting.manifest.differences, the headline, the costs)
 OPTIONAL: tuple[tuple[str, type], ...] = (
     ("suite", dict),
     ("suite.runner", dict),

@@ -11,7 +11,7 @@ closed ``<details>`` that shows, when opened:
 - a live case: both episodes' steps side by side (each step's actions, reply and screenshot), with the first step
   where they diverge marked. Two steps diverge when the actions they ran differ (compared as the report records
   them: guitest's actions, or, when either side is a published OSWorld run, the ``traj.jsonl`` action each side's
-  step ran, guitest's written as :func:`guitest.published_runs.osworld_steps` writes them); an episode that has no
+  step ran, guitest's written as :func:`guitest.published.runs.osworld_steps` writes them); an episode that has no
   step where the other has one diverges there. The replies' words are not compared.
 
 A published OSWorld folder on either side shows its steps and screenshots from each task's ``traj.jsonl``.
@@ -221,7 +221,7 @@ def _src(picture: str, page_dir: Path) -> str | None:
 
 
 class Published(Protocol):
-    """How the page reads a published OSWorld run's steps (:mod:`guitest.published_runs`, which the command line passes:
+    """How the page reads a published OSWorld run's steps (:mod:`guitest.published.runs`, which the command line passes:
     the reporting package never imports it, it imports the reporting package)."""
 
     def osworld_task(self, report: Report, case: Mapping[str, Any]) -> Path | None: ...
@@ -495,7 +495,7 @@ def write(page: Path, result: Mapping[str, Any], text: str, kinds: Sequence[tupl
     """Write the page of the comparison ``result`` of ``old`` (read from ``old_path``) and ``new`` to ``page``, its
     ``text`` at the top and its flips by ``kinds`` (:data:`guitest.reporting.compare.FLIPS`)
     (atomically; its folder made); OSError when it cannot be written. ``published`` reads a published OSWorld run's
-    steps (:mod:`guitest.published_runs`); without it such a run's episodes show no step."""
+    steps (:mod:`guitest.published.runs`); without it such a run's episodes show no step."""
     page_dir = page.resolve().parent
     page_dir.mkdir(parents=True, exist_ok=True)
     html_text = render(result, text, kinds, Side("old", old, old_path.resolve(), page_dir, published), Side("new", new, new_path.resolve(), page_dir, published))

@@ -1,4 +1,4 @@
-"""What a suite's run cost, from its cases' tallies (:mod:`guitest.usage`): the report's ``usage`` record, its
+"""What a suite's run cost, from its cases' tallies (:mod:`guitest.cost.usage`): the report's ``usage`` record, its
 terminal line, and the difference ``guitest compare`` prints beside the difference in score.
 
 A case carries ``usage`` (the calls a run made for it, paid then) and ``cached_usage`` (the replies the response
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .. import usage as usage_mod
+from ..cost import usage as usage_mod
 from ..report_parts import UsageRecord
-from ..usage import TOKEN_KINDS, Tally
+from ..cost.usage import TOKEN_KINDS, Tally
 from ..verdict import HIT, CaseResult
 
 #: how the terminal and compare name each kind of token

@@ -7,7 +7,7 @@ workers sent, and a reader's misspelt field is a type error (mypy), not a silent
 report holds that its producer alone defines stays an open mapping: the model's description (each adapter adds
 its own), the task's settings and metrics, a live case's episode. The parts that modules below the reporting build
 (a live suite's record, the success rule, the endpoints, the manifest...) are declared in :mod:`guitest.report_parts`,
-a tally of model calls in :class:`guitest.usage.Tally`.
+a tally of model calls in :class:`guitest.cost.usage.Tally`.
 
 To change the report's shape: change the typed dict here (or there) and ``schemas/report.schema.json`` in the same
 commit. ``tests/test_report_shape.py`` walks the two side by side and fails naming the field that differs: its name,
@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Literal, Required, TypedDict
 
 from ..report_parts import EndpointHours, EndpointRecord, LiveSuiteRecord, Manifest, MergedShard, Spent, SuccessRule, Unreachable, UsageRecord
-from ..usage import Tally
+from ..cost.usage import Tally
 from ..verdict import CaseResult
 
 
@@ -126,7 +126,7 @@ class CacheRecord(TypedDict, total=False):
 
 class Abandoned(TypedDict):
     """The calls of cases a run started ahead of pytest whose results no report holds: how many cases, their calls
-    that answered (a tally of :mod:`guitest.usage`) and those that failed."""
+    that answered (a tally of :mod:`guitest.cost.usage`) and those that failed."""
 
     cases: int
     paid: Tally
@@ -134,7 +134,7 @@ class Abandoned(TypedDict):
 
 
 class RunUsage(TypedDict, total=False):
-    """What one run itself spent (tallies of :mod:`guitest.usage`): ``paid``, ``cached`` (what the cache answered, at
+    """What one run itself spent (tallies of :mod:`guitest.cost.usage`): ``paid``, ``cached`` (what the cache answered, at
     what it cost when made), ``failed`` (calls that gave no usable reply: NOT in ``paid``), ``abandoned``, the first
     usage numbers set aside (``warning``), a self-hosted endpoint's hours (``endpoint``)."""
 
@@ -234,7 +234,7 @@ class Report(TypedDict, total=False):
     cases: Required[list[CaseResult]]
     run: Required[RunRecord]
     baseline: BaselineRecord
-    manifest: Manifest  # guitest.manifest: versions, data and prompt digests (reports from 2026-12-04 on)
+    manifest: Manifest  # guitest.reporting.manifest: versions, data and prompt digests (reports from 2026-12-04 on)
     usage: UsageRecord  # guitest.reporting.costs: tokens, calls, model time and dollars (reports from 2026-12-05 on)
     schema_problems: list[str]
 

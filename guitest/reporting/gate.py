@@ -1,7 +1,7 @@
 """The release gate: accuracy thresholds, overall and per category, and no gate on machines in an unknown state.
 
 A live episode records how its machine was brought into shape before it ran (``prediction["reset"]``:
-``reverted``, ``reset`` or ``none``, see :mod:`guitest.envs.machine`). An episode on a machine nothing reset
+``reverted``, ``reset`` or ``none``, see :mod:`guitest.desktopenv.machine`). An episode on a machine nothing reset
 (``none``) may have been decided by what earlier episodes left there (a file the previous agent wrote, a
 window over the click point), so a gate does not pass on a run with such a scored episode unless the user
 says so (``allow_unknown_state``, ``--allow-unknown-state``).

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class HeaderOptions(backends.HeaderOptions, Protocol):
-    """The run's options the header says (a :class:`guitest.runconfig.RunConfig` is one): the backends' and the cache."""
+    """The run's options the header says (a :class:`guitest.plan.runconfig.RunConfig` is one): the backends' and the cache."""
 
     @property
     def cache(self) -> str: ...
@@ -273,7 +273,7 @@ def not_asked_words(report: Report) -> str:
 
 
 def runner_line(record: dict[str, Any]) -> str:
-    """A live suite's runner in one line, from the report's record of it (:func:`guitest.live.flow.live_record`'s ``runner``)."""
+    """A live suite's runner in one line, from the report's record of it (:func:`guitest.run.live_case.live_record`'s ``runner``)."""
     return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
 
 

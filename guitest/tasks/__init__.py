@@ -2,7 +2,7 @@
 
 A suite names its task (``task:`` in suite.yaml) and may give it settings (``settings:``,
 validated by ``schemas/tasks/<task>.schema.json`` when the task has one). The flow of a
-case (:func:`guitest.case.run_case`) asks the task for four things:
+case (:func:`guitest.run.case.run_case`) asks the task for four things:
 
 - ``truth(sample, size)``: the truth in pixels of the image as found (clipped, checked);
 - ``build_prompt(profile, case, template)``: the default prompt (a model may replace it);

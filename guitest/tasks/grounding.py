@@ -19,7 +19,7 @@ from ..verdict import ERROR, HIT, MISS, REFUSED, TRUNCATED, UNPARSED
 from . import Task
 
 #: how far (pixels) a stored point may lie from an edge of the stored truth box and still be read either way: a report
-#: keeps both to 0.01 px (the point here, the truth box in :func:`guitest.case._shown`), each off by up to half of that
+#: keeps both to 0.01 px (the point here, the truth box in :func:`guitest.run.case._shown`), each off by up to half of that
 ROUNDED_PX = 0.011
 
 

@@ -1,5 +1,5 @@
 """Live tasks (``task: live``): an agent acts step by step in a real environment, and the environment's own check
-scores the episode (:mod:`guitest.live`; the flow of a case is :func:`guitest.live.flow.run_live_case`).
+scores the episode (:mod:`guitest.live`; the flow of a case is :func:`guitest.run.live_case.run_live_case`).
 
 Settings (``schemas/tasks/live.schema.json``): ``include_flagged`` (the ``miniwob`` reader runs tasks with
 these flags too), ``history_images`` (earlier screenshots each step sends, the most recent ones; by

@@ -2,7 +2,7 @@
 
 The prompt asks for a JSON list of ``{"type", "description", "box": [x1, y1, x2, y2]}`` with
 the box in the profile's coordinate space; boxes are mapped back to pixels of the original
-image and matched as GUI-HalluBench does (:mod:`guitest.matching`). A case is a hit when its
+image and matched as GUI-HalluBench does (:mod:`guitest.tasks.matching`). A case is a hit when its
 F1 reaches the suite's ``case_f1``; the suite's headline is the micro precision, recall and
 F1 over all samples and the mean description similarity over all matched pairs.
 
@@ -21,7 +21,7 @@ from ..verdict import CaseResult
 import math
 from typing import Any, Mapping
 
-from .. import matching
+from . import matching
 from ..answers.elements import find_list
 from ..errors import SuiteError
 from ..geometry import clip, from_original_pixels, guess_space, is_proper, to_original_pixels

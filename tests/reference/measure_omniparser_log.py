@@ -26,7 +26,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from guitest.case import run_case
+from guitest.run.case import run_case
 from guitest.formats import read_suite_samples
 from guitest.models.base import Settings
 from guitest.models.replay import Replay

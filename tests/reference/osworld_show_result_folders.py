@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from guitest.published_runs import osworld_report, write_osworld
+from guitest.published.runs import osworld_report, write_osworld
 from guitest.reporting.document import Report
 
 from . import osworld_results_case as results_case

@@ -183,7 +183,7 @@ def main() -> None:
     }
     osworld_reads = read_all(monitor(root, work / "osworld"), theirs.parent.parent)
     ours_root = work / "guitest"
-    from guitest.published_runs import write_osworld
+    from guitest.published.runs import write_osworld
 
     exported = write_osworld(report(work / "reports"), ours_root, work / "reports")
     guitest_reads = read_all(monitor(root, ours_root), exported.folder)

@@ -39,7 +39,7 @@ from ...models.endpoints import Endpoint, EndpointPool, Retryable, connection_fa
 from ...printable import printable
 from ...profiles import Profile
 from ...secrets import Scrubber
-from ...usage import FailedCall, Usage
+from ...cost.usage import FailedCall, Usage
 from .display import Display
 
 #: the settings' defaults, which these adapters read as "not given"
@@ -188,7 +188,7 @@ class ComputerUseModel(Model):
         return out
 
     def read_usage(self, usage: Any) -> Usage | None:
-        """The reply's ``usage`` in guitest's terms (:mod:`guitest.usage`), as this API reports it."""
+        """The reply's ``usage`` in guitest's terms (:mod:`guitest.cost.usage`), as this API reports it."""
         raise NotImplementedError
 
     def client_module(self) -> Any:
@@ -224,7 +224,7 @@ class ComputerUseModel(Model):
         if request is None:
             raise ModelError(NOT_LIVE.format(spec=self.name, api=self.api))
         body = self.images(request, prompt.images)
-        calls: list[FailedCall] = []  # the tries that gave no usable reply, counted apart (guitest.usage)
+        calls: list[FailedCall] = []  # the tries that gave no usable reply, counted apart (guitest.cost.usage)
         reply, attempts = self._with_retries(lambda client: self.send(client, body), calls)
         usage = self.read_usage(reply.pop("usage", None))
         refused = self.refusal(reply)

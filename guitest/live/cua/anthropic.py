@@ -38,7 +38,7 @@ from typing import Any
 
 from ...errors import ModelError
 from ...exchange import SentImage
-from ...usage import Usage, from_anthropic
+from ...cost.usage import Usage, from_anthropic
 from .. import keys as keynames
 from ..actions import (
     CLICK,

@@ -35,7 +35,7 @@ from ...errors import ModelError
 from ...exchange import SentImage
 from ...images import data_uri
 from ...printable import printable
-from ...usage import Usage, from_responses
+from ...cost.usage import Usage, from_responses
 from .. import keys as keynames
 from ..actions import CLICK, DOUBLE_CLICK, DRAG, KEY, MIDDLE_CLICK, MOVE, RIGHT_CLICK, SCROLL, TYPE, WAIT, Action
 from . import adapter

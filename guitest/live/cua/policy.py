@@ -34,7 +34,7 @@ from ...errors import ModelError
 from ...exchange import Case, Prompt, SentImage
 from ...images import encode, image_from_bytes, resized
 from ...sample import Sample
-from ...usage import tokens_of
+from ...cost.usage import tokens_of
 from ..actions import DONE, FAIL, MAX_ACTIONS, Action, from_screen, problem, to_screen
 from ..agent import STEP_TASK
 from ..loop import Decision, StepInput, describe
@@ -88,7 +88,7 @@ def environment_of(task: TaskSpec) -> str:
 
 class ComputerUsePolicy:
     """A computer-use adapter's agent for one episode (see the module docstring). ``asker(case, prompt, sent)`` makes a
-    call as :func:`guitest.live.flow._asker` does (slot, cache, bounded reply)."""
+    call as :func:`guitest.run.live_case._asker` does (slot, cache, bounded reply)."""
 
     def __init__(self, model: Any, sample: Sample, asker: Callable[..., Any], attempt: int, task: TaskSpec) -> None:
         self.model = model

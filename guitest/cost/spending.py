@@ -1,5 +1,5 @@
-"""What a run spends on its model, as it goes: each call priced (:mod:`guitest.pricing`) and charged to the run's
-budget (``--max-cost``, ``--max-total-tokens``), and tallied (:mod:`guitest.usage`) for its case.
+"""What a run spends on its model, as it goes: each call priced (:mod:`guitest.cost.pricing`) and charged to the run's
+budget (``--max-cost``, ``--max-total-tokens``), and tallied (:mod:`guitest.cost.usage`) for its case.
 
 The budget is the whole run's, over every process of the run on this machine: each process keeps what it paid in
 its own slot of a small file in a folder the controller made (:class:`Budget`), and a process about to call the
@@ -11,8 +11,8 @@ case is missing from the report, which names the budget, and ``--lf`` runs it. A
 calls in flight when it is reached: at most ``--concurrency`` per process (per endpoint).
 
 What the budget counts is what each call's API reported, priced: the calls that answered, and the calls that failed
-(:class:`~guitest.usage.FailedCall`) for what their API reported of them, if anything. A number the API sent that
-cannot be a count is set aside (:mod:`guitest.usage`) and counts nothing; the process says so once
+(:class:`~guitest.cost.usage.FailedCall`) for what their API reported of them, if anything. A number the API sent that
+cannot be a count is set aside (:mod:`guitest.cost.usage`) and counts nothing; the process says so once
 (:meth:`Spending.take_warning`). The one figure of what the run spent is :meth:`Budget.spent` read at the run's end.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from . import usage as usage_mod
-from .errors import GuitestError
+from ..errors import GuitestError
 from .pricing import Pricer, PricesError, make_pricer
 from .usage import FailedCall, Usage
 
@@ -54,7 +54,7 @@ def stop_message(why: str) -> str:
 
 
 def usage_warning_message(set_aside: str) -> str:
-    """What a run says once when a call's usage held numbers that cannot be counts (:attr:`guitest.usage.Usage.set_aside`)."""
+    """What a run says once when a call's usage held numbers that cannot be counts (:attr:`guitest.cost.usage.Usage.set_aside`)."""
     return (
         f"warning: the model's API reported token counts that cannot be counts ({set_aside}): each such number is set aside, "
         "counted as unknown and never as tokens or dollars (the report counts these calls in usage.set_aside, and a budget "
@@ -89,7 +89,7 @@ class Budget:
             self._fd = None  # this process then counts only its own spending
 
     def charge(self, tally: Mapping[str, Any]) -> None:
-        """Add one call's tally (:func:`guitest.usage.call_tally`) to this process's spending, and write its slot."""
+        """Add one call's tally (:func:`guitest.cost.usage.call_tally`) to this process's spending, and write its slot."""
         with self._lock:
             self.cost += float(tally.get("cost", 0.0))
             self.tokens += usage_mod.tokens(tally)
@@ -193,7 +193,7 @@ class Spending:
         return tally
 
     def failed(self, call: FailedCall, when: float) -> dict[str, Any]:
-        """The tally of one call that gave no usable reply (:func:`guitest.usage.failed_tally`), priced by what its
+        """The tally of one call that gave no usable reply (:func:`guitest.cost.usage.failed_tally`), priced by what its
         API reported it used, if anything, and charged to the budget for that much."""
         tally = usage_mod.failed_tally(call, self._price(call.usage, when))
         if self.budget is not None and call.usage is not None:
@@ -217,7 +217,7 @@ class Spending:
                 self._warning = "; ".join(set_aside)
 
     def take_warning(self) -> str | None:
-        """The numbers the first call with impossible usage sent (:attr:`guitest.usage.Usage.set_aside`), once per
+        """The numbers the first call with impossible usage sent (:attr:`guitest.cost.usage.Usage.set_aside`), once per
         process (then None): a case's result carries it to the process that prints the run's progress."""
         with self._lock:
             if self._warning is None or self._warned:
@@ -299,7 +299,7 @@ class Priced:
 def make_spending(priced: Priced, max_cost: float | None, max_tokens: int | None, folder: Callable[[], tuple[str, float]], slot: int) -> Spending:
     """A process's spending: the model's pricer, and the run's budget when a limit (or a rate per hour) is given;
     ``folder()`` gives the budget's folder and the run's start (called only then). Raises
-    :class:`~guitest.pricing.PricesError` for a prices file that cannot be read, or ``--max-cost`` without a price."""
+    :class:`~guitest.cost.pricing.PricesError` for a prices file that cannot be read, or ``--max-cost`` without a price."""
     pricer = make_pricer(priced.name, priced.base_url, priced.prices)
     if max_cost is not None and pricer.source["source"] == "none" and not pricer.per_hour:
         why = str(pricer.source["why"])

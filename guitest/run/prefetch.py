@@ -10,7 +10,7 @@ for the model calls in flight (up to ``--timeout`` each, past a CI runner's pati
 hold anyway (``--lf`` asks for them again).
 
 The thread that asks for a result waits for it in slices of :data:`WAIT_SLICE`: the kernel may hand a stop signal
-(SIGTERM, SIGHUP: guitest.stopsignals) to any of the process's threads, and Python runs its handler in the main thread
+(SIGTERM, SIGHUP: guitest.run.stopsignals) to any of the process's threads, and Python runs its handler in the main thread
 only when that thread next runs bytecode. A wait on a lock without a timeout is not ended by a signal another thread
 took, so an xdist worker whose main thread waited for a 30 s episode handled its controller's SIGTERM only once the
 episode ended: after the controller had given up on it (10 s) and killed it, its machines never stopped.

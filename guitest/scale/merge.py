@@ -1,4 +1,4 @@
-"""``guitest merge``: one report from the reports of a run's shards (``--shard=K/N``, :mod:`guitest.sharding`).
+"""``guitest merge``: one report from the reports of a run's shards (``--shard=K/N``, :mod:`guitest.plan.sharding`).
 
 The shards' cases are put together and the report is built again from them as the run builds it
 (:func:`guitest.reporting.report.build`, the suite's tables, task and headline from its suite file), so every case and
@@ -13,13 +13,13 @@ reports. A part that did not arrive is named; its cases cannot be counted, so th
 (``missing`` says which parts) and the gate fails.
 
 Each part is checked against itself, as its run wrote it (:func:`own_problems`): its counts against its cases, every
-case in the part :mod:`guitest.sharding` puts it in, its ``selection`` against what it selected; the parts together
+case in the part :mod:`guitest.plan.sharding` puts it in, its ``selection`` against what it selected; the parts together
 against the cases the run selected, where the parts record it (:func:`check`); and every verdict against the evidence
 its case keeps, where the suite's task can re-derive it (:meth:`guitest.tasks.Task.recheck`: grounding and
 hallucination; :func:`recheck`). A part changed after its run is refused, naming the file and the case.
 
 The exit status is the one the run in one piece would end with (:func:`exit_status`): pytest's 1 when a case ended in
-error, before the run's own (a budget reached, a part missing, a failed gate; :func:`guitest.session.exit_status`).
+error, before the run's own (a budget reached, a part missing, a failed gate; :func:`guitest.run.session.exit_status`).
 
 Episode screenshots are named relative to each shard's report folder; the merged report names them relative to its
 own folder (the shards' folders must still be where they were read, e.g. a CI job's downloaded artifacts).
@@ -35,19 +35,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, cast
 
-from . import sharding, strictjson
-from .attempts import Attempt, case_verdict
-from .errors import GuitestError
-from .printable import printable
-from .models.endpoints import merged_stats
-from .suite import load_suite
-from .tasks import Task, load_task, task_named
-from .reporting import builder, html, summary, writer
-from .reporting import gate as gate_mod
-from .reporting import report as report_mod
-from .reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, from_json
-from .report_parts import Unreachable
-from .verdict import ERROR, PARTIAL, VERDICTS, CaseResult
+from ..plan import sharding
+from .. import strictjson
+from ..run.attempts import Attempt, case_verdict
+from ..errors import GuitestError
+from ..printable import printable
+from ..models.endpoints import merged_stats
+from ..suite import load_suite
+from ..tasks import Task, load_task, task_named
+from ..reporting import builder, html, summary, writer
+from ..reporting import gate as gate_mod
+from ..reporting import report as report_mod
+from ..reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, from_json
+from ..report_parts import Unreachable
+from ..verdict import ERROR, PARTIAL, VERDICTS, CaseResult
 
 #: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
 SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
@@ -88,7 +89,7 @@ def load(path: Path) -> Report:
 
 
 def _attempts_problem(case: CaseResult) -> str | None:
-    """Why a case's verdict is not the one its attempts give (:func:`guitest.attempts.case_verdict`), or None."""
+    """Why a case's verdict is not the one its attempts give (:func:`guitest.run.attempts.case_verdict`), or None."""
     attempts = case.get("attempts") or []
     if not attempts:
         return f"verdict {PARTIAL}, which only a case of several attempts has, and it has none" if case["verdict"] == PARTIAL else None
@@ -120,7 +121,7 @@ def own_problems(report: Report) -> list[str]:
     """What a shard's report (valid by the schema) says against itself: ``n_results`` and ``complete`` against its
     cases, ``n_selected`` against its cases and ``missing`` (a case deleted), a case twice, the overall counts of
     each verdict against its cases' (a verdict changed and not counted), every case and missing case in the part
-    :func:`guitest.sharding.part_of` puts it in (a suite file's: a Python suite's test ids are not recorded), and
+    :func:`guitest.plan.sharding.part_of` puts it in (a suite file's: a Python suite's test ids are not recorded), and
     ``selection`` against what the part selected (``subset``, and no more cases than its ``--limit``). Empty for a
     report as its run wrote it."""
     problems = []
@@ -394,11 +395,11 @@ def add_arguments(parser: Any) -> None:
 
 
 def exit_status(report: Report, gate_exit_code: int = gate_mod.DEFAULT_EXIT_CODE) -> int:
-    """The exit status the run in one piece would end with, from the merged report (:func:`guitest.session.exit_status`
+    """The exit status the run in one piece would end with, from the merged report (:func:`guitest.run.session.exit_status`
     of pytest's and guitest's own): 13 when a part stopped asking at its budget (its cases not asked are failed tests and
     missing); else pytest's 1 when a case ended in error; else 11 when a part or case is missing; else the gate's exit
     code when it failed; else 0."""
-    from .session import BUDGET_EXIT_CODE, INCOMPLETE_EXIT_CODE, exit_status as run_exit_status
+    from ..run.session import BUDGET_EXIT_CODE, INCOMPLETE_EXIT_CODE, exit_status as run_exit_status
 
     budget = report["run"].get("budget") or {}
     failed_tests = any(case["verdict"] == ERROR for case in report["cases"]) or bool(budget.get("reached"))
@@ -409,7 +410,7 @@ def exit_status(report: Report, gate_exit_code: int = gate_mod.DEFAULT_EXIT_CODE
 def run(args: Any) -> int:
     """``guitest merge``: write the merged report; the exit status of the run in one piece (:func:`exit_status`), or
     12 when the merged report could not be written (as a run whose report was not saved)."""
-    from .session import UNSAVED_EXIT_CODE
+    from ..run.session import UNSAVED_EXIT_CODE
 
     report = merge(list(args.reports), args.rootdir, args.report_dir, args.allow_unknown_state)
     lines = report_mod.task_lines(report, task_named(report["suite"]["task"], report["suite"].get("settings")))

@@ -1,4 +1,4 @@
-"""What the ``desktop`` backend (:mod:`guitest.envs.machine`) tells guitest's general modules (:mod:`guitest.backends`): how
+"""What the ``desktop`` backend (:mod:`guitest.desktopenv.machine`) tells guitest's general modules (:mod:`guitest.backends`): how
 ``--env-provider``, ``--env-provider-option``, ``--env-url`` and ``--lease-dir`` fold into its options, the machine
 a run needs for it, its waits (the settings a report records) and the run header's line on its machines. Its
 modules load only when one of these is asked for (a run with desktop suites or desktop options), never at startup: so it is a module of its own,
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .backends import Backend, CommandLine, HeaderOptions
-from .report_parts import LiveSuiteRecord
+from ..backends import Backend, CommandLine, HeaderOptions
+from ..report_parts import LiveSuiteRecord
 
 
 class Desktop(Backend):
@@ -18,7 +18,7 @@ class Desktop(Backend):
 
     def options(self, env_options: Mapping[str, Any], config: CommandLine) -> dict[str, Any]:
         """The suite's options with ``--env-provider`` and its options, ``--env-url``'s machines and ``--lease-dir``."""
-        from .desktopenv.provider import with_command_line
+        from .provider import with_command_line
 
         options = with_command_line(env_options, config.env_provider, config.env_provider_option)
         if config.env_url:
@@ -31,7 +31,7 @@ class Desktop(Backend):
         """How to get a machine, when neither ``--env-url``, ``--env-provider``, the suite's provider nor a local desktop gives one."""
         if config.env_url or config.env_provider or env_options.get("local_desktop") or env_options.get("provider"):
             return None
-        from .envs.machine import NO_MACHINE
+        from .machine import NO_MACHINE
 
         return NO_MACHINE
 
@@ -39,7 +39,7 @@ class Desktop(Backend):
         """``--env-provider-option``'s pairs as desktop-env's providers take them."""
         if flag != "--env-provider-option" or not value:
             return None
-        from .desktopenv.provider import parse_pairs
+        from .provider import parse_pairs
 
         try:
             parse_pairs(value)
@@ -48,8 +48,8 @@ class Desktop(Backend):
         return None
 
     def settings(self, options: Mapping[str, Any]) -> LiveSuiteRecord:
-        """Its waits (``{"waits": ...}``, :func:`guitest.envs.machine.waits`)."""
-        from .envs.machine import waits
+        """Its waits (``{"waits": ...}``, :func:`guitest.desktopenv.machine.waits`)."""
+        from .machine import waits
 
         return {"waits": waits(options)}
 
@@ -57,15 +57,15 @@ class Desktop(Backend):
         """``waits (SUITE): 60 s after the set-up before the first screenshot (env_options), ...``."""
         if not record.get("waits"):
             return []
-        from .envs.machine import waits_text
+        from .machine import waits_text
 
         return [f"waits{f' ({about})' if about else ''}: " + waits_text(record["waits"])]
 
     def machines_line(self, config: HeaderOptions) -> str | None:
-        """The machines ``--env-url`` or ``--env-provider`` gives, asked whether they reset (:func:`guitest.envs.machine.machines_header`)."""
+        """The machines ``--env-url`` or ``--env-provider`` gives, asked whether they reset (:func:`guitest.desktopenv.machine.machines_header`)."""
         if not (config.env_url or config.env_provider) or config.collect_only:
             return None
-        from .envs.machine import machines_header  # asks the machines: only when there are some
+        from .machine import machines_header  # asks the machines: only when there are some
 
         return machines_header(config.env_url, config.env_provider)
 

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .cache import DEFAULT_MODE, FILENAME, MODES
-from . import backends
-from .errors import GuitestError
-from .reporting.gate import DEFAULT_EXIT_CODE, DEFAULT_MIN_PAIRED
-from .models import SPECS
-from .models.base import Settings
-from .reporting.thumbnails import MODES as PICTURE_MODES
-from .secrets import redact_urls
+from ..cache import DEFAULT_MODE, FILENAME, MODES
+from .. import backends
+from ..errors import GuitestError
+from ..reporting.gate import DEFAULT_EXIT_CODE, DEFAULT_MIN_PAIRED
+from ..models import SPECS
+from ..models.base import Settings
+from ..reporting.thumbnails import MODES as PICTURE_MODES
+from ..secrets import redact_urls
 from . import sharding
 
 #: a check: the option's flag and its value -> what is wrong with the value, or None
@@ -84,7 +84,7 @@ def _backend_option(flag: str, value: Any) -> str | None:
 
 
 def _known_runner(flag: str, value: str) -> str | None:
-    from .registry import RUNNERS
+    from ..registry import RUNNERS
 
     return None if value in RUNNERS else f"{flag}={value}: {RUNNERS.unknown(value)}"
 
@@ -273,7 +273,7 @@ class RunConfig:
     )
 
     # what pytest was told: the rootdir, --lf, --collect-only, -n, the command line (for the report), and its own
-    # selections (-k, -m, --deselect, node ids: guitest.limiting.narrowing)
+    # selections (-k, -m, --deselect, node ids: guitest.plan.limiting.narrowing)
     rootdir: str = "."
     last_failed: bool = False
     collect_only: bool = False

@@ -1,7 +1,7 @@
 """xdist's ``load`` scheduling, keeping every worker's queue deep enough for guitest's lookahead; and a worker's
 view of its own queue, which that lookahead starts cases from.
 
-A guitest worker starts the cases queued on it ahead of pytest (:mod:`guitest.prefetch`),
+A guitest worker starts the cases queued on it ahead of pytest (:mod:`guitest.run.prefetch`),
 so it can keep ``--concurrency`` requests in flight only while that many cases are
 queued on it. xdist's ``load`` scheduling refills a worker from a fraction of what
 remains, and holds off refilling a worker whose last test took 0.1 s or more while two

@@ -2,7 +2,7 @@
 tasks, the cases run ahead of pytest, the results, and at the end each suite's report (built, compared with
 ``--baseline``, gated, written with its history).
 
-The plugin makes one :class:`Session` per process from the run's :class:`~guitest.runconfig.RunConfig` and
+The plugin makes one :class:`Session` per process from the run's :class:`~guitest.plan.runconfig.RunConfig` and
 hands it what pytest collected and reported; on the xdist controller (or a serial run) the session collects the
 results and ends the run, on a worker it runs cases and sends what its endpoints did.
 """
@@ -18,32 +18,32 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from . import backends, bundled
-from . import usage as usage_mod
-from . import cache as cache_mod
-from .reporting import history, summary
-from .reporting.document import CacheRecord, RunRecord
-from .datapath import describe_data, locate, resolve_root
-from .errors import GuitestError, ModelError, SuiteError
-from .formats import read_suite_samples
-from .models import SPECS, choose_profile, load_model
-from .models.base import Model, Settings
-from .models.endpoints import merged_stats
-from .profiles import Profile
-from .runconfig import ConfigError, RunConfig
+from .. import backends, bundled
+from ..cost import usage as usage_mod
+from .. import cache as cache_mod
+from ..reporting import history, summary
+from ..reporting.document import CacheRecord, RunRecord
+from ..datapath import describe_data, locate, resolve_root
+from ..errors import GuitestError, ModelError, SuiteError
+from ..formats import read_suite_samples
+from ..models import SPECS, choose_profile, load_model
+from ..models.base import Model, Settings
+from ..models.endpoints import merged_stats
+from ..profiles import Profile
+from ..plan.runconfig import ConfigError, RunConfig
 from .prefetch import Prefetcher
-from .sample import Sample
-from .pricing import PricesError
-from .spending import Priced, Spending, abandoned_of, add_abandoned, make_spending, not_asked, stop_message, usage_warning_message, worker_slot
-from .suite import Suite, load_suite
+from ..sample import Sample
+from ..cost.pricing import PricesError
+from ..cost.spending import Priced, Spending, abandoned_of, add_abandoned, make_spending, not_asked, stop_message, usage_warning_message, worker_slot
+from ..suite import Suite, load_suite
 from .suite_reports import SuiteReports, suite_key
-from .tasks import Task, load_task
-from .verdict import ERROR, CaseResult, case_result
-from .reporting.thumbnails import picture
+from ..tasks import Task, load_task
+from ..verdict import ERROR, CaseResult, case_result
+from ..reporting.thumbnails import picture
 
 if TYPE_CHECKING:  # the live modules load when a live suite is read, never for a grounding run (start-up, every worker)
-    from .case import RunOptions  # guitest.case loads where a case runs or the cache's ledger is opened
-    from .live.flow import Environments, LiveSetup
+    from .case import RunOptions  # guitest.run.case loads where a case runs or the cache's ledger is opened
+    from .live_case import Environments, LiveSetup
 
 #: exit status of a run that ended with fewer results than cases selected
 INCOMPLETE_EXIT_CODE = 11
@@ -119,7 +119,7 @@ class Session:
         # result): a worker sends them to the controller, which records those no test reported once every process ended
         self.finished_ahead: list[tuple[str, CaseResult]] = []
         self.late_news: list[str] = []  # what those results had to say at once (record), said in the summary instead
-        self.usage_warning: str | None = None  # the first numbers of a call's usage set aside (guitest.usage), any process
+        self.usage_warning: str | None = None  # the first numbers of a call's usage set aside (guitest.cost.usage), any process
 
     # -- start ---------------------------------------------------------------------------------
 
@@ -135,7 +135,7 @@ class Session:
                 raise GuitestError(f"pytest_guitest_make_model returned {type(custom).__name__}, not a guitest.models.base.Model")
             model = custom or load_model(config.model, settings, profile=config.model_profile, backoff=config.retry_backoff)
             if config.model_config:
-                from .models.pipeline import apply_config
+                from ..models.pipeline import apply_config
 
                 model = apply_config(model, config.model_config)
         except GuitestError as exc:
@@ -218,7 +218,7 @@ class Session:
         """Why this run's model cannot run a live case (the oracle without a scripted solution), or None."""
         if live is None or self.model is None:
             return None
-        from .live.flow import skip_reason
+        from .live_case import skip_reason
 
         return skip_reason(self.model, sample)
 
@@ -300,7 +300,7 @@ class Session:
         """This process's environments of live tasks (one per concurrent episode, made on first use)."""
         with self._lock:
             if self._environments is None:
-                from .live.flow import Environments
+                from .live_case import Environments
 
                 self._environments = Environments(self.concurrency)
             return self._environments
@@ -317,7 +317,7 @@ class Session:
         if spent is not None:  # no new case starts once the run's budget is spent: --lf runs it
             return case_result(sample.id, ERROR, sample.tags, error=not_asked(spent), not_asked=spent, instruction=sample.instruction)
         if live is not None:
-            from .live.flow import run_live_case
+            from .live_case import run_live_case
 
             result = run_live_case(sample, self.model, live, self.environments, self.options)
         else:
@@ -472,7 +472,7 @@ class Session:
 
     def cache_record(self, results: list[CaseResult]) -> CacheRecord:
         """What a suite's report says of the response cache (:func:`guitest.reporting.builder.cache_record`)."""
-        from .reporting import builder  # the report's modules load where a report is built (suite_reports.py)
+        from ..reporting import builder  # the report's modules load where a report is built (suite_reports.py)
 
         assert self.model is not None
         config = self.config
@@ -491,7 +491,7 @@ class Session:
     def endpoint_record(self, results: list[CaseResult]) -> RunRecord:
         """Per endpoint, the replies, failures, mean reply seconds and rests every process saw
         (:func:`~guitest.models.endpoints.merged_stats`), the one that was unreachable (if any), the model as served."""
-        from .reporting import builder
+        from ..reporting import builder
 
         assert self.model is not None
         out: RunRecord = {}

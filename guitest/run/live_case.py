@@ -1,4 +1,4 @@
-"""The flow of one live case, from sample to verdict, without pytest: the live counterpart of :func:`guitest.case.run_case`.
+"""The flow of one live case, from sample to verdict, without pytest: the live counterpart of :func:`guitest.run.case.run_case`.
 
 One case is one (task, seed) episode, or ``--repeats`` K of them: an environment from this process's pool
 (:class:`Environments`), the agent for the model (:func:`make_policy`), :func:`guitest.live.loop.run_episode`,
@@ -24,21 +24,21 @@ from typing import Any, Callable, Mapping
 
 from .. import strictjson
 from ..cache import Stored
-from ..attempts import Attempt, case_outcome, repeat
-from ..case import DEFAULT_OPTIONS, Asker, RunOptions
+from .attempts import Attempt, case_outcome, repeat
+from .case import DEFAULT_OPTIONS, Asker, RunOptions
 from ..errors import GuitestError, ModelError
 from ..exchange import Case, Prompt, Reply, SentImage
 from ..models.base import Blind, Model
 from ..report_parts import LiveSuiteRecord
 from ..sample import Sample
-from ..spending import BudgetReached, Meter
+from ..cost.spending import BudgetReached, Meter
 from ..verdict import ERROR, HIT, MISS, UNSURE, CaseResult, case_result
-from . import runners
-from .agent import GroundingPolicy, ModelPolicy, not_an_agent
-from .baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
-from .loop import ERROR as ENDED_IN_ERROR, Episode, run_episode
-from .protocol import EnvFailure, TaskSpec
-from .record import to_trajectory
+from ..live import runners
+from ..live.agent import GroundingPolicy, ModelPolicy, not_an_agent
+from ..live.baseline_policies import OraclePolicy, RandomPolicy, oracle_reason
+from ..live.loop import ERROR as ENDED_IN_ERROR, Episode, run_episode
+from ..live.protocol import EnvFailure, TaskSpec
+from ..live.record import to_trajectory
 
 DEFAULT_MAX_STEPS = 15  # the budget MMBench-GUI reports at
 _DIGESTED = re.compile(r"-[0-9a-f]{12}$")  # the end of a folder name _safe made: an id ending so is digested too
@@ -198,10 +198,10 @@ def make_policy(model: Model, env: Any, sample: Sample, task: TaskSpec, ask: Cal
         return GroundingPolicy(model, sample, ask)
     if isinstance(model, Blind):
         raise not_an_agent(model)
-    from .cua.adapter import ComputerUseModel
+    from ..live.cua.adapter import ComputerUseModel
 
     if isinstance(model, ComputerUseModel):  # a computer-use API speaks its own tool loop (guitest.live.cua)
-        from .cua.policy import ComputerUsePolicy
+        from ..live.cua.policy import ComputerUsePolicy
 
         return ComputerUsePolicy(model, sample, ask, attempt, task)
     return ModelPolicy(model, sample, ask, attempt, runner, setup.history_images)

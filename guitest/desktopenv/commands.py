@@ -19,9 +19,9 @@ import subprocess
 import sys
 from typing import Sequence
 
-from .desktopenv.client import MachineClient
-from .localdesktop.state import TOKEN_VAR
-from .localdesktop.xvfb import DesktopError, LocalDesktop, load_state, scan_desktops, start_desktop
+from .client import MachineClient
+from ..localdesktop.state import TOKEN_VAR
+from ..localdesktop.xvfb import DesktopError, LocalDesktop, load_state, scan_desktops, start_desktop
 
 #: what ``up`` says when it runs as root without ``--user``
 AS_ROOT = (
@@ -82,7 +82,7 @@ def as_user(name: str, argv: Sequence[str], python: str | None = None) -> int:
         return subprocess.run(command, user=entry.pw_uid, group=entry.pw_gid, extra_groups=groups, env=env, cwd="/", text=True, capture_output=capture)
 
     try:  # the desktop's own modules are checked by `up` itself, as NAME (what is missing, and how to install it)
-        checked = run_as([python, "-c", "import guitest.desktop_commands"], capture=True)
+        checked = run_as([python, "-c", "import guitest.desktopenv.commands"], capture=True)
     except OSError as exc:
         checked = subprocess.CompletedProcess([python], 1, "", str(exc))
     if checked.returncode != 0:
@@ -92,7 +92,7 @@ def as_user(name: str, argv: Sequence[str], python: str | None = None) -> int:
             f"{name} can read them (e.g. python3 -m venv /opt/guitest && /opt/guitest/bin/pip install guitest pyautogui python-xlib) and "
             "run that guitest, or name such a Python with --python"
         )
-    code = run_as([python, "-m", "guitest.desktop_commands", *argv]).returncode
+    code = run_as([python, "-m", "guitest.desktopenv.commands", *argv]).returncode
     if code == 0 and argv[:1] == ["up"]:
         print(
             f"  it runs as {name} (uid {entry.pw_uid}): every command sent to it runs with {name}'s rights; guitest run by root finds its secret too; stop it with: guitest desktop down --user {name}"

@@ -38,13 +38,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
 
-from . import strictjson
-from .errors import GuitestError
-from .printable import printable
-from .reporting import report as report_mod
-from .reporting.document import Report
-from .tasks import load_task
-from .verdict import ERROR, HIT, MISS, PARTIAL, UNSURE, CaseResult
+from .. import strictjson
+from ..errors import GuitestError
+from ..printable import printable
+from ..reporting import report as report_mod
+from ..reporting.document import Report
+from ..tasks import load_task
+from ..verdict import ERROR, HIT, MISS, PARTIAL, UNSURE, CaseResult
 
 #: the step budget OSWorld's run.py gives an episode by default (--max_steps 15)
 DEFAULT_MAX_STEPS = 15
@@ -376,7 +376,7 @@ def osworld_steps(episode: Mapping[str, Any], start: datetime) -> list[tuple[dic
     report's path of the screenshot its ``screenshot_file`` names (None: none).
 
     ``action``: the pyautogui code of the action (on the desktop the code the machine reported running; else the code
-    :func:`guitest.envs.machine.pyautogui_code` writes for it on the screen the environment showed, its own pixels),
+    :func:`guitest.desktopenv.machine.pyautogui_code` writes for it on the screen the environment showed, its own pixels),
     ``DONE``, ``FAIL`` or ``WAIT`` as OSWorld's agents answer them, or guitest's plain form of an action that has no
     code (an environment's own kind). ``response``: the step's reply. ``reward``: 0, as ``DesktopEnv.step`` returns.
     ``done``, ``info``: true, with ``{"done": true}`` or ``{"fail": true}`` as ``DesktopEnv.step`` says them, on the
@@ -424,8 +424,8 @@ def osworld_action(described: Mapping[str, Any], screen: tuple[int, int] | None,
     kind = described.get("kind")
     if kind in SPECIAL_ACTIONS:
         return SPECIAL_ACTIONS[str(kind)]
-    from .desktopenv.task import action_from
-    from .envs.machine import pyautogui_code
+    from ..desktopenv.task import action_from
+    from ..desktopenv.machine import pyautogui_code
 
     try:
         return pyautogui_code(action_from(dict(described)), screen, scale) if screen else dict(described)
@@ -455,7 +455,7 @@ def _safe(name: str) -> str:
 def load_any(path: str | Path) -> Report:
     """A guitest JSON report, or a published run's folder read into one (``guitest compare`` takes either on either side);
     :class:`guitest.reporting.compare.ReportError` naming the path when it is neither."""
-    from .reporting.compare import ReportError, load_report
+    from ..reporting.compare import ReportError, load_report
 
     if Path(path).is_dir():
         try:

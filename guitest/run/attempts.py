@@ -1,7 +1,7 @@
 """A case's attempts and its result: the typed record of one attempt, the ``--repeats`` loop, and the one place
 where the attempts become the case's result (:func:`guitest.verdict.case_result`, plain builtins).
 
-One screenshot and one reply (:mod:`guitest.case`) and a live episode (:mod:`guitest.live.flow`) both run
+One screenshot and one reply (:mod:`guitest.run.case`) and a live episode (:mod:`guitest.run.live_case`) both run
 through :func:`repeat` and :func:`case_outcome`; what only the run needs of an attempt (the cache records
 that answered it, the endpoint it could not reach) travels as fields of :class:`Attempt` and never reaches
 the report.
@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .cache import Stored
-from .manifest import gather_software
-from .verdict import ERROR, HIT, PARTIAL, CaseResult, case_result
+from ..cache import Stored
+from ..reporting.manifest import gather_software
+from ..verdict import ERROR, HIT, PARTIAL, CaseResult, case_result
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,8 @@ class Attempt:
     ``first_response``; a live episode's ``success``, ``score``, ``steps``, ``seconds``, ``trajectory``, ``episode``).
     For the run only: ``stored``, the cache's records of the replies it read back; ``cached``, whether the cache
     answered it; ``unreachable``, the endpoint it could not ask (:meth:`guitest.errors.EndpointDown.describe`);
-    ``not_asked``, the limit that kept it from asking (:attr:`guitest.spending.BudgetReached.why`); ``software``, what a
-    live episode's environment ran on (:func:`guitest.live.flow.software_record`), for the run's manifest."""
+    ``not_asked``, the limit that kept it from asking (:attr:`guitest.cost.spending.BudgetReached.why`); ``software``, what a
+    live episode's environment ran on (:func:`guitest.run.live_case.software_record`), for the run's manifest."""
 
     verdict: str
     prediction: dict[str, Any] | None = None

@@ -3,7 +3,7 @@
 ``--shard=K/N`` keeps the cases whose id falls in part K of N: each case's part is its SHA-256 (of the case's pytest id,
 the suite file and the case id) modulo N, so a case is in the same part on every run and machine, whatever else is
 collected or selected with it (``-k``, ``--lf``), and every case is in exactly one part. The parts are as even as
-hashing makes them (for a few thousand cases within a few percent). ``guitest merge`` (:mod:`guitest.merge`)
+hashing makes them (for a few thousand cases within a few percent). ``guitest merge`` (:mod:`guitest.scale.merge`)
 rebuilds one report from the parts' reports.
 """
 

@@ -1,6 +1,6 @@
 """How a live suite's cases run in this run: its backend's options with the command line's machines, browsers and
 providers added, its budget, where its episodes are written, the runner that drives the model, and what the report
-and the run's header say of them. Read from the run's options (:class:`guitest.runconfig.RunConfig`); loaded only
+and the run's header say of them. Read from the run's options (:class:`guitest.plan.runconfig.RunConfig`); loaded only
 when a live suite is read, never for a grounding run.
 """
 
@@ -9,17 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import backends
-from .reporting import history, summary
-from .live import runners
-from .live.flow import LiveSetup, live_record, settings_lines
+from .. import backends
+from ..reporting import history, summary
+from ..live import runners
+from .live_case import LiveSetup, live_record, settings_lines
 
 if TYPE_CHECKING:
-    from .models.base import Model
-    from .report_parts import LiveSuiteRecord
-    from .runconfig import RunConfig
-    from .suite import Suite
-    from .tasks import Task
+    from ..models.base import Model
+    from ..report_parts import LiveSuiteRecord
+    from ..plan.runconfig import RunConfig
+    from ..suite import Suite
+    from ..tasks import Task
 
 
 def history_images(config: RunConfig, task: Task) -> int | None:
@@ -71,5 +71,5 @@ def runner_source(config: RunConfig, model: Model) -> str | None:
 
 
 def record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> LiveSuiteRecord:
-    """What the report records of a live suite's backend and runner (:func:`guitest.live.flow.live_record`)."""
+    """What the report records of a live suite's backend and runner (:func:`guitest.run.live_case.live_record`)."""
     return live_record(suite, config.max_steps, model, config.runner, history_images(config, task))

@@ -53,9 +53,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import bundled
-from .datapath import ENV_VAR, inside, resolve_root
-from .errors import GuitestError, SuiteError
+from .. import bundled
+from ..datapath import ENV_VAR, inside, resolve_root
+from ..errors import GuitestError, SuiteError
 
 # The number of samples each suite has when its data is complete (the published totals).
 EXPECTED: dict[str, int] = {
@@ -166,7 +166,7 @@ def default_suites_dir() -> Path:
 
 def verify(name: str, data_dir: Path, suites_dir: Path | None = None) -> Verification:
     """Read suite ``name``'s annotations under ``data_dir``; count samples and check every image exists."""
-    from .formats import read_suite_samples
+    from ..formats import read_suite_samples
 
     suite = _load(name, suites_dir)
     expected = EXPECTED[name]
@@ -322,7 +322,7 @@ def _remove_empty_folders(top: Path) -> None:
 
 
 def _load(name: str, suites_dir: Path | None):
-    from .suite import load_suite
+    from ..suite import load_suite
 
     folder = suites_dir or default_suites_dir()
     path = folder / name / "suite.yaml"
@@ -426,7 +426,7 @@ def run(args: argparse.Namespace, download: Downloader | None = None) -> int:
 
 
 def main(argv: list[str] | None = None, download: Downloader | None = None) -> int:
-    """Stand-alone entry (``python -m guitest.fetch NAME ...``), same as ``guitest data fetch``."""
+    """Stand-alone entry (``python -m guitest.data.fetch NAME ...``), same as ``guitest data fetch``."""
     parser = argparse.ArgumentParser(prog="guitest data fetch", description="Download a suite's public data from the Hugging Face Hub, then verify it.")
     add_arguments(parser)
     return run(parser.parse_args(argv), download=download)

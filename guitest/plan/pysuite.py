@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SuiteError, where
-from .formats import read_suite_samples
-from .geometry import contains
-from .sample import Sample
-from .suite import Suite
+from ..errors import SuiteError, where
+from ..formats import read_suite_samples
+from ..geometry import contains
+from ..sample import Sample
+from ..suite import Suite
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import __version__
-from .report_parts import Manifest
-from .models.base import ASKED  # every other model setting both reports record is compared
+from .. import __version__
+from ..report_parts import Manifest
+from ..models.base import ASKED  # every other model setting both reports record is compared
 
 VERSION = 2
 #: the packages whose version can change a result (a client's request, a processor's resizing, a page's rendering) or
@@ -84,7 +84,7 @@ def file_record(path: str) -> dict[str, Any]:
 def checkout() -> dict[str, Any]:
     """guitest's version and, when it runs from a git checkout, the commit and whether tracked files were modified."""
     out: dict[str, Any] = {"version": __version__, "commit": None, "modified": None}
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]  # the checkout: guitest/reporting/manifest.py is two folders below it
     if not (here / ".git").exists():
         return out
     try:

@@ -21,8 +21,8 @@ from typing import Any, Sequence
 
 from PIL import Image
 
-from .datapath import inside
-from .errors import SuiteError
+from ..datapath import inside
+from ..errors import SuiteError
 
 FORMATS = ("screenspot", "screenspot_v2", "screenspot_pro")
 

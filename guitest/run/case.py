@@ -14,16 +14,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from .attempts import Attempt, case_outcome, repeat
-from .cache import ResponseCache, Stored, image_digest
-from .manifest import prompt_digest
-from .errors import EndpointDown, GuitestError, PaidError
-from .exchange import Case, Prompt, Reply, SentImage
-from .models.base import Model
-from .sample import Sample
-from .spending import BudgetReached, Meter, Spending
-from .tasks import Task, grounding
-from .usage import FailedCall, Usage
-from .verdict import ERROR, CaseResult, case_result
+from ..cache import ResponseCache, Stored, image_digest
+from ..reporting.manifest import prompt_digest
+from ..errors import EndpointDown, GuitestError, PaidError
+from ..exchange import Case, Prompt, Reply, SentImage
+from ..models.base import Model
+from ..sample import Sample
+from ..cost.spending import BudgetReached, Meter, Spending
+from ..tasks import Task, grounding
+from ..cost.usage import FailedCall, Usage
+from ..verdict import ERROR, CaseResult, case_result
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -43,7 +43,7 @@ class RunOptions:
     the report's picture of a screenshot (None: none); ``cache``: the response cache (None: not used);
     ``slot``: held around each model call and nothing else (the semaphore of ``--concurrency``);
     ``max_steps``: the step budget of a live episode (None: the task's, else the suite's); ``spending``: prices each
-    call and charges the run's budget (:mod:`guitest.spending`); ``episode_tokens``: the most tokens a live episode
+    call and charges the run's budget (:mod:`guitest.cost.spending`); ``episode_tokens``: the most tokens a live episode
     may use before it is stopped and evaluated (``--max-episode-tokens``; None: no cap)."""
 
     repeats: int = 1
@@ -78,7 +78,7 @@ def run_case(sample: Sample, model: Model, task: Task | None = None, prompt_temp
         return _run_opened(_Opened(sample, model, task, None, tuple(sample.size or (0, 0)), notes), prompt_template, options)  # type: ignore[arg-type]
     if not model.needs_screenshot and sample.size is not None:  # the annotation's size is all such a model reads
         return _run_opened(_Opened(sample, model, task, None, (sample.size[0], sample.size[1]), notes, unread=True), prompt_template, options)
-    from .images import open_image  # PIL loads with the first screenshot read, not with the plugin
+    from ..images import open_image  # PIL loads with the first screenshot read, not with the plugin
 
     try:
         image = open_image(sample.image)
@@ -199,7 +199,7 @@ class Asker:
         """The model's reply to ``prompt`` (bounded, :func:`bound_reply`), from the cache when it holds one this
         run may read; the stored record when it did; and how many characters were cut from a new reply.
         An empty reply is never stored: it is asked again next time. Once the run's budget is spent a reply
-        the cache does not hold is not asked: :class:`~guitest.spending.BudgetReached`."""
+        the cache does not hold is not asked: :class:`~guitest.cost.spending.BudgetReached`."""
         model, cache = self.model, self.cache
         key = None
         if cache is not None:

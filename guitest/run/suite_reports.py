@@ -11,24 +11,24 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from . import backends, bundled
-from . import limiting
-from . import manifest
-from .datapath import data_folder, describe_data
-from .formats import annotation_files
-from .errors import SuiteError
-from .reporting import summary
-from .reporting import gate as gate_mod
-from .report_parts import LiveSuiteRecord, Manifest
-from .reporting.document import CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord, SuiteRecord
-from .secrets import scrub_args
-from .suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
-from .tasks import Task, load_task
-from .verdict import CaseResult
+from .. import backends, bundled
+from ..plan import limiting
+from ..reporting import manifest
+from ..datapath import data_folder, describe_data
+from ..formats import annotation_files
+from ..errors import SuiteError
+from ..reporting import summary
+from ..reporting import gate as gate_mod
+from ..report_parts import LiveSuiteRecord, Manifest
+from ..reporting.document import CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord, SuiteRecord
+from ..secrets import scrub_args
+from ..suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
+from ..tasks import Task, load_task
+from ..verdict import CaseResult
 
 if TYPE_CHECKING:
-    from .models.base import Model
-    from .runconfig import RunConfig
+    from ..models.base import Model
+    from ..plan.runconfig import RunConfig
 
 # The report's modules (builder, writer, compare, report) are imported where a report is built or
 # written, not with the plugin: a run that selects nothing, an xdist worker and --collect-only never load them.
@@ -121,7 +121,7 @@ class SuiteReports:
         incomplete (a suite without a report, or with fewer results than cases selected) and whether a gate failed."""
         incomplete = gate_failed = False
         for key in sorted(set(self.selected) | set(self.results)):
-            from .reporting import writer
+            from ..reporting import writer
 
             try:
                 report = self.build(key, cache, run_extra)
@@ -145,10 +145,10 @@ class SuiteReports:
         return incomplete, gate_failed
 
     def write_osworld(self, report: Report) -> Path | None:
-        """``--osworld-results``: the live report's episodes as a published OSWorld run (:func:`guitest.published_runs.write_osworld`);
+        """``--osworld-results``: the live report's episodes as a published OSWorld run (:func:`guitest.published.runs.write_osworld`);
         the model's folder, or None when it could not be written. What it says could not be written as OSWorld would
         have it, or why nothing was, is kept for the summary."""
-        from .published_runs import write_osworld
+        from ..published.runs import write_osworld
 
         key, option = report["suite"]["path"], f"--osworld-results={self.config.osworld_results}"
         try:
@@ -164,7 +164,7 @@ class SuiteReports:
         """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
         merged into the previous report of the same suite, model and success rule (:mod:`guitest.reporting.builder`);
         ``cache`` and ``run_extra``: what the run's record says of the response cache and of the endpoints, from the suite's results."""
-        from .reporting import builder
+        from ..reporting import builder
 
         assert self.model is not None
         config = self.config
@@ -236,7 +236,7 @@ class SuiteReports:
         return {"n_suite": self.totals.get(key) if suite else None, "subset": False, "by": by, "limit": limit}
 
     def _manifest(self, key: str, suite: Suite | None) -> Manifest:
-        """What a re-run needs and two runs may differ by (:mod:`guitest.manifest`): versions, the suite file's and the
+        """What a re-run needs and two runs may differ by (:mod:`guitest.reporting.manifest`): versions, the suite file's and the
         data's digests, the prompt, system and (live) runner texts, and what this run's live episodes ran on."""
         assert self.model is not None
         data = None
@@ -257,7 +257,7 @@ class SuiteReports:
         path = self.config.baseline
         if not path:
             return
-        from .reporting import compare as compare_mod
+        from ..reporting import compare as compare_mod
 
         try:
             old = compare_mod.load_report(path)
@@ -290,8 +290,8 @@ class SuiteReports:
     def write(self, report: Report, pictures: dict[str, str]) -> list[Path]:
         """Write the report where :meth:`report_paths` says and keep this run's copies (:func:`guitest.reporting.writer.write`);
         the paths written. Raises :class:`~guitest.reporting.writer.ReportNotSaved` when it could not be written."""
-        from .reporting import report as report_mod
-        from .reporting import writer
+        from ..reporting import report as report_mod
+        from ..reporting import writer
 
         config = self.config
         key = report["suite"]["path"]
@@ -319,7 +319,7 @@ class SuiteReports:
         """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
         if key in self.unreported:
             return summary.unreported(key, self.unreported[key])
-        from .reporting import report as report_mod
+        from ..reporting import report as report_mod
 
         report = self.reports[key]
         return summary.suite_summary(

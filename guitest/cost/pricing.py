@@ -29,8 +29,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import yamlfile
-from .errors import GuitestError
+from .. import yamlfile
+from ..errors import GuitestError
 from .usage import Usage, shown
 
 #: the keys of a model's entry in a prices file

@@ -24,7 +24,7 @@ input, reasoning tokens above the output, cache reads and writes together above 
 
 A tally is plain builtins (it travels between processes and is a report field as it is): ``calls``, ``seconds``
 (wall time of the calls), ``unreported``, ``set_aside``, the token kinds reported by any of its calls, and ``cost``
-(dollars) when the model has a price (:mod:`guitest.pricing`; a call without usage adds nothing to it, and
+(dollars) when the model has a price (:mod:`guitest.cost.pricing`; a call without usage adds nothing to it, and
 ``unreported`` says how many such calls there were).
 
 A call that gave no usable reply (a timeout, a refused or dropped connection, a reply cut off or unreadable, an

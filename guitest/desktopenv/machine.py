@@ -47,35 +47,16 @@ from typing import Any, Mapping, Sequence
 
 from ..report_parts import Waits
 
-from ..live.actions import (
-    CLICK,
-    DONE,
-    DOUBLE_CLICK,
-    DRAG,
-    FAIL,
-    HOLD_KEY,
-    KEY,
-    MIDDLE_CLICK,
-    MODIFIABLE,
-    MOUSE_DOWN,
-    MOUSE_UP,
-    MOVE,
-    RIGHT_CLICK,
-    SCROLL,
-    TRIPLE_CLICK,
-    TYPE,
-    WAIT,
-    Action,
-)
+from ..live.actions import CLICK, DONE, DOUBLE_CLICK, DRAG, FAIL, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from ..printable import printable
-from ..desktopenv.client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
-from ..desktopenv.evaluate import evaluate as run_evaluator
-from ..desktopenv.getters import GetterContext
-from ..desktopenv.machine_pool import LEASE_TTL, Lease, MachinePool
-from ..desktopenv.provider import ProvidedMachine, ProviderSettings, settings_from
-from ..desktopenv.setup import run_steps
-from .options import seconds_option
+from .client import PNG_MAGIC, MachineClient, MachineFailure, shown_url
+from .evaluate import evaluate as run_evaluator
+from .getters import GetterContext
+from .machine_pool import LEASE_TTL, Lease, MachinePool
+from .provider import ProvidedMachine, ProviderSettings, settings_from
+from .setup import run_steps
+from ..envs.options import seconds_option
 
 #: Action key names (lower case) -> pyautogui's names, where they differ
 KEY_ALIASES = {
@@ -113,7 +94,7 @@ SETTLE = 0.3
 #: ``settle: runner``, ``evaluate_after: runner``: wait as long as the runner's reference does (its
 #: ``sleep_after_execution``, its ``evaluate_after``)
 RUNNER = "runner"
-#: the options the live flow adds for the runner driving the agent (guitest.live.flow.LiveSetup.options)
+#: the options the live flow adds for the runner driving the agent (guitest.run.live_case.LiveSetup.options)
 RUNNER_NAME, RUNNER_SETTLE, RUNNER_EVALUATE_AFTER = "runner_name", "runner_settle", "runner_evaluate_after"
 #: the waits a suite may leave to the runner: the option the live flow adds for each, and the runner's attribute
 RUNNER_WAITS = {"settle": (RUNNER_SETTLE, "sleep_after_execution"), "evaluate_after": (RUNNER_EVALUATE_AFTER, "evaluate_after")}

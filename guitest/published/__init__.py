@@ -1,0 +1,1 @@
+"""Runs published by other harnesses (OSWorld's result folders, ScreenSpot-Pro's result files), read into guitest reports and written as they publish."""
