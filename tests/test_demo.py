@@ -168,7 +168,7 @@ def test_the_reader_accepts_the_demo(data: Path, tmp_path: Path) -> None:
 def test_generation_is_deterministic_across_processes(data: Path, tmp_path: Path) -> None:
     other = tmp_path / "again"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    subprocess.run([sys.executable, "-c", "import sys; from guitest import demo; demo.ensure(sys.argv[1])", str(other)], check=True, env=env, timeout=120)
+    subprocess.run([sys.executable, "-c", "import sys; from guitest.data import demo; demo.ensure(sys.argv[1])", str(other)], check=True, env=env, timeout=120)
     assert fingerprint(other) == fingerprint(data)
 
 

@@ -158,7 +158,7 @@ def test_an_episode_waits_where_osworlds_harness_waits(tmp_path: Path, monkeypat
 
 CONFTEST = """\
 import json, os, threading, time
-from guitest.envs import machine
+from guitest.desktopenv import machine
 
 _LOG = os.environ["WAITS_LOG"]
 _READY = float(os.environ["READY_SECONDS"])

@@ -165,7 +165,7 @@ def test_a_pip_user_runs_the_built_in_suites_from_an_empty_folder(installed: Ins
 
     # fetch finds the built-in suite by name and calls the hub with its paths (a stand-in for snapshot_download, unreachable)
     fake = (
-        "import sys\nfrom guitest import fetch\n"
+        "import sys\nfrom guitest.data import fetch\n"
         "def hub(repo_id, *, local_dir, **kw):\n"
         "    print('hub called:', repo_id, local_dir)\n"
         "    raise ConnectionError('no network in this test')\n"
