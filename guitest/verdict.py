@@ -27,6 +27,55 @@ STATUS = {
 }
 
 
+class StepEntry(TypedDict, total=False):
+    """One step of a live episode as the report records it (:meth:`guitest.live.loop.StepRecord.to_dict`): its number
+    (from 1), the model's reply, the actions read from it (each :meth:`guitest.live.actions.Action.describe`: a kind and
+    its own fields, open to a backend's kinds), the text they were read as, its notes and times; ``executed`` only
+    when fewer actions ran than were read, the rest only when there is something to say. Every field optional in the
+    schema: a report of an earlier version lacks some."""
+
+    number: int
+    reply: str | None
+    actions: list[dict[str, Any]]
+    text: str
+    notes: list[str]
+    policy_seconds: float
+    env_seconds: float
+    executed: int
+    finish_reason: str
+    cached: bool
+    usage: dict[str, int]
+    screenshot: str | None  # null in a merged report's step that had none
+    info: dict[str, Any]
+
+
+class EpisodeRecord(TypedDict, total=False):
+    """A live episode as the report records it (:meth:`guitest.live.loop.Episode.to_dict`): the task, environment and
+    seed, how it ended and the environment's evaluation (success, raw score, reason, ``decided_by``), the error and its
+    source, its steps (``steps`` the count, ``trajectory`` each one) and times, the first screen's size and scale, and
+    the last screenshot. Every field optional in the schema: a report of an earlier version lacks some."""
+
+    task: str
+    env: str
+    seed: int | None
+    instruction: str
+    end: str
+    success: bool
+    score: float | None
+    reason: str | None
+    decided_by: str | None
+    error: str | None
+    error_source: str | None
+    steps: int
+    wall_seconds: float
+    env_seconds: float
+    policy_seconds: float
+    screen_size: list[int] | None
+    scale: float
+    final_screenshot: str | None
+    trajectory: list[StepEntry]
+
+
 class EpisodeOutcome(TypedDict, total=False):
     """A live episode's outcome, as a case's row and each of a repeated case's attempts show it: its success and
     score, its steps and time, and where its trajectory and screenshots are."""
@@ -36,7 +85,7 @@ class EpisodeOutcome(TypedDict, total=False):
     steps: int
     seconds: float
     trajectory: str | None
-    episode: dict[str, Any]
+    episode: EpisodeRecord
 
 
 class AttemptRow(EpisodeOutcome, total=False):

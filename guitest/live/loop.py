@@ -34,6 +34,7 @@ from ..errors import EndpointDown, ModelError
 from ..cost.usage import tokens as usage_tokens
 from .actions import Action, bounded, takes
 from .protocol import EnvFailure, Environment, Evaluation, Observation, TaskSpec
+from ..verdict import EpisodeRecord, StepEntry
 
 DONE, FAIL, BUDGET, ENV_DONE, ERROR = "done", "fail", "budget", "env_done", "error"
 #: an episode stopped by its token cap (``--max-episode-tokens``), then evaluated as one out of steps is
@@ -152,9 +153,9 @@ class StepRecord:
     executed: int = 0
     usage: dict[str, int] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StepEntry:
         """The step as plain builtins (no screenshot bytes); ``executed`` only when fewer actions ran than were read."""
-        out: dict[str, Any] = {
+        out: StepEntry = {
             "number": self.number,
             "reply": self.reply,
             "actions": [dict(a) for a in self.actions],
@@ -212,7 +213,7 @@ class Episode:
         """The environment's raw score (partial credit kept); None after an error."""
         return self.evaluation.score if self.evaluation else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EpisodeRecord:
         """The episode as plain builtins (the report's per-case record; no screenshot bytes)."""
         return {
             "task": self.task,

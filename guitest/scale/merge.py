@@ -48,7 +48,7 @@ from ..reporting import gate as gate_mod
 from ..reporting import report as report_mod
 from ..reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, from_json
 from ..report_parts import Unreachable
-from ..verdict import ERROR, PARTIAL, VERDICTS, CaseResult
+from ..verdict import ERROR, PARTIAL, VERDICTS, CaseResult, StepEntry
 
 #: what every shard must have in common: its field (as the message names it), how it is read, and what a difference is called
 SAME: tuple[tuple[str, Callable[[Report], Any], str], ...] = (
@@ -257,7 +257,7 @@ def _relocated(case: CaseResult, source: Path, target: Path) -> CaseResult:
             return name
         return os.path.relpath(source / name, target)
 
-    steps = [{**step, "screenshot": moved(step.get("screenshot"))} if isinstance(step, dict) else step for step in episode.get("trajectory") or []]
+    steps = [cast(StepEntry, {**step, "screenshot": moved(step.get("screenshot"))}) if isinstance(step, dict) else step for step in episode.get("trajectory") or []]
     return {**case, "episode": {**episode, "trajectory": steps, "final_screenshot": moved(episode.get("final_screenshot"))}}
 
 
