@@ -23,6 +23,22 @@ class Waits(TypedDict):
     sources: dict[str, str]
 
 
+class RunnerRecord(TypedDict, total=False):
+    """The runner that drove a live suite's model, as the report records it (:meth:`guitest.live.runners.runner.Runner.describe`,
+    a computer-use loop's :meth:`~guitest.live.cua.adapter.ToolLoop.describe`): its name, the reference it follows
+    (``source``), the syntax of its replies, the coordinate space they are read in (None: the model profile's), the
+    earlier screenshots a step sends (a count; a computer-use loop says in words what it keeps), the reference's own
+    settings (open: each reference has its own), and why it was chosen."""
+
+    name: Required[str]
+    source: Required[str]
+    convention: Required[str]
+    space: str | None
+    history_images: int | str
+    reference: dict[str, Any]
+    chosen: str
+
+
 class LiveSuiteRecord(TypedDict, total=False):
     """What a report records of a live suite beside its task settings (:func:`guitest.run.live_case.live_record`): the
     backend and its options (URLs without credentials), the step budget, the runner (its own description), why the
@@ -31,7 +47,7 @@ class LiveSuiteRecord(TypedDict, total=False):
     env: str | None
     env_options: dict[str, Any]
     max_steps: int
-    runner: dict[str, Any]
+    runner: RunnerRecord
     settings_error: str
     waits: Waits
 

@@ -16,6 +16,7 @@ from ..cache import FILENAME
 from . import costs
 from .gate import unknown_state_line
 from ..printable import printable
+from ..report_parts import RunnerRecord
 from .document import Report
 
 if TYPE_CHECKING:
@@ -272,7 +273,7 @@ def not_asked_words(report: Report) -> str:
     return f"{run_count} case(s) of the run not asked ({here} of this suite's, missing from its report)"
 
 
-def runner_line(record: dict[str, Any]) -> str:
+def runner_line(record: RunnerRecord) -> str:
     """A live suite's runner in one line, from the report's record of it (:func:`guitest.run.live_case.live_record`'s ``runner``)."""
     return f"runner: {record['name']} ({record['chosen']}), {record['history_images']} earlier screenshot(s) per step: {record['source']}"
 

@@ -39,6 +39,7 @@ from ...models.endpoints import Endpoint, EndpointPool, Retryable, connection_fa
 from ...printable import printable
 from ...profiles import Profile
 from ...secrets import Scrubber
+from ...report_parts import RunnerRecord
 from ...cost.usage import FailedCall, Usage
 from .display import Display
 
@@ -77,7 +78,7 @@ class ToolLoop:
     sleep_after_execution: float | None = None
     evaluate_after: float | None = None
 
-    def describe(self, history_images: int | None = None) -> dict[str, Any]:
+    def describe(self, history_images: int | None = None) -> RunnerRecord:
         """Plain builtins (``history_images`` does not apply: the conversation keeps what the provider's loop keeps)."""
         return {
             "name": self.name,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ...exchange import Prompt, SentImage
+from ...report_parts import RunnerRecord
 from ..actions import Action, from_screen, to_screen
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class Runner:
     sleep_after_execution: float | None = None
     evaluate_after: float | None = None
 
-    def describe(self, history_images: int | None = None) -> dict[str, Any]:
+    def describe(self, history_images: int | None = None) -> RunnerRecord:
         """The runner as the report records it: name, source, convention, space and the earlier screenshots sent."""
         return {
             "name": self.name,
