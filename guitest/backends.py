@@ -84,7 +84,7 @@ class Backend:
     def options(self, env_options: Mapping[str, Any], config: CommandLine) -> dict[str, Any]:
         """A suite's ``env_options`` with the command line's added: ``--env-url``'s machines (``urls``) and the
         browser's and page servers' options (``--browser-endpoint``, ``--browser-episodes``, ``--serve-bind``,
-        ``--serve-host``; docs/live.md, Remote browsers)."""
+        ``--serve-host``; docs/live_envs.md, Remote browsers)."""
         options = dict(env_options)
         if config.env_url:
             options["urls"] = list(config.env_url)

@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         "desktop",
         help="a local Linux desktop for live desktop tasks: up, down, status",
         description="Start, stop or list local Linux desktops (Xvfb 1920x1080, openbox, guitest's server of the OSWorld / "
-        "Windows Agent Arena machine protocol on 127.0.0.1) for pytest ... --env-url=URL (docs/live.md).",
+        "Windows Agent Arena machine protocol on 127.0.0.1) for pytest ... --env-url=URL (docs/live_local_desktop.md).",
     )
     desktop_cli.add_arguments(dk)
     dk.set_defaults(func=desktop_cli.run)

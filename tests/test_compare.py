@@ -539,7 +539,7 @@ def _within_simulation_error(rate: float, expected: float) -> bool:
 
 
 def test_simulated_alpha_and_power_of_the_noise_test_on_this_task_set() -> None:
-    """docs/live.md's 100-task live suite with a flip rate of about 12%, K = 11 runs a side (the table's row for a 3-point
+    """docs/live_reports.md's 100-task live suite with a flip rate of about 12%, K = 11 runs a side (the table's row for a 3-point
     change): two releases of one model are called different 5% of the time, and a change of the size the test says it
     detects is caught 80% of the time; the old rule (inside twice one run's spread) called that change inside."""
     rng = np.random.default_rng(20261205)

@@ -151,18 +151,18 @@ def test_a_listed_task_without_a_file_is_named(tmp_path: Path) -> None:
 
 
 def test_the_docs_list_every_getter_and_metric_guitest_implements() -> None:
-    text = (REPO / "docs" / "live.md").read_text()
-    getters = text[text.index("### Getters") : text.index("### Metrics")]
-    metrics = text[text.index("### Metrics") : text.index("### How a task is scored")]
+    text = (REPO / "docs" / "live_desktops.md").read_text()
+    getters = text[text.index("## Getters") : text.index("## Metrics")]
+    metrics = text[text.index("## Metrics") : text.index("## How a task is scored")]
     assert set(re.findall(r"^\| `(\w+)` \|", getters, re.M)) == set(supported_getters())
     assert set(re.findall(r"^\| `(\w+)` \|", metrics, re.M)) == set(supported_metrics())
 
 
 @needs_data
 def test_the_docs_counts_of_waa_tasks_are_the_readers() -> None:
-    text = " ".join((REPO / "docs" / "live.md").read_text().split())
+    text = " ".join((REPO / "docs" / "live_desktops.md").read_text().split())
     match = re.search(r"Of WAA's 154 tasks, guitest scores (\d+) itself \((\d+) of them infeasible\) and the judge decides (\d+); (\d+) have a set-up step", text)
-    assert match, "docs/live.md no longer states the WAA counts"
+    assert match, "docs/live_desktops.md no longer states the WAA counts"
     own, infeasible, judged, not_runnable = map(int, match.groups())
     samples = read(suite("test_all.json", WAA), str(WAA))
     assert Counter(s.data["evaluated_by"] for s in samples) == {"environment": own, "judge": judged}

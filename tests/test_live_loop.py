@@ -25,7 +25,7 @@ from guitest.models.base import Model, Settings
 from guitest.sample import Sample
 from guitest.trajectory import Trajectory
 
-DOCS = (Path(__file__).parent.parent / "docs" / "live.md").read_text()
+DOCS = (Path(__file__).parent.parent / "docs" / "live_agents.md").read_text()
 
 TASK = TaskSpec(env="fake", name="press-button", instruction="Press the button")
 

@@ -29,7 +29,7 @@ from guitest.live.runners import uitars15 as uitars
 from guitest.live.runners.runner import Past
 
 SCREEN = (1920, 1080)
-DOCS = (Path(__file__).parent.parent / "docs" / "live.md").read_text()
+DOCS = (Path(__file__).parent.parent / "docs" / "live_agents.md").read_text()
 
 
 class _Model:
@@ -163,7 +163,7 @@ def sha(text: str) -> str:
 
 def test_the_prompts_are_the_references_own_texts() -> None:
     """Byte for byte the texts the reference agents send (SHA-256 of each, computed from the references' own messages
-    for the task "Open the settings" at step 3 of an episode; docs/live.md names the files)."""
+    for the task "Open the settings" at step 3 of an episode; docs/live_agents.md names the files)."""
     past = [Past(f"Action: step {k}", SentImage(None, SCREEN), (), f"Action: step {k}") for k in (1, 2)]
     now = SentImage(None, SCREEN)
     ui = runners.get("uitars15").prompt("Open the settings", [], now, 4)
@@ -221,7 +221,7 @@ def test_profiles_name_their_runners() -> None:
     assert runners.for_model(Profiled("generic"), "qwen3vl")[0].name == "qwen3vl"
     with pytest.raises(Exception, match="unknown runner 'klingon'; known: guitest, uitars15, "):
         runners.get("klingon")
-    for runner in map(runners.get, runners.RUNNERS.names()):  # every runner's source is in docs/live.md
+    for runner in map(runners.get, runners.RUNNERS.names()):  # every runner's source is in docs/live_agents.md
         assert runner.name in DOCS and (runner.source.split(" (")[0] in DOCS), runner.name
 
 

@@ -1,4 +1,4 @@
-"""Machine fleets: a provider's pool of VMs per process, and leases that hold across hosts (docs/live.md, "Fleets").
+"""Machine fleets: a provider's pool of VMs per process, and leases that hold across hosts (docs/live_desktops.md, "Fleets").
 
 The cross-host lease is tested with separate processes sharing one lease folder (what hosts sharing an NFS folder do:
 no lock of one process's kernel helps the other), each recording when it held which machine; a control run gives each

@@ -8,7 +8,7 @@ Two recordings, both made by running OSWorld's agents (the repository and commit
 - replies.json: what each reply of the reply tables did on OSWorld's machine (the agent's ``predict``, then
   ``lib_run_single``'s loop through ``DesktopEnv.step``, the controller's ``execute_python_command`` and the server's
   ``/execute``, against a recording pyautogui). guitest's runner must do the same, except in the rows of DEPARTURES,
-  each a departure docs/live.md names with its reason.
+  each a departure docs/live_agents.md names with its reason.
 
 Events, as on a 1920x1080 screen in whole pixels: ``click(x,y)`` (``click()``: where the pointer is), ``double_click``,
 ``triple_click``, ``right_click``, ``middle_click``, ``move(x,y)``, ``drag_to(x,y)`` (the button held from where the
@@ -36,8 +36,8 @@ from guitest.live.runners.runner import Past
 DATA = Path(__file__).parent / "data" / "osworld_reference"
 MESSAGES = json.loads((DATA / "messages.json").read_text(encoding="utf-8"))
 REPLIES = json.loads((DATA / "replies.json").read_text(encoding="utf-8"))
-_LIVE = (Path(__file__).parent.parent / "docs" / "live.md").read_text(encoding="utf-8")
-#: docs/live.md's "Where guitest departs from the references, on purpose" section
+_LIVE = (Path(__file__).parent.parent / "docs" / "live_agents.md").read_text(encoding="utf-8")
+#: docs/live_agents.md's "Where guitest departs from the references, on purpose" section
 DOCS = _LIVE.split("### Where guitest departs from the references, on purpose", 1)[1].split("\n## ", 1)[0]
 SCREEN = (1920, 1080)
 ALIASES = {"\n": "enter", "\r": "enter", "return": "enter", "\t": "tab", "escape": "esc", "control": "ctrl", "ctrlleft": "ctrl", "shiftleft": "shift", "altleft": "alt"}
@@ -82,7 +82,7 @@ def guitest_messages(name: str, replies: list[str], seen: list[int], images: int
 
 def reference_messages(episode: dict[str, Any]) -> list[list[list[Any]]]:
     """The recorded messages, texts written out; an image at the size the model sees it: UI-TARS's as its server's
-    processor resizes it (guitest resizes on the client, docs/live.md: "Images"), the others as sent."""
+    processor resizes it (guitest resizes on the client, docs/live_agents.md: "Images"), the others as sent."""
     texts = MESSAGES["texts"]
 
     def part(p: Any) -> Any:
@@ -215,7 +215,7 @@ def guitest_episode(name: str, replies: list[str], budget: int) -> list[list[str
     return [joined(s) for s in machine(steps)]
 
 
-#: rows where guitest does something else, on purpose: what guitest does, and the phrase of docs/live.md's "departs on
+#: rows where guitest does something else, on purpose: what guitest does, and the phrase of docs/live_agents.md's "departs on
 #: purpose" section that names the departure (the recording's ``reference`` column says what OSWorld does)
 UNREADABLE, TYPED, X_KEYS, THINK = "an unreadable reply uses its step", "text is typed as given", "x key names", "reasoning in `<think>` is not acted on"
 DEPARTURES: dict[str, tuple[list[list[str]], str]] = {

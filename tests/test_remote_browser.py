@@ -1,5 +1,5 @@
 """Web suites on a browser that is not launched here: a Chromium reached through its DevTools endpoint, a Playwright
-browser server (docs/live.md, "Remote browsers").
+browser server (docs/live_envs.md, "Remote browsers").
 
 Each test starts the remote browser itself, on 127.0.0.1: Debian's Chromium with ``--remote-debugging-port``, or a
 Playwright server from Playwright's own ``launchServer`` run by the Node.js Playwright's Python package ships (no

@@ -138,7 +138,7 @@ def test_flip_rate_is_the_chance_two_runs_of_a_case_disagree() -> None:
 def test_the_noise_test_of_guitest_compare_reads_the_reports_flip_rate() -> None:
     """``guitest compare``'s noise test and the report's ``repeats.flip_rate`` are one estimate: each case's
     h (K - h) / (K (K - 1)) is half the chance two of its attempts disagree, and one run's standard deviation is
-    sqrt(f / (2N)) (docs/live.md, "The noise floor")."""
+    sqrt(f / (2N)) (docs/live_reports.md, "The noise floor")."""
     import random
 
     import numpy as np

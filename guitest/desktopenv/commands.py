@@ -26,7 +26,7 @@ from ..localdesktop.xvfb import DesktopError, LocalDesktop, load_state, scan_des
 #: what ``up`` says when it runs as root without ``--user``
 AS_ROOT = (
     "  this desktop runs every command it is sent as root: a model that types a shell command into its terminal runs it "
-    "as root. Start it as an unprivileged user instead: guitest desktop up --user NAME (docs/live.md, 'Whose rights')"
+    "as root. Start it as an unprivileged user instead: guitest desktop up --user NAME (docs/live_local_desktop.md, 'Whose rights')"
 )
 #: the environment variables a command run as another user keeps (the rest are this user's, not NAME's)
 KEPT = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "GUITEST_CHROMIUM")

@@ -16,7 +16,7 @@ The waits (:func:`waits`): ``ready_after`` seconds from the end of the set-up to
 ``lib_run_single.py`` sleeps 60 s after ``env.reset``), ``settle`` after each action (a number, or ``runner``: the
 runner's own :attr:`~guitest.live.runners.runner.Runner.sleep_after_execution`), ``evaluate_after`` from the last
 action to the evaluation (OSWorld's 20 s; or ``runner``: the runner's own ``evaluate_after``). The defaults are guitest's own; the suites that claim a reference's
-numbers set the reference's (docs/live.md, "Waits"). A wait is time on the machine, not the CPU: the episodes of a
+numbers set the reference's (docs/live_desktops.md, "Waits"). A wait is time on the machine, not the CPU: the episodes of a
 pool of machines wait side by side.
 
 :meth:`DesktopEnv.evaluate` runs the task's evaluator (:mod:`guitest.desktopenv.evaluate`). A machine
@@ -549,7 +549,7 @@ NO_MACHINE = (
     "the desktop backend needs a machine that speaks the OSWorld / Windows Agent Arena server protocol: pass "
     "--env-url=http://HOST:5000 (repeat it for a pool) or let desktop-env's providers start and revert one "
     "(--env-provider=docker|vmware|aws|...); start one with `guitest desktop up` (a local Linux desktop "
-    "under Xvfb), an OSWorld VM or a Windows Agent Arena VM (its run scripts); docs/live.md"
+    "under Xvfb), an OSWorld VM or a Windows Agent Arena VM (its run scripts); docs/live_desktops.md"
 )
 _local: list[Any] = []  # the desktops this process started (local_desktop: true without --env-url)
 _local_lock = threading.Lock()

@@ -62,7 +62,7 @@ LOCAL_FILE = frozenset({"vmware", "virtualbox", "docker"})
 SERVER_PORT = 5000
 POLL = 1.0
 #: each provider call's deadline in seconds (a setting of the same name), from how long desktop-env 1.0.2's own providers
-#: wait inside the call, with room to spare (docs/live.md, "Deadlines of the provider's calls", has the sources):
+#: wait inside the call, with room to spare (docs/live_desktops.md, "Deadlines of the provider's calls", has the sources):
 #: ``start_emulator`` (Docker waits up to 300 s for the VM's server inside it, after pulling its image the first time;
 #: AWS 150 s, Aliyun 300 s for the instance to run), ``revert_to_snapshot`` (AWS launches a new instance and waits with
 #: boto3's ``instance_running`` waiter, 40 x 15 s = 600 s), ``get_ip_address`` (Aliyun waits up to 300 s for the server

@@ -1043,7 +1043,7 @@ def fresh_document(page: Any, url: str, wait_until: str = "load") -> None:
     a zoom of 2 or more, the new document's screens came out with other bytes in most tries when the old document had
     a change not yet painted (text a shade darker: its anti-aliasing, not the layout), so the same screen of the same
     episode differed by what had run before; two animation frames before leaving, hiding the old document, or the
-    switches --disable-partial-raster, PaintHolding and RenderDocument did not help (docs/live.md, Determinism)."""
+    switches --disable-partial-raster, PaintHolding and RenderDocument did not help (docs/live_miniwob.md, Determinism)."""
     page.goto("about:blank", wait_until="commit")
     page.goto(url, wait_until=wait_until)
 

@@ -135,13 +135,13 @@ class RunConfig:
     computer_tool: str = option(
         "auto",
         choices=("auto", "computer_20250124", "computer_20251124"),
-        help="anthropic: models: the computer tool's version (and beta header); auto picks it from the model's name as Anthropic's documentation lists them (docs/live.md)",
+        help="anthropic: models: the computer tool's version (and beta header); auto picks it from the model's name as Anthropic's documentation lists them (docs/live_cua.md)",
     )
     screenshot_chunk: int = option(
         10,
         metavar="N",
         check=_at_least_one,
-        help="anthropic: models: tool-result screenshots beyond the 10 most recent are dropped N at a time (default 10, as OSWorld's Claude runner does on its default provider, Bedrock; 20 as on Anthropic's API, docs/live.md)",
+        help="anthropic: models: tool-result screenshots beyond the 10 most recent are dropped N at a time (default 10, as OSWorld's Claude runner does on its default provider, Bedrock; 20 as on Anthropic's API, docs/live_cua.md)",
     )
     max_image_bytes: int | None = option(metavar="N", help="re-encode a screenshot whose PNG is over N bytes as JPEG, then downscale until it fits")
     data_root: str | None = option(metavar="DIR", help="folder holding the data sets (else $GUITEST_DATA, else $LMUData (MMBench-GUI's tooling), else ~/.local/share/guitest)")
@@ -153,7 +153,7 @@ class RunConfig:
     osworld_results: str | None = option(
         None,
         metavar="DIR",
-        help="live suites: also write each episode as a published OSWorld run holds it under DIR (pyautogui/screenshot/MODEL/DOMAIN/TASK/: result.txt in 0..1, traj.jsonl a line per action, its screenshots), which OSWorld's show_result.py and monitor read (docs/live.md)",
+        help="live suites: also write each episode as a published OSWorld run holds it under DIR (pyautogui/screenshot/MODEL/DOMAIN/TASK/: result.txt in 0..1, traj.jsonl a line per action, its screenshots), which OSWorld's show_result.py and monitor read (docs/live_reports.md)",
     )
     keep_episodes: int = option(
         3,
@@ -197,7 +197,7 @@ class RunConfig:
     runner: str | None = option(
         metavar="NAME",
         check=_known_runner,
-        help="live tasks: drive the model as this runner does (its prompt, history, reading, stop rules; docs/live.md, Runners); default: the runner of the model's profile, else guitest",
+        help="live tasks: drive the model as this runner does (its prompt, history, reading, stop rules; docs/live_agents.md, Runners); default: the runner of the model's profile, else guitest",
     )
     history_images: int | None = option(
         metavar="N",
@@ -206,7 +206,7 @@ class RunConfig:
     )
     success_rule: str | None = option(
         choices=backends.success_rules(),
-        help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live.md",
+        help="MiniWoB++ suites: when an episode is a success (default: the suite's settings.success_rule, else binary): binary (raw reward 1, or the task's threshold for the 5 continuous tasks; Farama's miniwob) or browsergym (raw reward > 0, as BrowserGym counts it); docs/live_miniwob.md",
     )
     env_url: tuple[str, ...] = option(
         (),
@@ -215,7 +215,7 @@ class RunConfig:
     )
     env_provider: str | None = option(
         metavar="NAME",
-        help="live desktop tasks: revert the machine to its snapshot before each episode through desktop-env's provider NAME (vmware, virtualbox, docker, aws, azure, ...; or module:Class), as OSWorld's harness does (docs/live.md)",
+        help="live desktop tasks: revert the machine to its snapshot before each episode through desktop-env's provider NAME (vmware, virtualbox, docker, aws, azure, ...; or module:Class), as OSWorld's harness does (docs/live_desktops.md)",
     )
     env_provider_option: tuple[str, ...] = option(
         (),
@@ -227,7 +227,7 @@ class RunConfig:
         (),
         metavar="URL",
         check=_browser_endpoints,
-        help="live web tasks (MiniWoB++, webapp): run the episodes on this browser rather than on a Chromium launched here: a Chromium's DevTools endpoint (http://HOST:9222, from --remote-debugging-port) or a Playwright browser server's ws:// URL; repeat it for several (docs/live.md, Remote browsers)",
+        help="live web tasks (MiniWoB++, webapp): run the episodes on this browser rather than on a Chromium launched here: a Chromium's DevTools endpoint (http://HOST:9222, from --remote-debugging-port) or a Playwright browser server's ws:// URL; repeat it for several (docs/live_envs.md, Remote browsers)",
     )
     browser_episodes: int | None = option(metavar="N", check=_at_least_one, help="with --browser-endpoint: episodes at once on each remote browser, per pytest process (default 4)")
     serve_bind: str | None = option(
@@ -236,7 +236,7 @@ class RunConfig:
     serve_host: str | None = option(metavar="HOST", help="live web tasks: the host name or address remote browsers reach this host's page servers by (default: --serve-bind)")
     lease_dir: str | None = option(
         metavar="DIR",
-        help="live desktop tasks: lease the machines with lease files in DIR, a folder every host of the run mounts (NFS, a cluster file system), so guitest runs on several hosts sharing --env-url machines never drive one at once (docs/live.md, Fleets); default: locks on this host's disk, which hold between the processes of one host only",
+        help="live desktop tasks: lease the machines with lease files in DIR, a folder every host of the run mounts (NFS, a cluster file system), so guitest runs on several hosts sharing --env-url machines never drive one at once (docs/live_desktops.md, Fleets); default: locks on this host's disk, which hold between the processes of one host only",
     )
     allow_unknown_state: bool = option(False, help="let the gate pass on live episodes that ran on a machine nothing reset before them (reset: none); by default such a run fails the gate")
     shard: str | None = option(

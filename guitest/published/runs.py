@@ -21,7 +21,7 @@ up to :data:`MAX_RESULT_BYTES` (a longer one is not a score: the task is an erro
 longer line is skipped, as a line that is not JSON is), so memory stays bounded whatever the files' sizes.
 
 The other way, :func:`write_osworld` (``--osworld-results``) writes a live report as a published OSWorld run would be,
-which OSWorld's ``show_result.py`` and monitor read and this module reads back case by case (docs/live.md, "A run as a
+which OSWorld's ``show_result.py`` and monitor read and this module reads back case by case (docs/live_reports.md, "A run as a
 published OSWorld run").
 """
 

@@ -17,7 +17,7 @@ Formulas (s_i = case i's share of hits over its K attempts, N cases, z_q the sta
   the largest min(b, c) the test rejects (:func:`mcnemar_critical`); the expected change is (m / n) (1 - 2 q).
 - one run's variance on a fixed task set: sum_i p_i (1 - p_i) / N^2; each p_i (1 - p_i) estimated without bias by
   h_i (K - h_i) / (K (K - 1)) (half the chance two of the case's attempts disagree: the flip rate f, so a run's
-  standard deviation is sqrt(f / (2N)), docs/live.md "The noise floor"). avg@K divides it by K (Miller,
+  standard deviation is sqrt(f / (2N)), docs/live_reports.md "The noise floor"). avg@K divides it by K (Miller,
   "Resampling"); two runs' avg@K are independent given the tasks, so Var(difference) = V_old / K_old + V_new / K_new.
 - the task population's standard error of the paired change d_i = s_new,i - s_old,i: the clustered standard error
   sqrt(C / (C - 1) * sum_c (sum_{i in c} (d_i - mean d))^2) / N over C clusters (Miller, "Clustered standard errors"

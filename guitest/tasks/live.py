@@ -4,7 +4,7 @@ scores the episode (:mod:`guitest.live`; the flow of a case is :func:`guitest.ru
 Settings (``schemas/tasks/live.schema.json``): ``include_flagged`` (the ``miniwob`` reader runs tasks with
 these flags too), ``history_images`` (earlier screenshots each step sends, the most recent ones; by
 default the runner's own, :mod:`guitest.live.runners`; ``--history-images`` overrides it) and ``headline`` (``success_rate`` or ``mean_score``: the figure the
-benchmark's leaderboard uses, docs/live.md). The suite names the backend (``env``, ``env_options``) and
+benchmark's leaderboard uses, docs/live_reports.md). The suite names the backend (``env``, ``env_options``) and
 the step budget (``max_steps``). Task metrics (:func:`guitest.reporting.episodes.summarize`): success rate with
 its 95% interval and mean score per task and family, steps of successful episodes, EQA, and success by
 budget. Episodes that no check of guitest's decided (``unsure``) are left out of every rate, like errors,

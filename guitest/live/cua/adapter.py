@@ -55,7 +55,7 @@ MAX_BACKOFF = 30.0
 REQUEST_MARKER = "guitest-computer-use-request"
 NOT_LIVE = (
     "--model={spec} is a computer-use agent: it runs live suites (task: live) through {api}; for a grounding or "
-    "choice suite use a chat model, e.g. --model=openai:NAME with --base-url (docs/live.md, 'Computer-use APIs')"
+    "choice suite use a chat model, e.g. --model=openai:NAME with --base-url (docs/live_cua.md)"
 )
 #: the safety-check policies (OpenAI's pending_safety_checks): acknowledge them, or end the episode there
 SAFETY_POLICIES = ("acknowledge", "stop")
@@ -293,7 +293,7 @@ class ComputerUseModel(Model):
         return self._down() if self.pool.all_down() else None
 
     def generation_settings(self) -> dict[str, Any]:
-        s = self.settings  # no sampling settings: neither client takes a temperature for these models (see docs/live.md)
+        s = self.settings  # no sampling settings: neither client takes a temperature for these models (see docs/live_cua.md)
         return {"max_tokens": self.max_tokens, "safety_checks": s.safety_checks, "computer_tool": s.computer_tool}
 
     def identity(self) -> dict[str, Any]:

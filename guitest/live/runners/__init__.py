@@ -4,7 +4,7 @@ A runner (:class:`~guitest.live.runners.runner.Runner`) is one object per conven
 its renderer, its history layout, its image sizing, its coordinate mapping and its stop rules. :data:`RUNNERS` names
 them (:data:`guitest.registry.RUNNERS`, each imported when first asked for; :func:`register` adds one, a team's own
 from a conftest.py: docs/adapters.md); a model profile names its runner (:data:`PROFILE_RUNNERS`; profiles not named
-there use ``guitest``); ``--runner=NAME`` chooses another. docs/live.md lists each runner's sources file by file and
+there use ``guitest``); ``--runner=NAME`` chooses another. docs/live_agents.md lists each runner's sources file by file and
 where guitest departs.
 
 - ``guitest``: guitest's own step prompt and ``Action: click(0.42, 0.31)`` format (:mod:`.guitest`).
