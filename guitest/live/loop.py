@@ -326,7 +326,9 @@ class _Run:
         self.instruction = task.instruction  # the first observation's, once there is one
         self.first: Observation | None = None
 
-    def act(self, env: Environment, decision: Decision, taken: frozenset[str], number: int, shot: tuple[str | None, bytes | None], policy_seconds: float) -> tuple[list[Observation], str | None, str | None]:
+    def act(
+        self, env: Environment, decision: Decision, taken: frozenset[str], number: int, shot: tuple[str | None, bytes | None], policy_seconds: float
+    ) -> tuple[list[Observation], str | None, str | None]:
         """Run ``decision``'s actions that may run and record step ``number`` (``shot``: its screenshot, kept): the
         observations after each action that ran, the environment's failure and how the actions ended the episode
         (:func:`_execute`)."""
