@@ -61,6 +61,7 @@ def cmd_suites_copy(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``guitest`` command line: each command's parser, in the order ``guitest --help`` lists them."""
     parser = argparse.ArgumentParser(
         prog="guitest",
         description="Helpers for guitest suites. Benchmarks run through pytest: pytest --pyargs guitest.suites.NAME --model=SPEC "
@@ -68,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"guitest {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_placeholders, _add_suites, _add_compare, _add_leaderboard, _add_merge, _add_data, _add_desktop):
+        add(sub)
+    return parser
+
+
+def _add_placeholders(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "placeholders",
         help="write blank images of the recorded sizes for every image a suite's annotations name",
@@ -82,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", help=f"data root (else ${ENV_VAR}, else the default)")
     p.add_argument("--overwrite", action="store_true", help="replace images that exist")
     p.set_defaults(func=cmd_placeholders)
+
+
+def _add_suites(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     su = sub.add_parser(
         "suites",
         help="list the built-in suites, or copy one into your project to edit it",
@@ -103,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--into", default="suites", metavar="DIR", help="folder to copy into (default: suites)")
     cp.add_argument("--force", action="store_true", help="replace the files of an existing copy (other files are left alone)")
     cp.set_defaults(func=cmd_suites_copy)
+
+
+def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .reporting import compare
 
     c = sub.add_parser(
@@ -121,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .published import runs as published_runs
 
     c.set_defaults(func=lambda args: compare.run(args, published_runs.load_any, published_runs))
+
+
+def _add_leaderboard(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .reporting import leaderboard
 
     lb = sub.add_parser(
@@ -136,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     leaderboard.add_arguments(lb)
     lb.set_defaults(func=leaderboard.run)
+
+
+def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .scale import merge as merge_mod
 
     m = sub.add_parser(
@@ -153,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     merge_mod.add_arguments(m)
     m.set_defaults(func=merge_mod.run)
+
+
+def _add_data(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .data import fetch
 
     d = sub.add_parser("data", help="download and verify benchmark data")
@@ -166,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_arguments(f)
     f.set_defaults(func=fetch.run)
+
+
+def _add_desktop(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .desktopenv import commands as desktop_cli
 
     dk = sub.add_parser(
@@ -176,7 +201,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     desktop_cli.add_arguments(dk)
     dk.set_defaults(func=desktop_cli.run)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from guitest import envs
-from guitest.envs import browser
+from guitest.envs import browser, browser_launch, browser_processes, browser_watchdog
 from guitest.envs.pool import EnvPool
 from guitest.live.actions import Action
 from guitest.live.baseline_policies import OraclePolicy
@@ -51,8 +51,8 @@ SPINS = "(() => { while (true) {} })()"
 
 def _require() -> None:
     missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
-    if not os.path.isfile(browser.executable()):
-        missing(f"{browser.executable()} not found: install Debian's chromium (bash tests/setup_browser.sh)")
+    if not os.path.isfile(browser_launch.executable()):
+        missing(f"{browser_launch.executable()} not found: install Debian's chromium (bash tests/setup_browser.sh)")
     try:
         import playwright  # noqa: F401
     except ImportError:
@@ -170,7 +170,7 @@ def test_a_check_is_true_by_javascripts_rules(site: Path) -> None:
 
 
 def test_a_page_that_spins_costs_its_own_step_and_the_page_beside_it_goes_on(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(browser, "GRACE", 1.0, raising=False)
+    monkeypatch.setattr(browser_watchdog, "GRACE", 1.0)
     options = {"root": ".", "viewport": [300, 200], "command_timeout": 2}
     stuck, beside = (envs.open_env("webapp", options, str(site)) for _ in range(2))
     try:
@@ -189,7 +189,7 @@ def test_a_page_that_spins_costs_its_own_step_and_the_page_beside_it_goes_on(sit
 
 
 def test_a_browser_that_does_not_answer_is_ended_and_replaced(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(browser, "GRACE", 1.0, raising=False)
+    monkeypatch.setattr(browser_watchdog, "GRACE", 1.0)
     envs.shutdown()  # the browser started below is this process's only one (browser_pid)
     options = {"root": ".", "viewport": [300, 200], "command_timeout": 2}
     env = envs.open_env("webapp", options, str(site))
@@ -213,7 +213,7 @@ def test_a_browser_that_does_not_answer_is_ended_and_replaced(site: Path, monkey
     assert [str(e).startswith("the browser was ended before this command ran") for e in queued] == [True]
     old._thread.join(30)
     assert not old._thread.is_alive() and not old.alive  # its thread unwound: the processes it waited on were ended
-    assert browser._marked(old.marker) == []
+    assert browser_processes.marked(old.marker) == []
     again = envs.open_env("webapp", options, str(site))
     try:
         assert again.browser.host is not old and pressed(again)
@@ -321,7 +321,7 @@ def gpu_limits(browser_pid: int) -> list[int]:
     import resource
 
     found = []
-    for pid in browser._group(browser_pid):
+    for pid in browser_processes.group(browser_pid):
         try:
             if b"--type=gpu-process" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(resource.prlimit(pid, resource.RLIMIT_DATA)[0])
@@ -340,7 +340,7 @@ def test_webgl_textures_past_the_bound_cost_the_pages_gl_context_and_the_browser
         env.reset(task("gl", start="gl.html", success="true"), 0)
         assert env.run_js("() => !!document.createElement('canvas').getContext('webgl')")  # the GPU process runs now
         host = env.browser.host
-        assert browser.limit_renderers(host.pid, BOUND_MB << 20)  # what BrowserHost does once Chromium has started
+        assert browser_processes.limit_renderers(host.pid, BOUND_MB << 20)  # what BrowserHost does once Chromium has started
         assert gpu_limits(host.pid) == [BOUND_MB << 20]
         made, lost = env.run_js("() => textures()")
         assert lost and made < 160, (made, lost)  # the GPU process ended at the bound: the page's context is lost
@@ -361,7 +361,7 @@ def test_page_memory_mb_is_checked() -> None:
     for bad in (-1, 100, 1.5, "2G", True):
         with pytest.raises(EnvFailure, match=rf"env_options.page_memory_mb must be a whole number of MB, 512 or more \(or 0: no bound\), got {bad!r}"):
             browser.page_memory({"page_memory_mb": bad})
-    assert browser.page_memory({}) == browser.PAGE_MEMORY_MB == 2048 and browser.page_memory({"page_memory_mb": 0}) == 0
+    assert browser.page_memory({}) == browser_processes.PAGE_MEMORY_MB == 2048 and browser.page_memory({"page_memory_mb": 0}) == 0
 
 
 # -- through pytest ----------------------------------------------------------------------------------------------------

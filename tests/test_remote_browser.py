@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import pytest
 
 from guitest import envs
-from guitest.envs import browser, servers
+from guitest.envs import browser, browser_launch, browser_watchdog, servers
 from guitest.envs.pool import EnvPool
 from guitest.live.baseline_policies import OraclePolicy
 from guitest.live.loop import run_episode
@@ -135,7 +135,7 @@ def test_a_dead_endpoint_is_taken_out_and_the_pages_go_to_the_live_one(tmp_path:
 
 
 def test_a_page_that_spins_on_a_remote_browser_costs_its_own_step(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    monkeypatch.setattr(browser, "GRACE", 1.0)
+    monkeypatch.setattr(browser_watchdog, "GRACE", 1.0)
     with devtools_chromium(tmp_path) as (endpoint, _):
         options = {"root": ".", "viewport": [300, 200], "command_timeout": 2, "browser_endpoints": [endpoint]}
         stuck, beside = (envs.open_env("webapp", options, str(site)) for _ in range(2))
@@ -231,8 +231,8 @@ def test_serve_file_cannot_reach_a_remote_browser_and_bad_options_say_what_to_gi
     with pytest.raises(ConfigError, match=r"--browser-endpoint=ftp://farm/\?token=\*\*\*: expected http://HOST:PORT") as bad:
         from_values({"browser_endpoint": ["ws://127.0.0.1:3000/abc", "ftp://farm/?token=s3cret"]})
     assert "s3cret" not in str(bad.value)
-    assert browser.over_cdp("http://10.0.0.5:9222") and browser.over_cdp("ws://h:9222/devtools/browser/abc")
-    assert not browser.over_cdp("ws://h:3000/f75c98decd")
+    assert browser_launch.over_cdp("http://10.0.0.5:9222") and browser_launch.over_cdp("ws://h:9222/devtools/browser/abc")
+    assert not browser_launch.over_cdp("ws://h:3000/f75c98decd")
 
 
 def test_the_page_servers_listen_and_name_themselves_where_the_options_say(tmp_path: Path) -> None:

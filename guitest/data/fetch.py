@@ -214,6 +214,18 @@ def fetch(
             return FetchResult(name, source.repo_id, root, root_source, data_dir, False, found)
         echo(f"{name}: {data_dir} is incomplete ({found.problems()[0].splitlines()[0]}); downloading")
 
+    _download(name, source, data_dir, where, revision, force, download, echo)
+    _put_in_place(name, source, data_dir, echo)
+    found = _verified(name, source, data_dir, where, revision, suites_dir)
+    echo(f"{name}: verified {data_dir}: {_counts(found)}")
+    run_with = "" if root_source == "default" else f" --data-root={root}" if root_source == "--data-root" else ""
+    echo(f"  {where}; run it with: pytest {bundled.run_target(suite.folder)}{run_with} --model=SPEC")
+    return FetchResult(name, source.repo_id, root, root_source, data_dir, True, found)
+
+
+def _download(name: str, source: Source, data_dir: Path, where: str, revision: str | None, force: bool, download: Downloader | None, echo: Printer) -> None:
+    """Download ``source``'s files into ``data_dir`` (through ``download``, else the Hub's own); FetchError saying how to
+    get them by hand when the Hub cannot be reached (a folder this call created is not left behind empty)."""
     if download is None:
         download = _hub_downloader(name, source, data_dir, where, revision)
     rev = revision or "main"
@@ -239,6 +251,9 @@ def fetch(
             f"could not download {source.repo_id} (revision {rev}) from the Hugging Face Hub into {data_dir}: {_describe(exc)}\n  {_hint(exc)}\n" + _by_hand(name, source, data_dir, where, revision)
         ) from None
 
+
+def _put_in_place(name: str, source: Source, data_dir: Path, echo: Printer) -> None:
+    """Unpack ``source``'s archives and make its moves in ``data_dir``; FetchError when the files cannot be put in place."""
     try:
         for archive, into in source.archives:
             path = data_dir / archive
@@ -251,6 +266,9 @@ def fetch(
     except OSError as exc:
         raise FetchError(f"{name}: downloaded into {data_dir}, but putting the files in place failed: {exc}") from None
 
+
+def _verified(name: str, source: Source, data_dir: Path, where: str, revision: str | None, suites_dir: Path | None) -> Verification:
+    """The verification of the downloaded ``data_dir``; FetchError listing its problems (and how to resume) when it fails."""
     found = verify(name, data_dir, suites_dir)
     if not found.ok:
         raise FetchError(
@@ -260,10 +278,7 @@ def fetch(
             + "\n  Run again to resume the download, or --force to download every file again.\n"
             + _by_hand(name, source, data_dir, where, revision)
         )
-    echo(f"{name}: verified {data_dir}: {_counts(found)}")
-    run_with = "" if root_source == "default" else f" --data-root={root}" if root_source == "--data-root" else ""
-    echo(f"  {where}; run it with: pytest {bundled.run_target(suite.folder)}{run_with} --model=SPEC")
-    return FetchResult(name, source.repo_id, root, root_source, data_dir, True, found)
+    return found
 
 
 def unpack(archive: Path, into: Path) -> int:

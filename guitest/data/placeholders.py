@@ -70,58 +70,91 @@ def make_placeholders(
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown annotation format {fmt!r}; placeholders support {', '.join(FORMATS)}")
-    base = os.path.normpath(os.fspath(images_dir))
-    sizes: dict[str, tuple[int, int]] = {}  # image path -> size
-    defaults: dict[str, tuple[int, int]] = {}  # v1/v2: image path -> its split's default
-    problems: list[str] = []
-    rows_read = 0
+    sizes, defaults, rows_read = _image_sizes(fmt, annotations, os.path.normpath(os.fspath(images_dir)))
+    written, skipped = _write_blanks(sizes, overwrite)
+    enlarged = sum(1 for target, default in defaults.items() if sizes[target] != default)
+    return {"rows": rows_read, "images": len(sizes), "written": written, "skipped": skipped, "enlarged": enlarged}
+
+
+class _Sizes:
+    """The size of each image the rows name, gathered row by row with every problem found (see :func:`make_placeholders`)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.sizes: dict[str, tuple[int, int]] = {}  # image path -> size
+        self.defaults: dict[str, tuple[int, int]] = {}  # v1/v2: image path -> its split's default
+        self.problems: list[str] = []
+        self.rows_read = 0
+
+    def add(self, row: Any, where: str, default: tuple[int, int] | None) -> None:
+        """Note the image of one row: a ScreenSpot-Pro row's ``img_size`` (``default`` None), else its split's
+        ``default`` enlarged to hold the row's box."""
+        self.rows_read += 1
+        name = row.get("img_filename") if isinstance(row, dict) else None
+        if not isinstance(name, str) or not name:
+            self.problems.append(f"{where}: 'img_filename' is missing or not a non-empty string")
+            return
+        target = inside(self.base, name)
+        if target is None:
+            self.problems.append(f"{where}: image {name!r} resolves outside {self.base}; refusing it")
+            return
+        if default is None:
+            size = _pro_size(row.get("img_size"))
+            if size is None:
+                self.problems.append(f"{where}: 'img_size' must be [width, height], positive integers; got {row.get('img_size')!r}")
+            elif self.sizes.setdefault(target, size) != size:
+                self.problems.append(f"{where}: img_size {list(size)} differs from {list(self.sizes[target])} recorded for {name!r} before")
+            return
+        extent = _xywh_extent(row.get("bbox"))
+        if extent is None:
+            self.problems.append(f"{where}: 'bbox' must be [x, y, w, h], four numbers; got {row.get('bbox')!r}")
+            return
+        old = self.sizes.get(target, default)
+        self.sizes[target] = (max(old[0], extent[0]), max(old[1], extent[1]))
+        self.defaults.setdefault(target, default)
+
+
+def _image_sizes(fmt: str, annotations: Sequence[str | Path], base: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]], int]:
+    """``(sizes, defaults, rows read)`` of every image the annotation files name (see :func:`make_placeholders`);
+    SuiteError listing every problem when there is one."""
+    found = _Sizes(base)
     for annotation in annotations:
         path = os.fspath(annotation)
-        try:
-            with open(path, encoding="utf-8") as f:
-                rows = json.load(f)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            problems.append(f"{path}: cannot read annotation file: {exc}")
+        rows = _annotation_rows(path, found.problems)
+        if rows is None:
             continue
-        if not isinstance(rows, list):
-            problems.append(f"{path}: expected a JSON list of rows, got {type(rows).__name__}")
-            continue
-        if fmt == "screenspot_pro":
-            default = None
-        else:
-            match = _SPLIT.search(os.path.basename(path))
-            default = DEFAULT_SIZES.get(match.group(1), FALLBACK_SIZE) if match else FALLBACK_SIZE
+        default = None if fmt == "screenspot_pro" else _split_default(path)
         for index, row in enumerate(rows):
-            rows_read += 1
-            where = f"{path}, row {index}"
-            name = row.get("img_filename") if isinstance(row, dict) else None
-            if not isinstance(name, str) or not name:
-                problems.append(f"{where}: 'img_filename' is missing or not a non-empty string")
-                continue
-            target = inside(base, name)
-            if target is None:
-                problems.append(f"{where}: image {name!r} resolves outside {base}; refusing it")
-                continue
-            if default is None:
-                size = _pro_size(row.get("img_size"))
-                if size is None:
-                    problems.append(f"{where}: 'img_size' must be [width, height], positive integers; got {row.get('img_size')!r}")
-                    continue
-                if sizes.setdefault(target, size) != size:
-                    problems.append(f"{where}: img_size {list(size)} differs from {list(sizes[target])} recorded for {name!r} before")
-            else:
-                extent = _xywh_extent(row.get("bbox"))
-                if extent is None:
-                    problems.append(f"{where}: 'bbox' must be [x, y, w, h], four numbers; got {row.get('bbox')!r}")
-                    continue
-                old = sizes.get(target, default)
-                sizes[target] = (max(old[0], extent[0]), max(old[1], extent[1]))
-                defaults.setdefault(target, default)
-    if problems:
-        shown = problems[:20]
-        more = f"\n  ... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
-        raise SuiteError(f"{len(problems)} problem(s); no placeholder was written:\n  " + "\n  ".join(shown) + more)
+            found.add(row, f"{path}, row {index}", default)
+    if found.problems:
+        shown = found.problems[:20]
+        more = f"\n  ... and {len(found.problems) - len(shown)} more" if len(found.problems) > len(shown) else ""
+        raise SuiteError(f"{len(found.problems)} problem(s); no placeholder was written:\n  " + "\n  ".join(shown) + more)
+    return found.sizes, found.defaults, found.rows_read
 
+
+def _annotation_rows(path: str, problems: list[str]) -> list[Any] | None:
+    """The JSON list of rows in the annotation file ``path``; None, with the problem noted, when it is not one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rows = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problems.append(f"{path}: cannot read annotation file: {exc}")
+        return None
+    if not isinstance(rows, list):
+        problems.append(f"{path}: expected a JSON list of rows, got {type(rows).__name__}")
+        return None
+    return rows
+
+
+def _split_default(path: str) -> tuple[int, int]:
+    """A ScreenSpot v1/v2 file's default image size: its split's (``screenspot_<split>[_v2].json``), else :data:`FALLBACK_SIZE`."""
+    match = _SPLIT.search(os.path.basename(path))
+    return DEFAULT_SIZES.get(match.group(1), FALLBACK_SIZE) if match else FALLBACK_SIZE
+
+
+def _write_blanks(sizes: dict[str, tuple[int, int]], overwrite: bool) -> tuple[int, int]:
+    """Write a blank PNG of its size at each path of ``sizes`` (an existing file only when ``overwrite``): ``(written, skipped)``."""
     encoded: dict[tuple[int, int], bytes] = {}  # a few distinct sizes: encode each once
     made_dirs: set[str] = set()
     written = skipped = 0
@@ -139,8 +172,7 @@ def make_placeholders(
             made_dirs.add(folder)
         _write_atomically(target, data)
         written += 1
-    enlarged = sum(1 for target, default in defaults.items() if sizes[target] != default)
-    return {"rows": rows_read, "images": len(sizes), "written": written, "skipped": skipped, "enlarged": enlarged}
+    return written, skipped
 
 
 def _pro_size(value: Any) -> tuple[int, int] | None:

@@ -143,86 +143,115 @@ def read_rows(
     names a schema of guitest's (``schemas/formats/<name>.schema.json``), or is a JSON schema
     of one row (a format of your own).
     """
-    images_dir = os.path.normpath(os.path.join(data_dir, suite.data["images"]))
-    template = suite.id_template or default_id
-    describe: Callable[[Any], Iterable[tuple[str, str]]]
-    if isinstance(schema_name, str):  # jsonschema is loaded only to describe an invalid row
-        is_valid, describe = schema.fast_check(f"formats/{schema_name}"), functools.partial(schema.iter_problems, f"formats/{schema_name}")
-    else:
-        checker = schema.validator_of(schema_name)
-        is_valid, describe = checker.is_valid, functools.partial(schema.problems, checker)
-    problems: list[str] = []
-    samples: list[Sample] = []
-    seen: dict[str, tuple[str, int]] = {}
-    shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-    resolved: dict[str, str | None] = {}  # image name -> its path: rows that share a screenshot resolve it once
+    rows_read = _Rows(suite, data_dir, schema_name, convert, default_id)
     for path, rows, derived in files:
         shown = os.path.relpath(path, data_dir)
         for index, row in enumerate(rows):
-            row_id = row.get("id") if isinstance(row, dict) and isinstance(row.get("id"), str) else None
+            rows_read.add(shown, index, row, derived)
+    raise_problems(suite, data_dir, rows_read.problems)
+    return rows_read.samples
 
-            def problem(field: str | None, message: str) -> None:  # called only within this row's iteration
-                problems.append(f"{where(shown, index, row_id, field)}: {message}")  # noqa: B023
 
-            if not is_valid(row):
-                for name, message in describe(row):
-                    problem(name or "(row)", message)
-                continue
-            broken = unencodable(row)
-            if broken is not None:
-                problem(broken, "holds a lone surrogate (an escape like \\ud800 that is half of a character): not text UTF-8 can carry; fix the file")
-                continue
-            converted = convert(row, images_dir)
-            for conv in converted if isinstance(converted, list) else [converted]:
-                if conv.box is not None and not is_proper(conv.box):
-                    problem(conv.box_field, f"{list(row[conv.box_field]) if conv.box_field in row else None} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
-                    continue
-                if conv.image in resolved:
-                    image = resolved[conv.image]
-                else:  # "": a sample without a screenshot of its own (its task opens what it needs)
-                    image = resolved[conv.image] = inside(images_dir, conv.image) if conv.image else ""
-                if image is None:
-                    problem(conv.image_field, f"{conv.image!r} resolves outside the image folder {images_dir}; refusing it")
-                    continue
-                fields = {**derived, **conv.fields, "row": index}
-                try:
-                    case_id = template.format_map(fields)
-                except (KeyError, IndexError, ValueError) as exc:
-                    raise SuiteError(
-                        f"{where(str(suite.path), field='id')}: the id template {template!r} names {exc}, which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
-                    ) from None
-                if has_controls(case_id):  # a case id is printed as a node id: no escape sequence may reach the terminal
-                    problem("id", f"case id {printable(case_id)!r} holds control characters; case ids are printed, so they must be plain text")
-                    continue
-                if case_id in seen:
-                    problem("id", f"case id {case_id!r} is also the id of {where(*seen[case_id])}; make the suite's id template unique")
-                    continue
-                seen[case_id] = (shown, index)
-                tags = {}
-                for tag in suite.tags:
-                    value = fields.get(tag)
-                    if value is None:
-                        problem(tag, f"tag '{tag}' has no value in this row (fields: {', '.join(sorted(fields))})")
-                        break
-                    tags[tag] = str(value)
-                else:
-                    tags = shared_tags.setdefault(tuple(tags.items()), tags)  # samples with equal tags share one dict
-                    samples.append(
-                        Sample(
-                            id=case_id,
-                            image=image,
-                            instruction=conv.instruction,
-                            box=conv.box,
-                            tags=tags,
-                            source=f"{shown}#{index}",
-                            size=conv.size,
-                            notes=conv.notes,
-                            data=conv.data,
-                            expect_refusal=conv.expect_refusal,
-                        )
-                    )
-    raise_problems(suite, data_dir, problems)
-    return samples
+class _Rows:
+    """The samples of a suite's rows, read row by row, and every problem found on the way (see :func:`read_rows`)."""
+
+    def __init__(self, suite: Suite, data_dir: str, schema_name: str | Mapping[str, Any], convert: Converter, default_id: str) -> None:
+        self.suite = suite
+        self.convert = convert
+        self.images_dir = os.path.normpath(os.path.join(data_dir, suite.data["images"]))
+        self.template = suite.id_template or default_id
+        self.describe: Callable[[Any], Iterable[tuple[str, str]]]
+        if isinstance(schema_name, str):  # jsonschema is loaded only to describe an invalid row
+            self.is_valid, self.describe = schema.fast_check(f"formats/{schema_name}"), functools.partial(schema.iter_problems, f"formats/{schema_name}")
+        else:
+            checker = schema.validator_of(schema_name)
+            self.is_valid, self.describe = checker.is_valid, functools.partial(schema.problems, checker)
+        self.problems: list[str] = []
+        self.samples: list[Sample] = []
+        self.seen: dict[str, tuple[str, int]] = {}
+        self.shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        self.resolved: dict[str, str | None] = {}  # image name -> its path: rows that share a screenshot resolve it once
+
+    def add(self, shown: str, index: int, row: Any, derived: dict[str, Any]) -> None:
+        """Validate row ``index`` of the file ``shown`` and add its samples, or note its problems."""
+        row_id = row.get("id") if isinstance(row, dict) and isinstance(row.get("id"), str) else None
+
+        def problem(field: str | None, message: str) -> None:
+            self.problems.append(f"{where(shown, index, row_id, field)}: {message}")
+
+        if not self.is_valid(row):
+            for name, message in self.describe(row):
+                problem(name or "(row)", message)
+            return
+        broken = unencodable(row)
+        if broken is not None:
+            problem(broken, "holds a lone surrogate (an escape like \\ud800 that is half of a character): not text UTF-8 can carry; fix the file")
+            return
+        converted = self.convert(row, self.images_dir)
+        for conv in converted if isinstance(converted, list) else [converted]:
+            self._add_sample(shown, index, row, {**derived, **conv.fields, "row": index}, conv, problem)
+
+    def _add_sample(self, shown: str, index: int, row: dict[str, Any], fields: dict[str, Any], conv: Converted, problem: Callable[[str | None, str], None]) -> None:
+        """Add the sample of one converted row (``fields``: what its id and tags are made of), or note its problem."""
+        if conv.box is not None and not is_proper(conv.box):
+            problem(conv.box_field, f"{list(row[conv.box_field]) if conv.box_field in row else None} has no area (x2 <= x1 or y2 <= y1 after conversion to {list(conv.box)})")
+            return
+        if conv.image in self.resolved:
+            image = self.resolved[conv.image]
+        else:  # "": a sample without a screenshot of its own (its task opens what it needs)
+            image = self.resolved[conv.image] = inside(self.images_dir, conv.image) if conv.image else ""
+        if image is None:
+            problem(conv.image_field, f"{conv.image!r} resolves outside the image folder {self.images_dir}; refusing it")
+            return
+        case_id = self._case_id(fields, shown, problem)
+        if case_id is None:
+            return
+        self.seen[case_id] = (shown, index)
+        tags = self._tags(fields, problem)
+        if tags is None:
+            return
+        self.samples.append(
+            Sample(
+                id=case_id,
+                image=image,
+                instruction=conv.instruction,
+                box=conv.box,
+                tags=tags,
+                source=f"{shown}#{index}",
+                size=conv.size,
+                notes=conv.notes,
+                data=conv.data,
+                expect_refusal=conv.expect_refusal,
+            )
+        )
+
+    def _case_id(self, fields: dict[str, Any], shown: str, problem: Callable[[str | None, str], None]) -> str | None:
+        """The case id the suite's template makes of ``fields``; None, the problem noted, when it is not printable or
+        not unique; SuiteError when the template names a field the rows lack."""
+        try:
+            case_id = self.template.format_map(fields)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise SuiteError(
+                f"{where(str(self.suite.path), field='id')}: the id template {self.template!r} names {exc}, which rows of {shown} do not have (fields: {', '.join(sorted(fields))})"
+            ) from None
+        if has_controls(case_id):  # a case id is printed as a node id: no escape sequence may reach the terminal
+            problem("id", f"case id {printable(case_id)!r} holds control characters; case ids are printed, so they must be plain text")
+            return None
+        if case_id in self.seen:
+            problem("id", f"case id {case_id!r} is also the id of {where(*self.seen[case_id])}; make the suite's id template unique")
+            return None
+        return case_id
+
+    def _tags(self, fields: dict[str, Any], problem: Callable[[str | None, str], None]) -> dict[str, str] | None:
+        """The suite's tags of a row (samples with equal tags share one dict); None, the problem noted, when one has no value."""
+        tags = {}
+        for tag in self.suite.tags:
+            value = fields.get(tag)
+            if value is None:
+                problem(tag, f"tag '{tag}' has no value in this row (fields: {', '.join(sorted(fields))})")
+                return None
+            tags[tag] = str(value)
+        return self.shared_tags.setdefault(tuple(tags.items()), tags)
 
 
 def raise_problems(suite: Suite, data_dir: str, problems: list[str], what: str = "invalid annotation row(s)") -> None:

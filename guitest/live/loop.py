@@ -275,89 +275,32 @@ def run_episode(
     :data:`TOKEN_CAP` and is evaluated as it stands."""
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, got {max_steps}")
-    started = clock()
-    timer = _Timer(clock)
-    steps: list[StepRecord] = []
-    history: list[Decision] = []
-
-    def finish(end: str, obs: Observation | None, evaluation: Evaluation | None, error: str | None, source: str | None = None, unreachable: dict[str, str] | None = None) -> Episode:
-        ref, png = _keep(save_screenshot, "final", obs.screenshot) if obs is not None and obs.screenshot else (None, None)
-        return Episode(
-            task=task.name,
-            env=task.env,
-            seed=seed,
-            instruction=instruction,
-            steps=tuple(steps),
-            end=end,
-            evaluation=evaluation,
-            error=error,
-            error_source=source,
-            unreachable=unreachable,
-            wall_seconds=clock() - started,
-            env_seconds=timer.env,
-            policy_seconds=timer.policy,
-            screen_size=first.size if first is not None else None,
-            scale=first.scale if first is not None else 1.0,
-            final_screenshot=ref,
-            final_png=png,
-        )
-
-    instruction = task.instruction
-    first: Observation | None = None
+    run = _Run(task, seed, save_screenshot, clock)
     try:
-        obs = timer.env_call(env.reset, task, seed)
+        obs = run.timer.env_call(env.reset, task, seed)
     except EnvFailure as exc:
-        return finish(ERROR, None, None, f"environment failed at reset: {exc}", ENVIRONMENT)
-    first = obs
-    instruction = obs.instruction or task.instruction
+        return run.finish(ERROR, None, None, f"environment failed at reset: {exc}", ENVIRONMENT)
+    run.first = obs
+    run.instruction = obs.instruction or task.instruction
     end = BUDGET
     results: tuple[Observation, ...] = ()
     taken = takes(env)  # the kinds of action this environment takes: any other is refused, never sent
     used = 0  # tokens of the decisions' calls so far
     for index in range(max_steps):
-        ref, png = _keep(save_screenshot, f"step-{index + 1:02d}", obs.screenshot)
-        step_input = StepInput(task, seed, instruction, obs, tuple(history), index, max_steps, results)
+        shot = _keep(save_screenshot, f"step-{index + 1:02d}", obs.screenshot)
+        step_input = StepInput(task, seed, run.instruction, obs, tuple(run.history), index, max_steps, results)
         try:
-            decision, policy_seconds = timer.policy_call(policy.act, step_input)
+            decision, policy_seconds = run.timer.policy_call(policy.act, step_input)
         except (ModelError, EnvFailure) as exc:
             source = ENVIRONMENT if isinstance(exc, EnvFailure) else MODEL
             down = exc.describe() if isinstance(exc, EndpointDown) else None
-            return finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source, down)
-        for action in decision.actions:
-            _check_mapped(action)
-        actions, refused = bounded(decision.actions, taken)
-        notes = decision.notes + refused + (("unreadable_action",) if not decision.actions and "unreadable_action" not in decision.notes else ())
-        history.append(decision)
-        ran, env_seconds, failure, stop = _execute(env, actions, timer)
+            return run.finish(ERROR, obs, None, f"step {index + 1}: {source} failed: {exc}", source, down)
+        ran, failure, stop = run.act(env, decision, taken, index + 1, shot, policy_seconds)
         if ran:
             obs = ran[-1]
         results = tuple(ran)
-        info = dict(obs.info) if ran else {}
-        observed = tuple(str(n) for o in ran for n in o.info.get("notes", ()))
-        info.pop("notes", None)
-        left = len(actions) - len(ran)
-        if left:
-            notes += (f"not_run:{left}",)
-        steps.append(
-            StepRecord(
-                number=index + 1,
-                reply=decision.reply,
-                actions=tuple(a.describe() for a in actions),
-                text=decision.history_text,
-                notes=notes + observed,
-                finish_reason=decision.finish_reason,
-                cached=decision.cached,
-                screenshot=ref,
-                png=png,
-                policy_seconds=policy_seconds,
-                env_seconds=env_seconds,
-                info=info,
-                executed=len(ran),
-                usage=decision.usage,
-            )
-        )
         if failure is not None:
-            return finish(ERROR, obs, None, f"step {index + 1}: environment failed: {failure}", ENVIRONMENT)
+            return run.finish(ERROR, obs, None, f"step {index + 1}: environment failed: {failure}", ENVIRONMENT)
         if stop is not None:
             end = stop
             break
@@ -366,10 +309,85 @@ def run_episode(
             end = TOKEN_CAP
             break
     try:
-        evaluation = timer.env_call(env.evaluate)
+        evaluation = run.timer.env_call(env.evaluate)
     except EnvFailure as exc:
-        return finish(ERROR, obs, None, f"environment failed at evaluation: {exc}", ENVIRONMENT)
-    return finish(end, obs, evaluation, None)
+        return run.finish(ERROR, obs, None, f"environment failed at evaluation: {exc}", ENVIRONMENT)
+    return run.finish(end, obs, evaluation, None)
+
+
+class _Run:
+    """What one episode has gathered so far (its steps, the decisions behind them, its times) and how it ends."""
+
+    def __init__(self, task: TaskSpec, seed: int | None, save_screenshot: ScreenshotSink | None, clock: Callable[[], float]) -> None:
+        self.task, self.seed, self.save, self.clock = task, seed, save_screenshot, clock
+        self.started = clock()
+        self.timer = _Timer(clock)
+        self.steps: list[StepRecord] = []
+        self.history: list[Decision] = []
+        self.instruction = task.instruction  # the first observation's, once there is one
+        self.first: Observation | None = None
+
+    def act(
+        self, env: Environment, decision: Decision, taken: frozenset[str], number: int, shot: tuple[str | None, bytes | None], policy_seconds: float
+    ) -> tuple[list[Observation], str | None, str | None]:
+        """Run ``decision``'s actions that may run and record step ``number`` (``shot``: its screenshot, kept): the
+        observations after each action that ran, the environment's failure and how the actions ended the episode
+        (:func:`_execute`)."""
+        for action in decision.actions:
+            _check_mapped(action)
+        actions, refused = bounded(decision.actions, taken)
+        notes = decision.notes + refused + (("unreadable_action",) if not decision.actions and "unreadable_action" not in decision.notes else ())
+        self.history.append(decision)
+        ran, env_seconds, failure, stop = _execute(env, actions, self.timer)
+        info = dict(ran[-1].info) if ran else {}
+        observed = tuple(str(n) for o in ran for n in o.info.get("notes", ()))
+        info.pop("notes", None)
+        left = len(actions) - len(ran)
+        if left:
+            notes += (f"not_run:{left}",)
+        self.steps.append(
+            StepRecord(
+                number=number,
+                reply=decision.reply,
+                actions=tuple(a.describe() for a in actions),
+                text=decision.history_text,
+                notes=notes + observed,
+                finish_reason=decision.finish_reason,
+                cached=decision.cached,
+                screenshot=shot[0],
+                png=shot[1],
+                policy_seconds=policy_seconds,
+                env_seconds=env_seconds,
+                info=info,
+                executed=len(ran),
+                usage=decision.usage,
+            )
+        )
+        return ran, failure, stop
+
+    def finish(self, end: str, obs: Observation | None, evaluation: Evaluation | None, error: str | None, source: str | None = None, unreachable: dict[str, str] | None = None) -> Episode:
+        """The episode, ended as ``end`` on ``obs`` (its screenshot kept as the final one)."""
+        ref, png = _keep(self.save, "final", obs.screenshot) if obs is not None and obs.screenshot else (None, None)
+        first = self.first
+        return Episode(
+            task=self.task.name,
+            env=self.task.env,
+            seed=self.seed,
+            instruction=self.instruction,
+            steps=tuple(self.steps),
+            end=end,
+            evaluation=evaluation,
+            error=error,
+            error_source=source,
+            unreachable=unreachable,
+            wall_seconds=self.clock() - self.started,
+            env_seconds=self.timer.env,
+            policy_seconds=self.timer.policy,
+            screen_size=first.size if first is not None else None,
+            scale=first.scale if first is not None else 1.0,
+            final_screenshot=ref,
+            final_png=png,
+        )
 
 
 def _execute(env: Environment, actions: tuple[Action, ...], timer: "_Timer") -> tuple[list[Observation], float, str | None, str | None]:

@@ -319,6 +319,27 @@ def _try_start(
     reset: bool = True,
 ) -> LocalDesktop | str:
     """The started desktop, or why it did not start (``display busy ...`` when another X server won the race)."""
+    desktop, runtime = _new_desktop(number, marker)
+    launch = _Launch(desktop, _environment(desktop, runtime))
+    try:
+        info = launch.run(port, size, depth, python, command_timeout, timeout, reset)
+    except OSError as exc:
+        desktop.stop()
+        return f"cannot run a desktop program: {exc}"
+    finally:
+        launch.log.close()
+    if isinstance(info, str):
+        return info
+    desktop.port = int(info["port"])
+    desktop.url = f"http://127.0.0.1:{desktop.port}"
+    desktop.startup_seconds = time.monotonic() - began
+    write_private(desktop.state_file, json.dumps(desktop.describe(), indent=1).encode())
+    return desktop
+
+
+def _new_desktop(number: int, marker: str) -> tuple[LocalDesktop, str]:
+    """A desktop for display ``number``, not started yet, in a new folder of its own under the state folder (its home,
+    the X authority file, the server's secret), and its runtime folder."""
     folder = checked_state_dir(create=True)
     assert folder is not None
     root = tempfile.mkdtemp(prefix=f"desktop-{number}-", dir=folder)  # mode 0700
@@ -343,107 +364,128 @@ def _try_start(
         token_file=token_file,
         xauthority=xauthority,
     )
+    return desktop, runtime
+
+
+def _environment(desktop: LocalDesktop, runtime: str) -> dict[str, str]:
+    """The environment of every process of ``desktop``: this one's, but its display, home, runtime folder, X authority
+    and marker, without another session's bus."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_RUNTIME", "WAYLAND"))},
-        "DISPLAY": f":{number}",
-        "HOME": home,
+        "DISPLAY": f":{desktop.display}",
+        "HOME": desktop.home,
         "XDG_RUNTIME_DIR": runtime,
-        "XAUTHORITY": xauthority,
-        MARKER_VAR: marker,
+        "XAUTHORITY": desktop.xauthority,
+        MARKER_VAR: desktop.marker,
         "LANG": os.environ.get("LANG") or "C.UTF-8",
     }
     env.pop("SESSION_MANAGER", None)
-    log = open(os.path.join(root, "desktop.log"), "ab")
+    return env
 
-    def spawn(role: str, argv: list[str], **kw: Any) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=kw.pop("stdout", log), stderr=log, start_new_session=True, cwd=home, **kw)
-        desktop._procs.append(proc)
-        desktop.pids[role] = proc.pid
+
+class _Launch:
+    """A desktop's processes started one after the other, each waited for; what did not start stops the desktop."""
+
+    def __init__(self, desktop: LocalDesktop, env: dict[str, str]) -> None:
+        self.desktop = desktop
+        self.env = env
+        self.log = open(os.path.join(desktop.root, "desktop.log"), "ab")
+
+    def spawn(self, role: str, argv: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=kw.pop("stdout", self.log), stderr=self.log, start_new_session=True, cwd=self.desktop.home, **kw)
+        self.desktop._procs.append(proc)
+        self.desktop.pids[role] = proc.pid
         return proc
 
-    try:
-        w, h = size
-        xvfb = spawn("xvfb", ["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x{depth}", "-nolisten", "tcp", "-noreset", "-auth", xauthority])
+    def failed(self, why: str) -> str:
+        """Stop the desktop; ``why``."""
+        self.desktop.stop()
+        return why
+
+    def run(self, port: int | None, size: tuple[int, int], depth: int, python: str, command_timeout: float, timeout: float, reset: bool) -> dict[str, Any] | str:
+        """Start Xvfb, D-Bus, the accessibility bus, openbox and the server: the server's ready file once each answers,
+        or why one did not start (the desktop stopped)."""
+        number, w, h = self.desktop.display, *size
+        xvfb = self.spawn("xvfb", ["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x{depth}", "-nolisten", "tcp", "-noreset", "-auth", self.desktop.xauthority])
         deadline = time.monotonic() + timeout
-        # ready when the display answers and its lock is this Xvfb's: two processes that found the display free at
-        # once both start an Xvfb on it, and the loser's first connection may reach the winner's server before the
-        # loser's Xvfb sees the lock and exits (both desktops' episodes would then share one screen)
+        why = self.wait_for_xvfb(xvfb, deadline, timeout)
+        if why is not None:
+            return why
+        bus = self.spawn("dbus", ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"], stdout=subprocess.PIPE)
+        address = _read_line(bus, timeout)
+        if not address:
+            return self.failed("dbus-daemon did not print its address")
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = address
+        if os.path.exists(AT_SPI_LAUNCHER):
+            self.spawn("at-spi", [AT_SPI_LAUNCHER, "--launch-immediately"])
+        self.spawn("openbox", ["openbox", "--sm-disable"])
+        ready_file = os.path.join(self.desktop.root, "server.json")
+        self.spawn("server", _server_argv(self.desktop, python, port, ready_file, command_timeout, reset))
+        info = self.wait_for_server(ready_file, deadline, timeout)
+        if isinstance(info, str):
+            return info
+        while subprocess.run(["wmctrl", "-m"], env=self.env, capture_output=True).returncode != 0:
+            if time.monotonic() > deadline:
+                return self.failed(f"openbox did not start within {timeout:g} s")
+            time.sleep(0.05)
+        return info
+
+    def wait_for_xvfb(self, xvfb: subprocess.Popen[bytes], deadline: float, timeout: float) -> str | None:
+        """None once the display answers and its lock is this Xvfb's, else why not (the desktop stopped): two processes
+        that found the display free at once both start an Xvfb on it, and the loser's first connection may reach the
+        winner's server before the loser's Xvfb sees the lock and exits (both desktops' episodes would then share one
+        screen)."""
+        number = self.desktop.display
         while True:
             owner = _lock_owner(number)
             if owner == xvfb.pid and _x_ready(number):
-                break
+                return None
             if owner is not None and owner != xvfb.pid and is_alive(owner):
-                desktop.stop()
-                return f"display busy: :{number} is held by another X server (pid {owner})"
+                return self.failed(f"display busy: :{number} is held by another X server (pid {owner})")
             if xvfb.poll() is not None:
-                desktop.stop()
+                self.desktop.stop()
                 return f"display busy: Xvfb :{number} exited with {xvfb.returncode} (see the log)" if _display_busy(number) else f"Xvfb :{number} exited with {xvfb.returncode}"
             if time.monotonic() > deadline:
-                desktop.stop()
-                return f"Xvfb :{number} did not accept connections within {timeout:g} s"
+                return self.failed(f"Xvfb :{number} did not accept connections within {timeout:g} s")
             time.sleep(0.02)
-        bus = spawn("dbus", ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"], stdout=subprocess.PIPE)
-        address = _read_line(bus, timeout)
-        if not address:
-            desktop.stop()
-            return "dbus-daemon did not print its address"
-        env["DBUS_SESSION_BUS_ADDRESS"] = address
-        if os.path.exists(AT_SPI_LAUNCHER):
-            spawn("at-spi", [AT_SPI_LAUNCHER, "--launch-immediately"])
-        spawn("openbox", ["openbox", "--sm-disable"])
-        ready_file = os.path.join(root, "server.json")
-        spawn(
-            "server",
-            [
-                python,
-                "-m",
-                "guitest.localdesktop.server",
-                "--display",
-                f":{number}",
-                "--port",
-                str(port or 0),
-                "--home",
-                home,
-                "--ready-file",
-                ready_file,
-                "--command-timeout",
-                str(command_timeout),
-                "--token-file",
-                token_file,
-                *(() if reset else ("--no-reset",)),
-            ],
-        )
+
+    def wait_for_server(self, ready_file: str, deadline: float, timeout: float) -> dict[str, Any] | str:
+        """The server's ready file once it wrote it whole, else why not (the desktop stopped)."""
         while True:
             if os.path.exists(ready_file):
                 try:
-                    info = json.load(open(ready_file))
-                    break
+                    info: dict[str, Any] = json.load(open(ready_file))
+                    return info
                 except ValueError:
                     pass  # written as we read; the next poll sees it whole
-            server = desktop._procs[-1]
+            server = self.desktop._procs[-1]
             if server.poll() is not None:
-                tail = _log_tail(root)
-                desktop.stop()
-                return f"the desktop server exited with {server.returncode}: {tail}"
+                return self.failed(f"the desktop server exited with {server.returncode}: {_log_tail(self.desktop.root)}")
             if time.monotonic() > deadline:
-                desktop.stop()
-                return f"the desktop server did not start within {timeout:g} s"
+                return self.failed(f"the desktop server did not start within {timeout:g} s")
             time.sleep(0.02)
-        while subprocess.run(["wmctrl", "-m"], env=env, capture_output=True).returncode != 0:
-            if time.monotonic() > deadline:
-                desktop.stop()
-                return f"openbox did not start within {timeout:g} s"
-            time.sleep(0.05)
-    except OSError as exc:
-        desktop.stop()
-        return f"cannot run a desktop program: {exc}"
-    finally:
-        log.close()
-    desktop.port = int(info["port"])
-    desktop.url = f"http://127.0.0.1:{desktop.port}"
-    desktop.startup_seconds = time.monotonic() - began
-    write_private(desktop.state_file, json.dumps(desktop.describe(), indent=1).encode())
-    return desktop
+
+
+def _server_argv(desktop: LocalDesktop, python: str, port: int | None, ready_file: str, command_timeout: float, reset: bool) -> list[str]:
+    """The protocol server's command line for ``desktop``."""
+    return [
+        python,
+        "-m",
+        "guitest.localdesktop.server",
+        "--display",
+        f":{desktop.display}",
+        "--port",
+        str(port or 0),
+        "--home",
+        desktop.home,
+        "--ready-file",
+        ready_file,
+        "--command-timeout",
+        str(command_timeout),
+        "--token-file",
+        desktop.token_file,
+        *(() if reset else ("--no-reset",)),
+    ]
 
 
 FAMILY_LOCAL, FAMILY_WILD = 256, 65535
@@ -524,39 +566,22 @@ def verified(display: int, path: str, folder: str) -> LocalDesktop | None:
         data = json.loads(raw)
     except ValueError:
         raise refused("it is not JSON") from None
-    if not isinstance(data, dict):
-        raise refused("it is not a JSON object")
-    strings = ("url", "home", "root", "marker", "token_file", "xauthority")
-    if data.get("display") != display or not all(isinstance(data.get(k, ""), str) for k in strings):
-        raise refused(f"it is not the state of a desktop :{display}")
-    port, pids = data.get("port"), data.get("pids")
-    if not isinstance(port, int) or not 0 < port < 65536 or data.get("url") != f"http://127.0.0.1:{port}":
-        raise refused("its port and URL are not a local desktop server's")
-    if not isinstance(pids, dict) or not all(r in ROLES and isinstance(p, int) and p > 0 for r, p in pids.items()):
-        raise refused(f"its pids are not {{role: pid}} with roles among {', '.join(ROLES)}")
-    if not re.fullmatch(r"[0-9a-f]{32}", data.get("marker", "")):
-        raise refused("its marker is not one guitest makes")
-    root = data.get("root", "")
-    if not inside(root, folder):
-        raise refused(f"its folder {root!r} is not inside the state folder {folder}")
-    if data.get("home") != os.path.join(root, "home"):
-        raise refused(f"its home {data.get('home')!r} is not {os.path.join(root, 'home')}")
-    for key in ("token_file", "xauthority"):
-        if data.get(key) and not inside(data[key], root):
-            raise refused(f"its {key} {data[key]!r} is not inside its folder {root}")
+    problem = _state_problem(data, display, folder)
+    if problem is not None:
+        raise refused(problem)
     numbers = {k: data[k] for k in ("started", "startup_seconds") if isinstance(data.get(k), (int, float))}
     desktop = LocalDesktop(
         display=display,
         url=data["url"],
-        port=port,
+        port=data["port"],
         home=data["home"],
-        root=root,
+        root=data.get("root", ""),
         marker=data["marker"],
         token_file=data.get("token_file", ""),
         xauthority=data.get("xauthority", ""),
         **numbers,
     )
-    for role, pid in pids.items():
+    for role, pid in data["pids"].items():
         if not is_alive(pid):
             continue  # gone: nothing to stop
         problem = process_problem(pid, role, display, desktop.marker)
@@ -565,6 +590,31 @@ def verified(display: int, path: str, folder: str) -> LocalDesktop | None:
         else:
             desktop.pids[role] = pid
     return desktop
+
+
+def _state_problem(data: Any, display: int, folder: str) -> str | None:
+    """What makes ``data`` not the state of a desktop ``display`` of this user's (see :func:`verified`), or None."""
+    if not isinstance(data, dict):
+        return "it is not a JSON object"
+    strings = ("url", "home", "root", "marker", "token_file", "xauthority")
+    if data.get("display") != display or not all(isinstance(data.get(k, ""), str) for k in strings):
+        return f"it is not the state of a desktop :{display}"
+    port, pids = data.get("port"), data.get("pids")
+    if not isinstance(port, int) or not 0 < port < 65536 or data.get("url") != f"http://127.0.0.1:{port}":
+        return "its port and URL are not a local desktop server's"
+    if not isinstance(pids, dict) or not all(r in ROLES and isinstance(p, int) and p > 0 for r, p in pids.items()):
+        return f"its pids are not {{role: pid}} with roles among {', '.join(ROLES)}"
+    if not re.fullmatch(r"[0-9a-f]{32}", data.get("marker", "")):
+        return "its marker is not one guitest makes"
+    root = data.get("root", "")
+    if not inside(root, folder):
+        return f"its folder {root!r} is not inside the state folder {folder}"
+    if data.get("home") != os.path.join(root, "home"):
+        return f"its home {data.get('home')!r} is not {os.path.join(root, 'home')}"
+    for key in ("token_file", "xauthority"):
+        if data.get(key) and not inside(data[key], root):
+            return f"its {key} {data[key]!r} is not inside its folder {root}"
+    return None
 
 
 def scan_desktops() -> tuple[list[LocalDesktop], list[str]]:

@@ -252,59 +252,20 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
     clustered by the new run's tag ``cluster``, else case by case). :class:`ClusterError` when a paired case lacks
     the ``cluster`` tag.
     """
-    if not 0 < alpha <= 1:
-        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
-    if min_drop < 0:
-        raise ValueError(f"min_drop must be >= 0, got {min_drop}")
-    if not 0 <= min_paired <= 1:
-        raise ValueError(f"min_paired must be in [0, 1], got {min_paired}")
-    if not 0 < power < 1:
-        raise ValueError(f"power must be in (0, 1), got {power}")
+    _check_parameters(min_drop, alpha, min_paired, power)
     alpha_q = Fraction(str(alpha))
     old_cases = {c["id"]: c for c in old["cases"]}
     new_cases = {c["id"]: c for c in new["cases"]}
     shared = sorted(old_cases.keys() & new_cases.keys())
     scored = [i for i in shared if old_cases[i]["verdict"] != ERROR and new_cases[i]["verdict"] != ERROR]
-    excluded = {
-        "error_in_old": [i for i in shared if old_cases[i]["verdict"] == ERROR],
-        "error_in_new": [i for i in shared if new_cases[i]["verdict"] == ERROR],
-    }
     # A case's category comes from the new run's tags (tags come from the data set, so they agree
     # unless the data changed between the runs; such cases are listed in the warnings).
     tag_changed = [i for i in shared if (old_cases[i].get("tags") or {}) != (new_cases[i].get("tags") or {})]
-
-    rows = [_row(OVERALL, "", old["overall"], new["overall"], _paired(((old_cases[i]["verdict"], new_cases[i]["verdict"]) for i in scored), alpha_q, min_drop))]
-    names = list(old["breakdown"]) + [n for n in new["breakdown"] if n not in old["breakdown"]]
-    for name in names:
-        old_values, new_values = old["breakdown"].get(name, {}), new["breakdown"].get(name, {})
-        tag_names = name.split("/")
-        groups: dict[str, list[tuple[str, str]]] = {}
-        for i in scored:
-            key = group_key({"tags": new_cases[i].get("tags") or {}}, tag_names)
-            if key is not None:
-                groups.setdefault(key, []).append((old_cases[i]["verdict"], new_cases[i]["verdict"]))
-        for value in sorted(set(old_values) | set(new_values) | set(groups)):
-            rows.append(_row(name, value, old_values.get(value), new_values.get(value), _paired(groups.get(value, ()), alpha_q, min_drop)))
-
-    warnings = []
+    rows = _rows(old, new, old_cases, new_cases, scored, alpha_q, min_drop)
     d_old, d_new = _describe(old), _describe(new)
-    if d_old["suite"] != d_new["suite"]:
-        warnings.append(f"the reports are of different suites: {d_old['suite']!r} and {d_new['suite']!r}")
-    for side, d in (("old", d_old), ("new", d_new)):
-        if d["complete"] is False:
-            warnings.append(f"the {side} run is incomplete: some selected cases produced no result")
     only_old = sorted(old_cases.keys() - new_cases.keys())
     only_new = sorted(new_cases.keys() - old_cases.keys())
-    if only_old or only_new:
-        warnings.append(f"{len(only_old)} case(s) only in the old run and {len(only_new)} only in the new run: not in the paired test")
-    if tag_changed:
-        warnings.append(
-            f"{len(tag_changed)} shared case(s) have different tags in the two runs; grouped by the new run's tags: {', '.join(tag_changed[:5])}" + (" ..." if len(tag_changed) > 5 else "")
-        )
     differences = manifest.differences(old, new)
-    for what in differences:
-        if what.startswith(("data changed", "suite file changed")):
-            warnings.append(f"{what}: the runs did not read the same benchmark files, so a difference may be the data's")
     pairs = [(old_cases[i], new_cases[i]) for i in scored]
     return {
         "flipped": flipped(old_cases, new_cases, shared),
@@ -328,10 +289,69 @@ def compare(old: Report, new: Report, min_drop: float = 0.0, alpha: float = 0.05
         "improvements": [_label(r) for r in rows if r["verdict"] == BETTER],
         "only_in_old": only_old,
         "only_in_new": only_new,
-        "excluded": excluded,
+        "excluded": _errored(old_cases, new_cases, shared),
         "tag_changed": tag_changed,
-        "warnings": warnings,
+        "warnings": _warnings(d_old, d_new, only_old, only_new, tag_changed, differences),
     }
+
+
+def _errored(old_cases: dict[str, CaseResult], new_cases: dict[str, CaseResult], shared: list[str]) -> dict[str, list[str]]:
+    """The ``shared`` cases left out of the paired test because they errored, in either run."""
+    return {
+        "error_in_old": [i for i in shared if old_cases[i]["verdict"] == ERROR],
+        "error_in_new": [i for i in shared if new_cases[i]["verdict"] == ERROR],
+    }
+
+
+def _check_parameters(min_drop: float, alpha: float, min_paired: float, power: float) -> None:
+    """ValueError naming the first of :func:`compare`'s parameters out of its range."""
+    if not 0 < alpha <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    if min_drop < 0:
+        raise ValueError(f"min_drop must be >= 0, got {min_drop}")
+    if not 0 <= min_paired <= 1:
+        raise ValueError(f"min_paired must be in [0, 1], got {min_paired}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power}")
+
+
+def _rows(old: Report, new: Report, old_cases: dict[str, CaseResult], new_cases: dict[str, CaseResult], scored: list[str], alpha: Fraction, min_drop: float) -> list[dict[str, Any]]:
+    """The table's rows: overall first, then each breakdown's values (in either report, or among the paired cases by
+    the new run's tags) in sorted order, each with the paired test of its ``scored`` cases."""
+    rows = [_row(OVERALL, "", old["overall"], new["overall"], _paired(((old_cases[i]["verdict"], new_cases[i]["verdict"]) for i in scored), alpha, min_drop))]
+    names = list(old["breakdown"]) + [n for n in new["breakdown"] if n not in old["breakdown"]]
+    for name in names:
+        old_values, new_values = old["breakdown"].get(name, {}), new["breakdown"].get(name, {})
+        tag_names = name.split("/")
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for i in scored:
+            key = group_key({"tags": new_cases[i].get("tags") or {}}, tag_names)
+            if key is not None:
+                groups.setdefault(key, []).append((old_cases[i]["verdict"], new_cases[i]["verdict"]))
+        for value in sorted(set(old_values) | set(new_values) | set(groups)):
+            rows.append(_row(name, value, old_values.get(value), new_values.get(value), _paired(groups.get(value, ()), alpha, min_drop)))
+    return rows
+
+
+def _warnings(d_old: dict[str, Any], d_new: dict[str, Any], only_old: list[str], only_new: list[str], tag_changed: list[str], differences: list[str]) -> list[str]:
+    """What makes the two runs less comparable: other suites, an incomplete run, cases in one run only, tags that
+    changed, benchmark files that changed (``differences``: the manifests')."""
+    warnings = []
+    if d_old["suite"] != d_new["suite"]:
+        warnings.append(f"the reports are of different suites: {d_old['suite']!r} and {d_new['suite']!r}")
+    for side, d in (("old", d_old), ("new", d_new)):
+        if d["complete"] is False:
+            warnings.append(f"the {side} run is incomplete: some selected cases produced no result")
+    if only_old or only_new:
+        warnings.append(f"{len(only_old)} case(s) only in the old run and {len(only_new)} only in the new run: not in the paired test")
+    if tag_changed:
+        warnings.append(
+            f"{len(tag_changed)} shared case(s) have different tags in the two runs; grouped by the new run's tags: {', '.join(tag_changed[:5])}" + (" ..." if len(tag_changed) > 5 else "")
+        )
+    for what in differences:
+        if what.startswith(("data changed", "suite file changed")):
+            warnings.append(f"{what}: the runs did not read the same benchmark files, so a difference may be the data's")
+    return warnings
 
 
 #: the kinds of flip, in the order they are listed: a flip is a shared case whose outcome (hit, not a hit, error) changed

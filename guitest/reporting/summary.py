@@ -313,6 +313,24 @@ def suite_summary(
     """A suite's part of the terminal summary: what ran, its ``table`` (:func:`guitest.reporting.report.text_table`), warnings,
     the gate, the comparison with ``--baseline`` (its text) and where the reports went, or ``unsaved``: why they could
     not be written (``uncopied``: why this run's copies of them could not be made)."""
+    down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
+    out = _what_ran(report, key) + [Line(line) for line in table]
+    spent = costs.summary_line(report.get("usage"), report["run"])
+    if spent:
+        out.append(Line(spent))
+    out += _warnings(report, down) + _gate_lines(report, down)
+    if baseline is not None:
+        out.append(Line(f"compared with --baseline {baseline_path}", sep="-"))
+        out += [Line(line) for line in baseline.splitlines()]
+    if unsaved is not None:
+        out.append(Line(f"guitest: {printable(unsaved)}", ("red", "bold")))
+        return out
+    return out + _where_written(report, paths, kept, uncopied)
+
+
+def _what_ran(report: Report, key: str) -> list[Line]:
+    """The summary's head: the suite, the model, the data, the runner, the backend's settings and run fields, the part
+    of the suite and the cache's share, the endpoints' shares."""
     out = [Line(f"guitest: {report['suite']['name']} ({key})", sep="="), Line(f"model {report['model']['spec']}: {report['n_results']} results of {report['n_selected']} selected cases")]
     run = report["run"]
     if run.get("data"):
@@ -331,12 +349,14 @@ def suite_summary(
     shares = endpoints_line(run.get("endpoints") or [])
     if shares:
         out.append(Line(shares))
-    out += [Line(line) for line in table]
-    spent = costs.summary_line(report.get("usage"), run)
-    if spent:
-        out.append(Line(spent))
-    down = endpoint_cause(report) is not None  # the one cause, said at the top (endpoint_down): not again as missing cases and a failed gate
-    stopped = costs.budget_text(run.get("budget") or {})
+    return out
+
+
+def _warnings(report: Report, down: bool) -> list[Line]:
+    """The lines that say the figures are not the whole story: the budget reached or cases missing (not when the endpoint
+    was ``down``: that is said at the top), coordinates that look normalized, machines of unknown state."""
+    out = []
+    stopped = costs.budget_text(report["run"].get("budget") or {})
     if stopped:
         out.append(Line(f"BUDGET REACHED: {stopped}: {not_asked_words(report)} (exit status 13); {FINISH_WITH_LF}", ("red", "bold")))
     elif not report["complete"] and not down:
@@ -360,26 +380,30 @@ def suite_summary(
     unknown = unknown_state_line(report)
     if unknown:
         out.append(Line(f"warning: {unknown}", ("yellow",)))
+    return out
+
+
+def _gate_lines(report: Report, down: bool) -> list[Line]:
+    """The gate's notes and verdict (a failure not said when the endpoint was ``down``), and schema problems."""
     gate = report["gate"]
-    out += [Line(f"gate note: {note}", ("yellow",)) for note in gate["notes"]]
+    out = [Line(f"gate note: {note}", ("yellow",)) for note in gate["notes"]]
     if gate["failures"] and not down:
         out.append(Line("GATE FAILED: " + gate_failures(report), ("red", "bold")))
     elif gate["passed"]:
         part = subset_suffix(report)
         out.append(Line(f"gate passed{part}: " + describe_limits(gate["thresholds"]) + cache_suffix(report), ("yellow",) if part else ("green",)))
     out += [Line(f"guitest bug: the report does not match its schema: {problem}", ("red",)) for problem in report.get("schema_problems", [])]
-    if baseline is not None:
-        out.append(Line(f"compared with --baseline {baseline_path}", sep="-"))
-        out += [Line(line) for line in baseline.splitlines()]
-    if unsaved is not None:
-        out.append(Line(f"guitest: {printable(unsaved)}", ("red", "bold")))
-        return out
-    out.append(Line("reports: " + ", ".join(str(p) for p in paths)))
+    return out
+
+
+def _where_written(report: Report, paths: Iterable[Path], kept: list[str] | None, uncopied: str | None) -> list[Line]:
+    """Where the reports went, why this run's copies could not be made (``uncopied``), and the copies ``kept``."""
+    out = [Line("reports: " + ", ".join(str(p) for p in paths))]
     if uncopied is not None:
         out.append(Line(f"warning: {printable(uncopied)}", ("yellow",)))
     if kept:
         out.append(Line("kept: " + ", ".join(kept) + " (each run's reports under runs/; *.passed.* is the last run that passed)"))
-        if gate.get("passed") is None and any(k.endswith(".passed.*") for k in kept):
+        if report["gate"].get("passed") is None and any(k.endswith(".passed.*") for k in kept):
             out.append(
                 Line(
                     "note: this run has no gate, so it passed by finishing without errors, whatever its score, and *.passed.* is now this "

@@ -81,8 +81,7 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
     verdicts: Numbered = Numbered()
     tags = tag_names(report, cases)
     values = [Numbered() for _ in tags]
-    picture_numbers: dict[str, int] = {}
-    picture_list: list[Any] = []
+    shown = _Pictures()
     live = report["suite"].get("task") == "live"
     entries: list[dict[str, Any]] = []
     details: list[str] = []
@@ -92,29 +91,7 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
         src = links.picture(pictures.get(cid)) if pictures.get(cid) else None
         if src is None and found.get("episodes"):
             src = _episode_picture(found["episodes"][0])
-        picture = -1
-        if src is not None:
-            key = src if isinstance(src, str) else "\n".join(src)
-            if key not in picture_numbers:
-                picture_numbers[key] = len(picture_list)
-                picture_list.append(src)
-            picture = picture_numbers[key]
-        case_tags = given if isinstance(given := case.get("tags"), Mapping) else {}
-        entry: dict[str, Any] = {
-            "id": cid,
-            "v": verdicts.number(str(case.get("verdict", ""))),
-            "t": [values[i].number(str(case_tags[name])) if name in case_tags else -1 for i, name in enumerate(tags)],
-            "s": str(case.get("instruction") or ""),
-            "r": _tail(case, found),
-            "p": picture,
-        }
-        shape = geometry(case)
-        if shape is not None:
-            entry["g"] = shape
-        if live or case.get("episode"):
-            entry["k"] = case.get("steps") if type(case.get("steps")) is int else None
-            entry["sc"] = number(case.get("score"))
-        entries.append(entry)
+        entries.append(_entry(case, cid, found, shown.number(src), verdicts, tags, values, live))
         details.append(strictjson.dumps(found))
     starts, chunks = cut(details, CHUNK_BYTES)
     index: dict[str, Any] = {
@@ -125,16 +102,59 @@ def build(report: Report, pictures: Mapping[str, str], page_dir: Any, files_dir:
         "verdicts": verdicts.names,
         "tags": tags,
         "values": [v.names for v in values],
-        "pictures": picture_list,
+        "pictures": shown.sources,
         "starts": starts,
         "cases": entries,
     }
     text = strictjson.dumps(index)
-    digest = hashlib.sha256(salt.encode("utf-8"))
-    for part in (text, *chunks, *sorted(links.images)):
-        digest.update(strictjson.encode(part))
-    token = digest.hexdigest()[: len(UNSET)]
+    token = _token(salt, text, chunks, links.images)
     return ViewerData(token, text.replace(strictjson.dumps(UNSET), strictjson.dumps(token), 1), chunks, dict(links.images))
+
+
+class _Pictures:
+    """The index's pictures, each distinct source once, numbered in the order first seen."""
+
+    def __init__(self) -> None:
+        self.sources: list[Any] = []
+        self._numbers: dict[str, int] = {}
+
+    def number(self, src: Any) -> int:
+        """The number of the picture ``src`` (a source, or a list of a source and its fallback); -1 for None."""
+        if src is None:
+            return -1
+        key = src if isinstance(src, str) else "\n".join(src)
+        if key not in self._numbers:
+            self._numbers[key] = len(self.sources)
+            self.sources.append(src)
+        return self._numbers[key]
+
+
+def _entry(case: CaseResult, cid: str, found: Mapping[str, Any], picture: int, verdicts: Numbered, tags: list[str], values: list[Numbered], live: bool) -> dict[str, Any]:
+    """A case's entry in the index (see the module docstring), its names numbered by ``verdicts`` and ``values`` (one per tag of ``tags``)."""
+    case_tags = given if isinstance(given := case.get("tags"), Mapping) else {}
+    entry: dict[str, Any] = {
+        "id": cid,
+        "v": verdicts.number(str(case.get("verdict", ""))),
+        "t": [values[i].number(str(case_tags[name])) if name in case_tags else -1 for i, name in enumerate(tags)],
+        "s": str(case.get("instruction") or ""),
+        "r": _tail(case, found),
+        "p": picture,
+    }
+    shape = geometry(case)
+    if shape is not None:
+        entry["g"] = shape
+    if live or case.get("episode"):
+        entry["k"] = case.get("steps") if type(case.get("steps")) is int else None
+        entry["sc"] = number(case.get("score"))
+    return entry
+
+
+def _token(salt: str, text: str, chunks: list[str], images: Mapping[str, bytes]) -> str:
+    """The data's token: a digest of ``salt``, the index ``text`` (its token unset), the chunks and the pictures' names."""
+    digest = hashlib.sha256(salt.encode("utf-8"))
+    for part in (text, *chunks, *sorted(images)):
+        digest.update(strictjson.encode(part))
+    return digest.hexdigest()[: len(UNSET)]
 
 
 def cut(details: list[str], budget: int) -> tuple[list[int], list[str]]:

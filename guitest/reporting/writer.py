@@ -58,13 +58,7 @@ def write(
     problems = report_mod.validate(report)
     if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
         report["schema_problems"] = problems
-    files: dict[Path, bytes] = {}
-    data = strictjson.encode(report_mod.json_text(report))
-    for path in json_paths:
-        files[path] = data
-    data = strictjson.encode(report_mod.markdown(report, task_lines))
-    for path in md_paths:
-        files[path] = data
+    files = _texts(report, json_paths, md_paths, task_lines)
     originals = pictures
     if images == "embed":
         pictures = embed(pictures)
@@ -75,14 +69,8 @@ def write(
     def alone() -> dict[Path, bytes]:  # the report alone, each page with its data folder beside it (no run folder)
         return {**texts, **html.page_files(report, pictures, html_paths, files_dir, full)}
 
-    pages = list(html_paths)
-    if keep_runs > 0:  # the page and its data once, in the run's folder; the top page (and .passed) shows them from there
-        run_page = history.run_folder(report_dir, name, stamp) / html_paths[0].name
-        pages.append(run_page)
-        files.update(html.page_files(report, pictures, [run_page, *html_paths[1:]], files_dir, full, shown_by=[html_paths[0]]))
-    else:
-        files.update(html.page_files(report, pictures, html_paths, files_dir, full))
-    del data
+    page_files, pages = _pages(report, pictures, html_paths, files_dir, full, history.run_folder(report_dir, name, stamp) if keep_runs > 0 else None)
+    files.update(page_files)
     written = [*json_paths, *md_paths, *html_paths]  # the files a reader opens (a page's data folder goes with it)
     good = history.passed(report)
     latest = [(found[0], files[found[0]]) for found in (json_paths, md_paths, html_paths)]
@@ -104,6 +92,24 @@ def write(
     _tidy(pages)
     folders = sorted({str(p.parent) for p in copies if p.parent != report_dir and p.name != history.LAST_PASSED})
     return Written(written, folders + ([f"{report_dir / name}.passed.*"] if good else []))
+
+
+def _texts(report: Report, json_paths: list[Path], md_paths: list[Path], task_lines: Sequence[str]) -> dict[Path, bytes]:
+    """The JSON and the Markdown report, each at every one of its paths."""
+    data = strictjson.encode(report_mod.json_text(report))
+    files = dict.fromkeys(json_paths, data)
+    data = strictjson.encode(report_mod.markdown(report, task_lines))
+    files.update(dict.fromkeys(md_paths, data))
+    return files
+
+
+def _pages(report: Report, pictures: dict[str, str], html_paths: list[Path], files_dir: Path, full: dict[str, str] | None, run_folder: Path | None) -> tuple[dict[Path, bytes], list[Path]]:
+    """The pages' files (each page and its data folder) and the pages that name them. With runs kept (``run_folder``,
+    this run's), the page and its data once, in the run's folder; the top page (and .passed) shows them from there."""
+    if run_folder is None:
+        return html.page_files(report, pictures, html_paths, files_dir, full), list(html_paths)
+    run_page = run_folder / html_paths[0].name
+    return html.page_files(report, pictures, [run_page, *html_paths[1:]], files_dir, full, shown_by=[html_paths[0]]), [*html_paths, run_page]
 
 
 def _tidy(html_paths: Sequence[Path]) -> None:
