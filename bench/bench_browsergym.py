@@ -155,8 +155,8 @@ def browsergym_side(raw: dict[str, Any], rule: str) -> dict[str, Any]:
 
 def run_side(side: str, settings: str, args: argparse.Namespace, jobs: list[list[Any]], tag: str) -> dict[str, Any]:
     """One timed run of one side in a fresh process: the run's figures with the load before and after."""
-    from guitest.envs.browser_launch import executable
-    from guitest.envs.browser_steps import PLAYWRIGHT_KEYS
+    from guitest.envs.browser.launch import executable
+    from guitest.envs.browser.steps import PLAYWRIGHT_KEYS
     from guitest.miniwob.env import html_dir
     from guitest.miniwob.oracle import script
 

@@ -44,7 +44,7 @@ import time
 from typing import Any, Callable
 
 from guitest import envs
-from guitest.envs.browser_steps import screenshot
+from guitest.envs.browser.steps import screenshot
 from guitest.miniwob.env import STATE_JS
 from guitest.live import runners
 from guitest.live.actions import Action

@@ -42,7 +42,7 @@ VARIANTS = {  # id: (spec, extra options, pytest mode, MiniWoB++ zoom)
 
 
 def _require() -> None:
-    from guitest.envs.browser_launch import executable
+    from guitest.envs.browser.launch import executable
 
     missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
     if not os.path.isfile(executable()):

@@ -101,7 +101,7 @@ SHOW_CARET = "() => { document.adoptedStyleSheets = document.adoptedStyleSheets.
 
 
 def test_the_screenshot_has_playwrights_pixels_is_stable_and_shows_no_caret(mw) -> None:
-    from guitest.envs.browser_steps import screenshot
+    from guitest.envs.browser.steps import screenshot
 
     mw.reset(task("enter-text"), 2)
 
@@ -388,7 +388,7 @@ def test_a_suite_server_command(tmp_path: Path) -> None:
 def test_the_caret_is_hidden_on_a_page_whose_policy_forbids_inline_styles(tmp_path: Path) -> None:
     """A web app with a strict Content-Security-Policy (no inline style or script) still gets a caret-free screen."""
     _require()
-    from guitest.envs.browser_steps import screenshot
+    from guitest.envs.browser.steps import screenshot
 
     (tmp_path / "index.html").write_text(
         "<!DOCTYPE html><html><head><meta http-equiv='Content-Security-Policy' content=\"default-src 'self'\">"

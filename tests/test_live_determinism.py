@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import pytest
 
 from guitest import envs
-from guitest.envs.browser_steps import screenshot
+from guitest.envs.browser.steps import screenshot
 from guitest.envs.pool import EnvPool
 from guitest.live.actions import Action
 from guitest.live.baseline_policies import OraclePolicy, RandomPolicy

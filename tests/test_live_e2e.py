@@ -52,7 +52,7 @@ FAMILIES = {
 @pytest.fixture
 def browser() -> None:
     """Chromium and Playwright, or a skip naming what is missing (a failure under tox, which installs both)."""
-    from guitest.envs.browser_launch import executable
+    from guitest.envs.browser.launch import executable
 
     missing = pytest.fail if os.environ.get("GUITEST_REQUIRE_BROWSER") else pytest.skip
     if not os.path.isfile(executable()):

@@ -255,14 +255,14 @@ def test_command_server_that_exits_names_its_log(tmp_path: Path) -> None:
 
 def test_missing_browser_says_how_to_install_it() -> None:
     pytest.importorskip("playwright")
-    from guitest.envs.browser_host import BrowserHost
+    from guitest.envs.browser.host import BrowserHost
 
     with pytest.raises(EnvFailure, match=r"no Chromium at /no/such/chromium: install Debian's Chromium with `apt-get install chromium`"):
         BrowserHost("/no/such/chromium")
 
 
 def test_missing_playwright_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from guitest.envs.browser_host import BrowserHost
+    from guitest.envs.browser.host import BrowserHost
 
     monkeypatch.setitem(sys.modules, "playwright.sync_api", None)
     with pytest.raises(EnvFailure, match=r"need Playwright, which is not installed: install it with `pip install 'guitest\[live\]'`"):

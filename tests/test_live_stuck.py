@@ -32,7 +32,8 @@ import pytest
 import yaml
 
 from guitest import envs
-from guitest.envs import browser, browser_launch, browser_processes, browser_watchdog
+from guitest.envs import browser
+from guitest.envs.browser import launch as browser_launch, processes as browser_processes, watchdog as browser_watchdog
 from guitest.envs.pool import EnvPool
 from guitest.live.actions import Action
 from guitest.live.baseline_policies import OraclePolicy

@@ -24,7 +24,8 @@ from typing import Any, Iterator
 import pytest
 
 from guitest import envs
-from guitest.envs import browser, browser_launch, browser_watchdog, servers
+from guitest.envs import browser, servers
+from guitest.envs.browser import launch as browser_launch, watchdog as browser_watchdog
 from guitest.envs.pool import EnvPool
 from guitest.live.baseline_policies import OraclePolicy
 from guitest.live.loop import run_episode

@@ -16,7 +16,7 @@ episode ends; truthy = success; it may be a Promise), ``score`` (optional expres
 score, default 1 or 0), ``done_when`` (optional expression: when truthy after a step, the episode ends).
 
 Each episode starts clean: cookies cleared, the start URL loaded as a fresh document (through
-``about:blank``: :func:`~guitest.envs.browser_steps.fresh_document`), and when the app left anything in
+``about:blank``: :func:`~guitest.envs.browser.steps.fresh_document`), and when the app left anything in
 ``localStorage``/``sessionStorage`` it is cleared and the page loaded again. The screenshot is the
 viewport (``viewport``, default 1024x768 CSS pixels) at ``zoom`` (default 1).
 Options also: ``settle_frames`` (2), ``max_wait`` (5 s), ``check_timeout`` (10 s: the longest the set-up script or
@@ -39,9 +39,9 @@ from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from . import servers
 from .options import seconds_option
-from .browser_page import BrowserPage, OnBrowserPage
-from .browser_steps import Area, capped_wait, fresh_document, perform, screenshot, settle
-from .browser_watchdog import Overran
+from .browser.page import BrowserPage, OnBrowserPage
+from .browser.steps import Area, capped_wait, fresh_document, perform, screenshot, settle
+from .browser.watchdog import Overran
 
 DEFAULT_VIEWPORT = (1024, 768)
 DEFAULT_CHECK_TIMEOUT = 10.0  # seconds the set-up script or one check may run (env_options.check_timeout)

@@ -35,7 +35,7 @@ Options (suite ``env_options``): ``zoom`` (3), ``html_dir`` (the package's ``htm
 page has pending and for any jQuery animation to end: see TIMERS_JS; a step that hit the 2 s is noted
 ``unsettled``),
 ``max_wait`` (5 s: the longest ``wait`` action), ``command_timeout`` (120 s: the longest one browser command may
-run before the watchdog stops its page, see :mod:`guitest.envs.browser_watchdog`), ``page_memory_mb`` (2048: the memory each page's
+run before the watchdog stops its page, see :mod:`guitest.envs.browser.watchdog`), ``page_memory_mb`` (2048: the memory each page's
 renderer may take), ``dom_text`` (false: when true, ``Observation.text``
 lists the visible elements with their boxes in screenshot pixels), ``executable``, ``headless``, and
 ``success_rule`` (``binary``; a suite sets it with ``settings.success_rule`` or ``--success-rule``, which the
@@ -51,8 +51,8 @@ from ..live.actions import WAIT, Action
 from ..live.protocol import EnvFailure, Evaluation, Observation, TaskSpec
 from ..envs import servers
 from . import rules as miniwob_rules
-from ..envs.browser_page import BrowserPage, OnBrowserPage
-from ..envs.browser_steps import Area, capped_wait, fresh_document, perform, screenshot
+from ..envs.browser.page import BrowserPage, OnBrowserPage
+from ..envs.browser.steps import Area, capped_wait, fresh_document, perform, screenshot
 
 TASK_WIDTH, TASK_HEIGHT = 160, 210
 VIEWPORT = (500, 320)  # the miniwob package's window size

@@ -17,9 +17,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..live.protocol import EnvFailure
-from ..secrets import redact_urls
-from .browser_processes import limit_renderers, marked
+from ...live.protocol import EnvFailure
+from ...secrets import redact_urls
+from .processes import limit_renderers, marked
 
 DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 LAUNCH_ARGS = (
@@ -57,7 +57,7 @@ def what_to_check(endpoint: str | None) -> str:
 class Started:
     """A browser started (see :func:`start`): Playwright, the browser, Playwright's error class, the browser's name and
     version as it says them, its process (None for a remote browser, or where /proc cannot be read), and whether the
-    memory bound holds (:func:`guitest.envs.browser_processes.limit_renderers`)."""
+    memory bound holds (:func:`guitest.envs.browser.processes.limit_renderers`)."""
 
     playwright: Any
     browser: Any

@@ -1,15 +1,15 @@
 """The browser backends' shared part: this process's browsers, one headless Chromium launched here or a connection to
 each browser on another host, started on first use and again when one was given up, and the browser a new page opens on.
 
-A browser is driven on a thread of its own (:mod:`guitest.envs.browser_host`: :class:`BrowserHost`, its commands
-run one at a time), each command within its deadline (:mod:`guitest.envs.browser_watchdog`), started by Playwright
-(:mod:`guitest.envs.browser_launch`), its processes found, memory-bounded and ended through ``/proc``
-(:mod:`guitest.envs.browser_processes`). An environment holds a page of it (:mod:`guitest.envs.browser_page`), and
-does each step there (:mod:`guitest.envs.browser_steps`: an action, the paint settled, a screenshot).
+A browser is driven on a thread of its own (:mod:`guitest.envs.browser.host`: :class:`BrowserHost`, its commands
+run one at a time), each command within its deadline (:mod:`guitest.envs.browser.watchdog`), started by Playwright
+(:mod:`guitest.envs.browser.launch`), its processes found, memory-bounded and ended through ``/proc``
+(:mod:`guitest.envs.browser.processes`). An environment holds a page of it (:mod:`guitest.envs.browser.page`), and
+does each step there (:mod:`guitest.envs.browser.steps`: an action, the paint settled, a screenshot).
 
 Browsers on other hosts: ``env_options.browser_endpoints`` (``--browser-endpoint``, repeatable) lists browsers to
 connect to instead of launching one, each through Playwright's own connect (:data:`ENDPOINT_FORMS`,
-:func:`guitest.envs.browser_launch.connect`). Each endpoint is a :class:`BrowserHost` of its own (a connection and
+:func:`guitest.envs.browser.launch.connect`). Each endpoint is a :class:`BrowserHost` of its own (a connection and
 its thread); a new page goes to the endpoint with the fewest of this process's pages, and the environment pool holds
 at most ``episodes_per_endpoint`` (:data:`EPISODES_PER_ENDPOINT`) pages per endpoint in each process
 (:func:`capacity`). Everything holds as for a local browser (a context per episode, the watchdog; abandoning a
@@ -27,11 +27,11 @@ import collections
 import threading
 from typing import Any, Mapping
 
-from ..live.protocol import EnvFailure
-from ..secrets import redact_urls
-from .browser_host import BrowserHost
-from .browser_launch import executable
-from .browser_processes import PAGE_MEMORY_MB
+from ...live.protocol import EnvFailure
+from ...secrets import redact_urls
+from .host import BrowserHost
+from .launch import executable
+from .processes import PAGE_MEMORY_MB
 
 #: default env_options.episodes_per_endpoint: pages (episodes at once) on one remote browser, per process
 EPISODES_PER_ENDPOINT = 4
@@ -45,7 +45,7 @@ _pages: collections.Counter[str] = collections.Counter()  # endpoint -> this pro
 
 
 def page_memory(options: Mapping[str, Any] | None) -> int:
-    """``options["page_memory_mb"]`` (default :data:`~guitest.envs.browser_processes.PAGE_MEMORY_MB`) as a whole number
+    """``options["page_memory_mb"]`` (default :data:`~guitest.envs.browser.processes.PAGE_MEMORY_MB`) as a whole number
     of MB, 0 for no bound; EnvFailure naming the option."""
     value = (options or {}).get("page_memory_mb", PAGE_MEMORY_MB)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (0 < value < 512):

@@ -9,7 +9,7 @@ not under ``--no-sandbox``, which guitest runs with. So guitest sets ``RLIMIT_DA
 process already running (:func:`limit_renderers`): the GPU process holds every page's WebGL textures, and one hostile
 page's texture loop took it to 6.6 GB when only renderers were bounded. ``RLIMIT_DATA`` counts every private writable mapping, so it bounds the JavaScript heap, ArrayBuffers, strings and the
 DOM alike: an allocation past it fails (an ArrayBuffer's is a ``RangeError`` the page's script sees) or ends the
-renderer (the page crashes; its command fails with a message naming the bound, :meth:`guitest.envs.browser_host.BrowserHost.call`), and the
+renderer (the page crashes; its command fails with a message naming the bound, :meth:`guitest.envs.browser.host.BrowserHost.call`), and the
 browser, its other pages and the next episode go on.
 """
 

@@ -1,4 +1,4 @@
-"""What a step does on a page, on the browser thread (inside a function :meth:`guitest.envs.browser_page.BrowserPage.run`
+"""What a step does on a page, on the browser thread (inside a function :meth:`guitest.envs.browser.page.BrowserPage.run`
 runs): an action performed (:func:`perform`), a fresh document loaded, the page's paint let settle, a screenshot of the
 part of the page the agent sees (:class:`Area`) taken; and a step's wait, in the caller's thread (:func:`capped_wait`).
 """
@@ -10,24 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..live.actions import (
-    CLICK,
-    DOUBLE_CLICK,
-    DRAG,
-    HOLD_KEY,
-    KEY,
-    MIDDLE_CLICK,
-    MODIFIABLE,
-    MOUSE_DOWN,
-    MOUSE_UP,
-    MOVE,
-    RIGHT_CLICK,
-    SCROLL,
-    TRIPLE_CLICK,
-    TYPE,
-    Action,
-)
-from ..live.keys import NAMED
+from ...live.actions import CLICK, DOUBLE_CLICK, DRAG, HOLD_KEY, KEY, MIDDLE_CLICK, MODIFIABLE, MOUSE_DOWN, MOUSE_UP, MOVE, RIGHT_CLICK, SCROLL, TRIPLE_CLICK, TYPE, Action
+from ...live.keys import NAMED
 
 NOTCH_PIXELS = 50  # CSS pixels per wheel notch (MiniWoB++'s own DEFAULT_SCROLL_AMOUNT)
 PLAYWRIGHT_KEYS = {
@@ -83,7 +67,7 @@ SCROLL_JS = "() => [window.scrollX, window.scrollY]"
 
 
 def screenshot(page: Any, area: Area) -> bytes:
-    """A PNG of ``area`` (viewport CSS pixels) at its zoom, on the browser thread, caret hidden (:data:`guitest.envs.browser_page.HIDE_CARET_JS`).
+    """A PNG of ``area`` (viewport CSS pixels) at its zoom, on the browser thread, caret hidden (:data:`guitest.envs.browser.page.HIDE_CARET_JS`).
 
     Taken with the DevTools protocol's ``Page.captureScreenshot`` (the clip moved by the page's scroll offset, as
     Playwright does) with ``optimizeForSpeed`` (faster PNG compression: the same pixels, lossless, larger files):

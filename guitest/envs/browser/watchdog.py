@@ -5,7 +5,7 @@ it starts on the browser thread; a part of it may be bounded tighter (:meth:`Wat
 browser stops what overruns, one step at a time, each given :data:`GRACE` seconds: the page's running script is
 terminated (its :class:`Owner`'s ``interrupt``: DevTools ``Runtime.terminateExecution``, a synchronous ``while (true) {}``
 ends, the page stays usable), then the page's browser context is closed (its ``discard``: a Promise that never
-settles, a renderer that died unseen), then the whole browser is given up (:meth:`guitest.envs.browser_host.BrowserHost.call`
+settles, a renderer that died unseen), then the whole browser is given up (:meth:`guitest.envs.browser.host.BrowserHost.call`
 says what then fails). The command that overran fails with an EnvFailure in every case.
 """
 
@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Protocol
 
-from ..live.protocol import EnvFailure
+from ...live.protocol import EnvFailure
 
 CALL_TIMEOUT = 120.0  # default env_options.command_timeout: seconds one browser command may run before the watchdog stops it
 GRACE = 5.0  # seconds each step of stopping an overrun command (terminate the script, close the page) has before the next
@@ -34,7 +34,7 @@ class Overran(EnvFailure):
 
 
 class Owner(Protocol):
-    """The page a command runs for (:class:`guitest.envs.browser_page.BrowserPage`): what the watchdog stops of it."""
+    """The page a command runs for (:class:`guitest.envs.browser.page.BrowserPage`): what the watchdog stops of it."""
 
     gone: str | None  # "crashed" or "closed": Playwright's page events
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Mapping, TypeVar
 
-from ..live.protocol import EnvFailure
-from .browser import counted, page_host
-from .browser_host import BrowserHost, on_loop
-from .browser_watchdog import CALL_TIMEOUT
-from .options import seconds_option
+from ...live.protocol import EnvFailure
+from . import counted, page_host
+from .host import BrowserHost, on_loop
+from .watchdog import CALL_TIMEOUT
+from ..options import seconds_option
 
 T = TypeVar("T")
 
@@ -66,7 +66,7 @@ class BrowserPage:
     ``options``: ``executable``, ``headless`` (which browser) and ``command_timeout`` (seconds one command may run,
     :data:`CALL_TIMEOUT`).
 
-    :meth:`run` executes ``fn(page, *args)`` on the browser thread. The helpers of :mod:`guitest.envs.browser_steps` are
+    :meth:`run` executes ``fn(page, *args)`` on the browser thread. The helpers of :mod:`guitest.envs.browser.steps` are
     meant to be called inside such a function (they take the Playwright page)."""
 
     def __init__(self, options: Mapping[str, Any], viewport: tuple[int, int], scale: float, init_scripts: tuple[str, ...] = ()) -> None:
@@ -96,7 +96,7 @@ class BrowserPage:
         page = context.new_page()
         page.on("crash", lambda _page: setattr(self, "gone", "crashed"))
         page.on("close", lambda _page: setattr(self, "gone", self.gone or "closed"))
-        try:  # screenshots through the DevTools protocol directly (browser_steps.screenshot); the watchdog stops scripts with it
+        try:  # screenshots through the DevTools protocol directly (steps.screenshot); the watchdog stops scripts with it
             page._guitest_cdp = context.new_cdp_session(page)
         except Exception:  # noqa: BLE001 - not Chromium, or no CDP: Playwright's own screenshot
             page._guitest_cdp = None
@@ -114,14 +114,14 @@ class BrowserPage:
     def run(self, fn: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
         """``fn(page, *args)`` on the browser thread, at most ``timeout`` seconds (default ``command_timeout``) from when
         it starts there; EnvFailure on a Playwright error, a closed page or an overrun (this page is stopped: its script,
-        then the page itself, see :mod:`guitest.envs.browser_watchdog`)."""
+        then the page itself, see :mod:`guitest.envs.browser.watchdog`)."""
         if self.page is None:
             raise EnvFailure("this environment was closed")
         return self.host.call(fn, self.page, *args, timeout=self.command_timeout if timeout is None else timeout, owner=self)
 
     def bounded(self, seconds: float) -> contextlib.AbstractContextManager[None]:
         """Inside a function :meth:`run` runs: the ``with`` block may take ``seconds`` at most, or its script is stopped
-        and :class:`~guitest.envs.browser_watchdog.Overran` raised (:meth:`BrowserHost.bounded`)."""
+        and :class:`~guitest.envs.browser.watchdog.Overran` raised (:meth:`BrowserHost.bounded`)."""
         return self.host.bounded(seconds)
 
     def interrupt(self) -> bool:

@@ -4,14 +4,14 @@ Threading: Playwright's sync API is bound to the thread that started it, and gui
 thread pool. So each browser has one :class:`BrowserHost`: a dedicated thread that owns Playwright
 and the browser and executes commands from a queue, one at a time. Any thread calls
 :meth:`BrowserHost.call` with a function of Playwright objects; it runs on the browser thread and its
-result (or exception) comes back. An environment holds one :class:`~guitest.envs.browser_page.BrowserPage` (a browser
+result (or exception) comes back. An environment holds one :class:`~guitest.envs.browser.page.BrowserPage` (a browser
 context and its page: one per concurrent episode) and does each of its steps in one call (action, settle,
 screenshot, state read), so episodes running concurrently interleave step by step. Waiting (a ``wait``
 action) happens in the caller's thread, never on the browser thread.
 
-Deadlines: each command runs within its deadline, kept by the host's watchdog (:mod:`guitest.envs.browser_watchdog`),
+Deadlines: each command runs within its deadline, kept by the host's watchdog (:mod:`guitest.envs.browser.watchdog`),
 whose last step gives the whole browser up: its processes are killed (found by :attr:`BrowserHost.marker`, a switch
-only this host's Chromium carries, :mod:`guitest.envs.browser_processes`; a remote browser's connection is dropped,
+only this host's Chromium carries, :mod:`guitest.envs.browser.processes`; a remote browser's connection is dropped,
 which closes its contexts, instead), every command waiting for it fails at once, and
 :func:`guitest.envs.browser.host` starts a new one. A command whose browser was killed or disconnected (Playwright's
 ``disconnected``) fails with an EnvFailure too.
@@ -28,11 +28,11 @@ import threading
 import time
 from typing import Any, Callable, TypeVar
 
-from ..live.protocol import EnvFailure
-from ..secrets import redact_urls
-from .browser_launch import START_TIMEOUT, first_line, start, what_to_check
-from .browser_processes import PAGE_MEMORY_MB, end_processes, holds
-from .browser_watchdog import CALL_TIMEOUT, Command, Owner, Watchdog, settle
+from ...live.protocol import EnvFailure
+from ...secrets import redact_urls
+from .launch import START_TIMEOUT, first_line, start, what_to_check
+from .processes import PAGE_MEMORY_MB, end_processes, holds
+from .watchdog import CALL_TIMEOUT, Command, Owner, Watchdog, settle
 
 LOAD_WINDOW = 1.0  # seconds over which BrowserHost.load() measures how busy the browser thread is
 
@@ -154,7 +154,7 @@ class BrowserHost:
 
     def bounded(self, seconds: float) -> contextlib.AbstractContextManager[None]:
         """On the browser thread, inside a command: the ``with`` block may run ``seconds`` more at most
-        (:meth:`guitest.envs.browser_watchdog.Watchdog.bounded`)."""
+        (:meth:`guitest.envs.browser.watchdog.Watchdog.bounded`)."""
         return self._watchdog.bounded(seconds)
 
     def _abandon(self, why: str) -> None:
