@@ -122,8 +122,9 @@ def gather_software(records: Iterable[Mapping[str, Iterable[str]] | None]) -> di
     return {kind: sorted(versions) for kind, versions in sorted(seen.items())}
 
 
-def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapping[str, str | None], software: Mapping[str, Iterable[str]] | None = None) -> Manifest:
-    """The manifest: ``suite_path`` the suite file (None for a Python suite), ``data`` its :func:`data_fingerprint`,
+def build(*, suite_file: Mapping[str, Any] | None, data: Mapping[str, Any] | None, texts: Mapping[str, str | None], software: Mapping[str, Iterable[str]] | None = None) -> Manifest:
+    """The manifest: ``suite_file`` the suite file's :func:`file_record`, made when the run read it (None for a Python
+    suite), ``data`` its :func:`data_fingerprint`,
     ``texts`` each named text that shapes the requests (``prompt``, ``system``, ``runner``; None: none), ``software``
     what the run's live environments reported running on (:func:`gather_software`; empty when no environment was
     started, or none says)."""
@@ -133,7 +134,7 @@ def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapp
         "guitest": checkout(),
         "python": platform.python_version(),
         "packages": packages(),
-        "suite_file": file_record(suite_path) if suite_path and os.path.isfile(suite_path) else None,
+        "suite_file": dict(suite_file) if suite_file is not None else None,
         "data": dict(data) if data is not None else None,
         "digests": {name: digest(text) for name, text in kept.items()},
         "texts": {digest(text): text for text in kept.values()},
