@@ -81,19 +81,6 @@ def _within(path: str, base: str) -> bool:
     return os.path.commonpath([os.path.realpath(path), base]) == base
 
 
-def suite_data(name: str, data_root: str | None = None) -> Path:
-    """The data folder of built-in suite ``name`` as a run with ``--data-root=data_root`` reads it (None: ``$GUITEST_DATA``,
-    ``$LMUData``, then the default), generated first when the suite declares a generator: for a suite written in
-    Python that reads another suite's data (suites/python_example reads the demo's). Raises
-    :class:`~guitest.errors.SuiteError` for a bad suite file or missing data, :class:`~guitest.bundled.BundledError`
-    when there is no such suite."""
-    from .suite import load_suite
-
-    suite = load_suite(bundled.suite_file(str(bundled.find(name).folder)))
-    root, source = resolve_root(data_root)
-    return Path(locate(str(suite.folder), suite.data, str(root), source, str(suite.path)))
-
-
 def locate(suite_folder: str, data: dict, root: str, root_source: str, suite_path: str) -> str:
     """The data folder of a suite; runs its generator first if it declares one.
 

@@ -27,7 +27,7 @@ from .sample import Sample
 from .scale.scheduling import make, queued
 from .run.session import Session, exit_status
 from .run.stopsignals import StopSignals, exit_code
-from .suite import SUITE_FILENAMES, prompt_text
+from .suite import SUITE_FILENAMES
 from .reporting.summary import Line, endpoint_down, nothing_selected
 from .tasks import Task
 from .verdict import ERROR, CaseResult, test_status
@@ -198,12 +198,12 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         session = self.config.stash[STATE].session
         try:
-            suite, samples, task, live = session.read_suite(self.path, self.nodeid)
+            plan, samples, live = session.read_suite(self.path, self.nodeid)
         except SuiteError as exc:  # may quote the data: an escape sequence in a row must not reach the terminal
             raise self.CollectError(printable(f"guitest: {exc}")) from None
-        self.strata = limiting.strata(suite.tables, suite.cross)
+        self.strata = plan.strata
         session.suites.note_total(self.nodeid, len(samples))
-        template = prompt_text(suite)
+        template, task = plan.prompt, plan.task
         marks: dict[tuple[tuple[str, str], ...], pytest.MarkDecorator] = {}  # one marker per distinct set of tags
         for sample in samples:
             item = GuitestItem.from_parent(self, name=sample.id, sample=sample, prompt=template, task=task, live=live)

@@ -207,12 +207,12 @@ def test_a_part_of_the_suite_is_refused_unless_asked_for_and_then_says_so(tmp_pa
 
 def test_a_report_built_from_part_of_its_suite_records_it_and_its_gate_says_so() -> None:
     cases = pro_report()["cases"]
-    shape = builder.SuiteShape({"name": "screenspot_pro", "path": "p", "format": "f", "task": "grounding"}, ["group", "ui_type"])
+    record = {"name": "screenspot_pro", "path": "p", "format": "f", "task": "grounding", "shape": {"tables": ["group", "ui_type"], "cross": [], "average": "micro", "macro_over": None}}
     limits = {"metric": "accuracy", "accuracy": 0.1, "by": {}}
 
     def built(selection: dict, n_selected: int) -> dict:
         ids = [c["id"] for c in cases]
-        return builder.suite_report(shape, None, model={"spec": "m"}, results=cases, selected=ids + [f"x{i}" for i in range(n_selected - len(ids))], run={}, limits=limits, selection=selection)  # type: ignore[arg-type,return-value]
+        return builder.suite_report(record, None, model={"spec": "m"}, results=cases, selected=ids + [f"x{i}" for i in range(n_selected - len(ids))], run={}, limits=limits, selection=selection)  # type: ignore[arg-type,return-value]
 
     whole = built({"n_suite": 60, "subset": False, "by": [], "limit": None}, 60)
     assert whole["selection"]["subset"] is False and whole["gate"]["notes"] == []
@@ -222,7 +222,7 @@ def test_a_report_built_from_part_of_its_suite_records_it_and_its_gate_says_so()
     limit = {"n": 60, "seed": 4, "strata": ["group", "ui_type"]}
     previous = built({"n_suite": 1581, "subset": False, "by": [], "limit": limit}, 60)
     again = builder.suite_report(
-        shape,
+        record,
         None,
         model={"spec": "m"},
         results=cases[:2],

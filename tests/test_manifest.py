@@ -122,7 +122,7 @@ def this_version(old: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
     """The report this version writes of ``old``'s run: the same cases, the model as it describes itself now, a suite
     record with its settings, a manifest, each case's prompt as sent."""
     new = {**old, "model": model, "suite": {**old["suite"], "settings": {}}, "run": {**old["run"], "shard": None}}
-    new["manifest"] = manifest.build(suite_path=None, data=None, texts={"prompt": old["model"]["profile"]["prompt"]})
+    new["manifest"] = manifest.build(suite_file=None, data=None, texts={"prompt": old["model"]["profile"]["prompt"]})
     new["cases"] = [{**case, "prompt_digest": manifest.prompt_digest([(None, case["instruction"])])} for case in old["cases"]]
     return new
 

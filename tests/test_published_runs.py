@@ -98,6 +98,8 @@ def test_the_report_says_what_show_result_says(tmp_path: Path) -> None:
     assert report["overall"]["mean_score"] == pytest.approx(float(overall) / 100, abs=1e-6) and report["headline"]["accuracy"] == report["overall"]["mean_score"]
     assert report["overall"]["error"] == 3 and report["overall"]["hit"] == 7  # 1.0, 1 and True succeed; 0.75 and the like do not
     assert report_mod.validate(report) == []
+    # built by the builder every report goes through, with the shape its table is built by; no gate: guitest gates none of it
+    assert report["suite"]["shape"] == {"tables": ["app"], "cross": [], "average": "micro", "macro_over": None} and report["gate"] == {}
 
 
 def test_compare_sets_a_published_run_beside_a_guitest_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

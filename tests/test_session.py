@@ -7,6 +7,7 @@ hand pytest's items and reports to these calls.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import threading
@@ -21,7 +22,6 @@ from guitest.models.baselines import Oracle
 from guitest.models.base import Case, Model, Prompt, Reply, SentImage
 from guitest.plan.runconfig import ConfigError, from_values
 from guitest.run.session import BUDGET_EXIT_CODE, INCOMPLETE_EXIT_CODE, Session
-from guitest.suite import prompt_text
 from guitest.verdict import case_result
 from guitest.reporting.summary import Line
 
@@ -38,9 +38,8 @@ def make(tmp_path: Path, model: str | None = "oracle", **options: Any) -> Sessio
 
 def collect(session: Session, root: Path, only: slice = slice(None)) -> list[tuple[int, Any, str]]:
     """Collect the tiny suite as the plugin does (``only`` the cases selected); ``(position, job, node id)`` per case."""
-    suite, samples, task, live = session.read_suite(root / KEY, KEY)
-    prompt = prompt_text(suite)
-    cases = [(n, functools.partial(session.run_case, s, task, prompt, live), f"{KEY}::{s.id}") for n, s in enumerate(samples)][only]
+    plan, samples, live = session.read_suite(root / KEY, KEY)
+    cases = [(n, functools.partial(session.run_case, s, plan.task, plan.prompt, live), f"{KEY}::{s.id}") for n, s in enumerate(samples)][only]
     jobs: list[Any] = [None] * len(samples)
     for n, job, _ in cases:
         jobs[n] = (n, job)
@@ -110,6 +109,32 @@ def test_a_regression_against_the_baseline_fails_the_gate(tmp_path: Path) -> Non
     assert report["gate"]["failures"][0].startswith(f"regression against {tmp_path / 'old.json'}: ")
     lines = session.suites.summary_lines(KEY)
     assert Line(f"compared with --baseline {tmp_path / 'old.json'}", sep="-") in lines
+
+
+def test_the_report_is_written_and_summed_up_as_the_builder_made_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The builder makes the report whole (its manifest, the baseline's regressions in its gate): nothing assigns into
+    it afterwards, the writer included. Before: the manifest, the baseline and its gate failures were put in after."""
+    from guitest.reporting import builder
+
+    run(first := make(tmp_path), tmp_path)
+    first.finish()
+    (tmp_path / "old.json").write_bytes((tmp_path / "reports" / "tiny.json").read_bytes())
+    built: list[tuple[Any, Any]] = []
+    real = builder.suite_report
+
+    def keep(*args: Any, **kwargs: Any) -> Any:
+        report = real(*args, **kwargs)
+        built.append((report, copy.deepcopy(report)))
+        return report
+
+    monkeypatch.setattr(builder, "suite_report", keep)
+    session = make(tmp_path, "center", baseline=str(tmp_path / "old.json"))
+    run(session, tmp_path)
+    assert session.finish() == 10
+    [(report, as_built)] = built
+    assert session.suites.reports[KEY] is report and report == as_built
+    assert as_built["baseline"]["regressions"] and as_built["gate"]["passed"] is False and as_built["manifest"]["suite_file"] is not None
+    assert written(tmp_path) == json.loads(json.dumps(as_built))
 
 
 def test_lf_merges_the_rerun_into_the_previous_report(tmp_path: Path) -> None:
@@ -241,7 +266,7 @@ def test_a_budget_stop_ends_at_the_first_case_not_asked_and_keeps_every_answer(t
     failure); an answer that finished ahead of it is kept for the report; an error that finished ahead is not (it has
     no test report, so --lf must run it) and what its calls spent is counted as abandoned; every case left is unasked."""
     session = make(tmp_path, "paid:x", max_total_tokens=100, concurrency=4, session={"make_model": lambda spec, settings, profile, reason: _Paid(spec, settings, profile, reason)})
-    suite, samples, _, _ = session.read_suite(tmp_path / KEY, KEY)
+    _, samples, _ = session.read_suite(tmp_path / KEY, KEY)
     why = "--max-total-tokens=100 reached"
     paid = {"calls": 1, "seconds": 0.1, "input_tokens": 90, "output_tokens": 10}
     timeout = {"calls": 1, "seconds": 2.0, "unreported": 1, "why": {"timeout": 1}}

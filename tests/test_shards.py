@@ -99,6 +99,28 @@ def test_three_shards_merged_equal_the_whole_run(pytester: pytest.Pytester, caps
     assert (pytester.path / "merged" / "tiny.md").is_file() and (pytester.path / "merged" / "tiny.html").is_file()
     assert merge(pytester, "shard1/tiny.json", "shard2/tiny.json", "faster/tiny.json", "--report-dir=faster-merged").returncode == whole.ret
 
+    # from the parts alone (they record the suite's tables): no suite file under --rootdir, the same report, the same exit
+    # code (this merge and the ones below run in this process). Before: exit 2, the suite file must be readable there
+    elsewhere = pytester.path / "elsewhere"
+    elsewhere.mkdir()
+    parts = ["shard1/tiny.json", "shard2/tiny.json", "shard3/tiny.json"]
+    assert main(["merge", *parts, f"--rootdir={elsewhere}", "--report-dir=alone"]) == whole.ret
+    alone = json.loads((pytester.path / "alone" / "tiny.json").read_text())
+    assert {**alone, "run": {**alone["run"], "merged_at": ""}} == {**merged, "run": {**merged["run"], "merged_at": ""}}
+    # parts written before reports recorded the tables: read from the suite file under --rootdir, as before, or refused
+    for k, part_path in enumerate(parts, 1):
+        older = json.loads((pytester.path / part_path).read_text())
+        del older["suite"]["shape"]
+        (pytester.path / f"older{k}").mkdir()
+        (pytester.path / f"older{k}" / "tiny.json").write_text(json.dumps(older))
+    olders = [f"older{k}/tiny.json" for k in (1, 2, 3)]
+    assert main(["merge", *olders, f"--rootdir={pytester.path}", "--report-dir=older-merged"]) == whole.ret
+    older_merged = json.loads((pytester.path / "older-merged" / "tiny.json").read_text())
+    assert {k: v for k, v in older_merged.items() if k != "run"} == {k: v for k, v in merged.items() if k != "run"}
+    capsys.readouterr()
+    assert main(["merge", *olders, f"--rootdir={elsewhere}", "--report-dir=refused-older"]) == 2
+    assert f"guitest: the shards' suite file {KEY} must be readable under --rootdir {elsewhere}: " in capsys.readouterr().err
+
     # a part missing: named, and the run is incomplete (exit 11, as pytest's incomplete run)
     partial = merge(pytester, "shard1/tiny.json", "shard3/tiny.json", "--report-dir=partial")
     assert partial.returncode == 11 and "(part 2/3 of the run: its report was not given)" in partial.stdout
@@ -283,10 +305,10 @@ def test_a_part_is_checked_against_itself() -> None:
     ids = [case_id for case_id, _ in CASES]
     part = [i for i in ids if sharding.part_of(f"{KEY}::{i}", 3) == 1]
     cases = [{"id": i, "verdict": HIT if n % 2 else MISS, "tags": {"split": "desktop"}, "prediction": None, "response": "x"} for n, i in enumerate(part)]
-    shape = builder.SuiteShape({"name": "tiny", "path": KEY, "format": "screenspot", "task": "grounding", "settings": {}}, ["split"])
+    record = {"name": "tiny", "path": KEY, "format": "screenspot", "task": "grounding", "settings": {}, "shape": {"tables": ["split"], "cross": [], "average": "micro", "macro_over": None}}
     selection = {"n_suite": 24, "subset": False, "by": [], "limit": {"n": 12, "seed": 0, "strata": ["split"]}}
     kwargs: dict[str, Any] = {"model": {"spec": "random"}, "run": {"shard": "1/3"}, "limits": {"metric": "accuracy", "accuracy": None, "by": {}}}
-    written = builder.suite_report(shape, load_task("grounding"), results=cases, selected=part, selection=selection, **kwargs)  # type: ignore[arg-type]
+    written = builder.suite_report(record, load_task("grounding"), results=cases, selected=part, selection=selection, **kwargs)  # type: ignore[arg-type]
     assert merge_mod.own_problems(written) == []
 
     def problems(**changed: Any) -> list[str]:

@@ -1,2 +1,2 @@
-"""The plan of a run: its configuration (runconfig), the suites it reads and how their cases are selected (limiting, sharding,
-pysuite)."""
+"""The plan of a run, decided before its first case: its configuration (runconfig), each suite read once into its plan
+at collection (suite_plan), and which of its cases run (limiting, sharding, pysuite)."""

@@ -41,8 +41,8 @@ from typing import Any, BinaryIO, Iterator, Mapping
 from .. import strictjson
 from ..errors import GuitestError
 from ..printable import printable
-from ..reporting import report as report_mod
-from ..reporting.document import Report
+from ..reporting import builder
+from ..reporting.document import Report, ShapeRecord
 from ..tasks import load_task
 from ..verdict import ERROR, HIT, MISS, PARTIAL, UNSURE, CaseResult
 
@@ -251,17 +251,15 @@ def osworld_report(folder: str | Path, max_steps: int = DEFAULT_MAX_STEPS) -> Re
     task = load_task("live", {"headline": "mean_score"})
     parts = path.resolve().parts
     action_space, observation, model = (parts[-3], parts[-2], parts[-1]) if len(parts) >= 3 else ("", "", path.name)
-    return report_mod.build(
-        suite={"name": "osworld", "path": str(path), "format": "osworld_results", "task": "live", "settings": task.settings, "max_steps": max_steps},
+    shape: ShapeRecord = {"tables": ["app"], "cross": [], "average": "micro", "macro_over": None}
+    return builder.suite_report(
+        {"name": "osworld", "path": str(path), "format": "osworld_results", "task": "live", "settings": task.settings, "max_steps": max_steps, "shape": shape},
+        task,
         model={"spec": f"published:{model}", "adapter": "OSWorld results", "space": "screen", "settings": {}, "action_space": action_space, "observation_type": observation},
         results=cases,
-        n_selected=len(cases),
-        missing=[],
-        tags=["app"],
-        cross=[],
-        gate={},
+        selected=[case["id"] for case in cases],
         run={"data": str(path)},
-        task=task,
+        limits=None,  # guitest gates none of a published run's figures
     )
 
 
@@ -313,7 +311,7 @@ def write_osworld(report: Report, root: str | Path, report_dir: str | Path | Non
     args = {"action_space": action_space, "observation_type": observation_type, "model": model, "max_steps": budget}
     (folder / "args.json").write_text(json.dumps(args, indent=4), "utf-8")
     mean_score = (report.get("headline") or {}).get("figure") == "mean_score"
-    start = _started(report)
+    start, shots = _started(report), Path(report_dir or ".")
     unpaired: list[str] = []
     missing = 0
     for case in report["cases"]:
@@ -323,32 +321,7 @@ def write_osworld(report: Report, root: str | Path, report_dir: str | Path | Non
         if place is None:
             unpaired.append(case["id"])
             place = (_safe(str(report["suite"].get("env") or "env")), _safe(case["id"]))
-        where = folder / place[0] / place[1]
-        where.mkdir(parents=True, exist_ok=True)
-        episode = case.get("episode") or {}
-        instruction = episode.get("instruction") or case.get("instruction")
-        if instruction:
-            (where / "task_instruction.jsonl").write_text(json.dumps({"instruction": instruction}, ensure_ascii=False), "utf-8")
-        lines = osworld_steps(episode, start)
-        for line, source in lines:
-            if source is None:
-                continue
-            try:
-                shutil.copyfile(Path(report_dir or ".") / source, where / line["screenshot_file"])
-            except FileNotFoundError:
-                line["screenshot_file"] = None
-                missing += 1
-        kept = {line["screenshot_file"] for line, _ in lines}
-        for old in where.iterdir():
-            if _SCREENSHOT_NAME.fullmatch(old.name) and old.name not in kept:
-                old.unlink()
-        (where / "traj.jsonl").write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line, _ in lines), "utf-8")
-        result = where / "result.txt"
-        if case["verdict"] == ERROR:
-            result.unlink(missing_ok=True)
-        else:
-            value = float(case.get("score") or 0.0) if mean_score else (1.0 if case["verdict"] == HIT else 0.0)
-            result.write_text(f"{value}\n", "utf-8")
+        missing += _write_task(folder / place[0] / place[1], case, start, shots, mean_score)
     problems = []
     if unpaired:
         shown = ", ".join(unpaired[:5]) + (f" and {len(unpaired) - 5} more" if len(unpaired) > 5 else "")
@@ -356,6 +329,40 @@ def write_osworld(report: Report, root: str | Path, report_dir: str | Path | Non
     if missing:
         problems.append(f"{missing} screenshots the report names were not found under {report_dir or '.'}: their traj.jsonl lines have no screenshot_file")
     return OSWorldExport(folder, tuple(problems))
+
+
+def _write_task(where: Path, case: CaseResult, start: datetime, shots: Path, mean_score: bool) -> int:
+    """One case's task folder as ``lib_run_single.py`` leaves it (:func:`write_osworld`): its instruction, ``traj.jsonl``,
+    the screenshots (from ``shots``, the report's folder; an earlier export's replaced) and ``result.txt`` (none for an
+    episode that errored; the score where the headline is the mean score, else 1.0 or 0.0). How many of the screenshots
+    its episode names were not found."""
+    where.mkdir(parents=True, exist_ok=True)
+    episode = case.get("episode") or {}
+    instruction = episode.get("instruction") or case.get("instruction")
+    if instruction:
+        (where / "task_instruction.jsonl").write_text(json.dumps({"instruction": instruction}, ensure_ascii=False), "utf-8")
+    lines = osworld_steps(episode, start)
+    missing = 0
+    for line, source in lines:
+        if source is None:
+            continue
+        try:
+            shutil.copyfile(shots / source, where / line["screenshot_file"])
+        except FileNotFoundError:
+            line["screenshot_file"] = None
+            missing += 1
+    kept = {line["screenshot_file"] for line, _ in lines}
+    for old in where.iterdir():
+        if _SCREENSHOT_NAME.fullmatch(old.name) and old.name not in kept:
+            old.unlink()
+    (where / "traj.jsonl").write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line, _ in lines), "utf-8")
+    result = where / "result.txt"
+    if case["verdict"] == ERROR:
+        result.unlink(missing_ok=True)
+    else:
+        value = float(case.get("score") or 0.0) if mean_score else (1.0 if case["verdict"] == HIT else 0.0)
+        result.write_text(f"{value}\n", "utf-8")
+    return missing
 
 
 def osworld_place(case_id: str, tags: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -1,84 +1,125 @@
-"""A suite's report built from a run's results: the suite and its task already loaded by the caller (the report
-side reads no suite file and imports no task), the results folded into the previous report with ``--lf``, the
-run's record of the cache and the endpoints, the gate applied.
+"""Every suite's report is built here, whole: a run's (:mod:`guitest.run.suite_reports`), a run folded by ``--lf`` into
+the previous report, ``guitest merge``'s from the parts (:mod:`guitest.scale.merge`) and a published run read into a report
+(:mod:`guitest.published.runs`). The caller hands over what the report says ran (the suite's record, with the shape
+its tables are built by), the task's scoring, the results and the run's record, its manifest, and the comparison with
+``--baseline`` as a function of the report; the report comes out gated, checked against its schema, and final: nothing
+assigns into it afterwards, and the writer writes it as it is. The report side reads no suite file and imports no task.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..models.base import ASKED
-from ..report_parts import Unreachable
+from ..report_parts import Manifest, Unreachable
 from ..verdict import CaseResult
 from . import gate as gate_mod
 from . import report as report_mod
-from .document import CacheRecord, GateThresholds, Report, RunRecord, SelectionRecord, SuiteRecord
+from .document import BaselineRecord, CacheRecord, GateRecord, GateThresholds, Report, RunRecord, SelectionRecord, ShapeRecord, SuiteRecord
 
 
 @dataclass(frozen=True)
-class SuiteShape:
-    """What a suite file (or a Python test module) says of its report: its record, the tags tabled and crossed,
-    the headline's average, and the gate it declares."""
+class BaselineCheck:
+    """What comparing a report with ``--baseline`` adds to it: the comparison's record (None when the baseline could
+    not be read), the gate's failures it adds, and whether those fail the gate (a significant regression, or runs that
+    cannot be compared; a baseline that could not be read is a failure the gate's ``passed`` does not record)."""
 
-    record: SuiteRecord
-    tags: list[str]
-    cross: list[list[str]] = field(default_factory=list)
-    average: str = "micro"
-    macro_over: str | None = None
-    gate: dict[str, Any] = field(default_factory=dict)
+    record: BaselineRecord | None
+    failures: tuple[str, ...] = ()
+    fails_gate: bool = False
+
+
+#: the comparison with ``--baseline``: the report as built so far (gated, with its manifest) -> what it adds
+Baseline = Callable[[Report], BaselineCheck]
 
 
 def suite_report(
-    shape: SuiteShape,
-    task: report_mod.Scoring,
+    record: SuiteRecord,
+    task: report_mod.Scoring | None,
     *,
     model: dict[str, Any],
     results: list[CaseResult],
     selected: Sequence[str],
     run: RunRecord,
-    limits: GateThresholds,
+    limits: GateThresholds | None,
     allow_unknown_state: bool = False,
     previous: Report | None = None,
     unaccounted: Sequence[str] = (),
     selection: SelectionRecord | None = None,
+    manifest: Manifest | None = None,
+    baseline: Baseline | None = None,
 ) -> Report:
-    """The suite's report, gated by ``limits`` (:func:`guitest.reporting.gate.thresholds`); with ``previous`` (``--lf``: the
-    last report of the same suite, model and success rule), the results fold into it and the report covers the whole suite.
-    ``unaccounted``: what is missing beyond the selected cases without a result, named in ``missing`` but not counted as
-    cases (a shard's report that was not given: its cases are not known). ``selection``: which part of the suite the run
-    selected (its ``subset`` is decided here, against the cases the report covers); a gate on a subset says so in its notes."""
+    """The suite's report, whole. ``record``: what ran, its ``shape`` the tables (without one, a suite written in
+    Python: its results' tags); ``limits``: the gate's thresholds (:func:`guitest.reporting.gate.thresholds`; None: no
+    gate at all, a published run's); with ``previous`` (``--lf``: the last report of the same suite, model and success
+    rule), the results fold into it and the report covers the whole suite. ``unaccounted``: what is missing beyond the
+    selected cases without a result, named in ``missing`` but not counted as cases (a shard's report that was not
+    given: its cases are not known). ``selection``: which part of the suite the run selected (its ``subset`` is decided
+    here, against the cases the report covers); a gate on a subset says so in its notes. ``manifest``: the run's
+    (:mod:`guitest.reporting.manifest`); ``baseline``: the comparison with ``--baseline``, whose failures join the gate's. A
+    report that does not match its schema (a bug in guitest) says so in ``schema_problems``."""
+    shape = record.get("shape") or results_shape(results)
     selected = list(selected)
     if previous is not None:
         results, selected = report_mod.merge_previous(previous, results, selected)
-        run["merged_into_report_of"] = previous["run"].get("started")
+        run = {**run, "merged_into_report_of": previous["run"].get("started")}
         if selection is not None:
             selection = folded_selection(previous.get("selection"), selection)
-    got = {r["id"] for r in results}
     if selection is not None:
-        selection["subset"] = covers_part(len(selected), selection, run.get("shard"))
-    report = report_mod.build(
-        suite=shape.record,
+        selection = {**selection, "subset": covers_part(len(selected), selection, run.get("shard"))}
+    got = {r["id"] for r in results}
+    tallied = report_mod.build(
+        suite=record,
         model=model,
         results=results,
         n_selected=len(selected),
         missing=sorted(i for i in selected if i not in got) + list(unaccounted),
-        tags=shape.tags,
-        cross=shape.cross,
-        average=shape.average,
-        macro_over=shape.macro_over,
+        tags=shape["tables"],
+        cross=shape["cross"],
+        average=shape["average"],
+        macro_over=shape["macro_over"],
         gate={},
         task=task,
         run=run,
         selection=selection,
     )
+    report: Report = {**tallied, "gate": gate_record(limits, tallied, allow_unknown_state, selection)}
+    if manifest is not None:
+        report = {**report, "manifest": manifest}
+    if baseline is not None:
+        report = with_baseline(report, baseline(report))
+    problems = report_mod.validate(report)  # a bug in guitest, not in the user's input: said loudly, the data still written
+    return {**report, "schema_problems": problems} if problems else report
+
+
+def results_shape(results: list[CaseResult]) -> ShapeRecord:
+    """The shape of a report whose suite declares none (a suite written in Python): a table per tag its results carry."""
+    return {"tables": sorted({t for r in results for t in r.get("tags", {})}), "cross": [], "average": "micro", "macro_over": None}
+
+
+def gate_record(limits: GateThresholds | None, report: Report, allow_unknown_state: bool, selection: SelectionRecord | None) -> GateRecord:
+    """The gate of ``report`` under ``limits`` (:func:`guitest.reporting.gate.check`; none without limits): what failed,
+    its notes (a gate on a subset says so), and whether it passed (None when no threshold is set)."""
+    if limits is None:
+        return {}
     failures, notes = gate_mod.check(limits, report, allow_unknown_state)
     gated = limits["accuracy"] is not None or bool(limits["by"])
     if gated and selection is not None and selection["subset"]:
-        notes.append(gate_mod.subset_note(len(selected), selection["n_suite"]))
-    report["gate"] = {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if gated else None}
-    return report
+        notes.append(gate_mod.subset_note(report["n_selected"], selection["n_suite"]))
+    return {"thresholds": limits, "failures": failures, "notes": notes, "passed": (not failures) if gated else None}
+
+
+def with_baseline(report: Report, check: BaselineCheck) -> Report:
+    """``report`` with the comparison with ``--baseline``: its record, and its failures joining the gate's."""
+    gate: GateRecord = {**report["gate"], "failures": [*report["gate"].get("failures", []), *check.failures]}
+    if check.fails_gate:
+        gate["passed"] = False
+    out: Report = {**report, "gate": gate}
+    if check.record is not None:
+        out["baseline"] = check.record
+    return out
 
 
 def covers_part(n_selected: int, selection: SelectionRecord, shard: str | None) -> bool:

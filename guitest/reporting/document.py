@@ -80,15 +80,28 @@ class Headline(TypedDict, total=False):
     ci95: list[float]
 
 
+class ShapeRecord(TypedDict):
+    """How a suite's report breaks its results down and heads them, as its suite file says: the tags tabled (its
+    ``breakdown``, else its ``tags``), those crossed, the headline's average and the breakdown a macro average is over.
+    ``guitest merge`` rebuilds the tables from it, so it needs no suite file."""
+
+    tables: list[str]
+    cross: list[list[str]]
+    average: Literal["micro", "macro"]
+    macro_over: str | None
+
+
 class SuiteRecord(LiveSuiteRecord, total=False):
     """What ran: the suite file and its task's settings; a live suite's backend, options, budget and runner (the
-    fields of :class:`~guitest.report_parts.LiveSuiteRecord`)."""
+    fields of :class:`~guitest.report_parts.LiveSuiteRecord`); the report's shape (none for a suite written in
+    Python, whose tables are its results' tags, and in reports written before 2026-12-06)."""
 
     name: Required[str]
     path: Required[str]
     format: Required[str]
     task: Required[str]
     settings: dict[str, Any]
+    shape: ShapeRecord
 
 
 class GateThresholds(TypedDict, total=False):

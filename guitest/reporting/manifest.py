@@ -122,8 +122,9 @@ def gather_software(records: Iterable[Mapping[str, Iterable[str]] | None]) -> di
     return {kind: sorted(versions) for kind, versions in sorted(seen.items())}
 
 
-def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapping[str, str | None], software: Mapping[str, Iterable[str]] | None = None) -> Manifest:
-    """The manifest: ``suite_path`` the suite file (None for a Python suite), ``data`` its :func:`data_fingerprint`,
+def build(*, suite_file: Mapping[str, Any] | None, data: Mapping[str, Any] | None, texts: Mapping[str, str | None], software: Mapping[str, Iterable[str]] | None = None) -> Manifest:
+    """The manifest: ``suite_file`` the suite file's :func:`file_record`, made when the run read it (None for a Python
+    suite), ``data`` its :func:`data_fingerprint`,
     ``texts`` each named text that shapes the requests (``prompt``, ``system``, ``runner``; None: none), ``software``
     what the run's live environments reported running on (:func:`gather_software`; empty when no environment was
     started, or none says)."""
@@ -133,7 +134,7 @@ def build(*, suite_path: str | None, data: Mapping[str, Any] | None, texts: Mapp
         "guitest": checkout(),
         "python": platform.python_version(),
         "packages": packages(),
-        "suite_file": file_record(suite_path) if suite_path and os.path.isfile(suite_path) else None,
+        "suite_file": dict(suite_file) if suite_file is not None else None,
         "data": dict(data) if data is not None else None,
         "digests": {name: digest(text) for name, text in kept.items()},
         "texts": {digest(text): text for text in kept.values()},
@@ -150,13 +151,14 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     ``case selection every case -> -k windows (6 -> 2 cases, 2 in both)``, ``temperature 0 -> 0.6``, ``pytest 8.3.0 ->
     9.2.0``); empty when nothing both record differs. A field only one report records is not compared
     (:func:`unrecorded`)."""
-    out: list[str] = []
     om, nm = _mapping(old.get("manifest")), _mapping(new.get("manifest"))
-    omodel, nmodel = _mapping(old.get("model")), _mapping(new.get("model"))
-    osuite, nsuite = _mapping(old.get("suite")), _mapping(new.get("suite"))
-    orun, nrun = _mapping(old.get("run")), _mapping(new.get("run"))
-    out += _prompt_changes(old, new, om, nm)
-    runner = _both(osuite, nsuite, "runner")
+    return [*_asked_changes(old, new, om, nm), *_model_changes(old, new), *_episode_changes(old, new), *_software_changes(om, nm)]
+
+
+def _asked_changes(old: Mapping[str, Any], new: Mapping[str, Any], om: Mapping[str, Any], nm: Mapping[str, Any]) -> list[str]:
+    """What the cases asked: the prompt as sent, a live suite's runner, the data, the suite file, the cases selected."""
+    out = _prompt_changes(old, new, om, nm)
+    runner = _both(_mapping(old.get("suite")), _mapping(new.get("suite")), "runner")
     if runner is not None:
         oname, nname = (_mapping(r).get("name") for r in runner)
         texts = _both(_mapping(om.get("digests")), _mapping(nm.get("digests")), "runner")
@@ -175,6 +177,13 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     selection = _selection_change(old, new)
     if selection:
         out.append(selection)
+    return out
+
+
+def _model_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Who answered: the model asked for and the one the server says it served, its profile, its stages, its settings."""
+    out: list[str] = []
+    omodel, nmodel = _mapping(old.get("model")), _mapping(new.get("model"))
     spec = _both(omodel, nmodel, "spec")
     if spec is not None and spec[0] != spec[1]:
         out.append(f"model {spec[0]} -> {spec[1]}")
@@ -186,6 +195,13 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         out.append(f"profile {oprof} -> {nprof}")
     out += _stage_changes(omodel, nmodel)
     out += _changed_values(_mapping(omodel.get("settings")), _mapping(nmodel.get("settings")), skip=ASKED)
+    return out
+
+
+def _episode_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """How the cases ran: the suite's settings, a live suite's step budget and waits, and the success rule."""
+    out: list[str] = []
+    osuite, nsuite = _mapping(old.get("suite")), _mapping(new.get("suite"))
     settings = _both(osuite, nsuite, "settings")
     if settings is not None:
         out += _changed_values(_mapping(settings[0]), _mapping(settings[1]), label="suite setting ")
@@ -195,11 +211,17 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     waits = _both(osuite, nsuite, "waits")
     if waits is not None and waits[0] != waits[1]:
         out.append("waits changed")
-    rule = _both(orun, nrun, "success_rule")
+    rule = _both(_mapping(old.get("run")), _mapping(new.get("run")), "success_rule")
     if rule is not None:
         orule, nrule = (_mapping(r).get("name") for r in rule)
         if orule != nrule:
             out.append(f"success rule {orule or '-'} -> {nrule or '-'}")
+    return out
+
+
+def _software_changes(om: Mapping[str, Any], nm: Mapping[str, Any]) -> list[str]:
+    """What they ran on: the environments' software (the browser), guitest, Python and the packages that touch a result."""
+    out: list[str] = []
     software = _both(om, nm, "software")
     if software is not None:
         osoft, nsoft = _mapping(software[0]), _mapping(software[1])

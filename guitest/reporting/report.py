@@ -46,12 +46,15 @@ def build(
     task: Scoring | None = None,
     selection: SelectionRecord | None = None,
 ) -> Report:
-    """The report of one suite's run. Everything but ``run`` depends only on the results, not on their order;
-    ``selection``, which part of the suite they are (:func:`guitest.reporting.builder.suite_report` decides it)."""
+    """The tallied part of one suite's report: its cases, tables and headline around ``gate`` and ``run`` (the
+    report is made whole, gated and final by :func:`guitest.reporting.builder.suite_report`, which every report goes
+    through). Everything but ``run`` depends only on the results, not on their order; ``selection``, which part of the
+    suite they are (the builder decides it)."""
     cases = [_report_fields(r) for r in sorted(results, key=lambda r: r["id"])]
     agg = aggregate(cases, tags, cross, task.left_out if task is not None else LEFT_OUT)
     metrics = task.summarize(cases) if task is not None else None
-    report: Report = {
+    spent = costs.record(cases, tags, suite.get("task") == "live")
+    return {
         "guitest": __version__,
         "suite": suite,
         "model": model,
@@ -68,13 +71,9 @@ def build(
         "gate": gate,
         "cases": cases,
         "run": run,
+        **({"task_metrics": metrics} if metrics is not None else {}),  # type: ignore[typeddict-item]  # after the run, when the task has its own
+        **({"usage": spent} if spent is not None else {}),  # type: ignore[typeddict-item]  # ... and when the calls were tallied
     }
-    if metrics is not None:
-        report["task_metrics"] = metrics
-    spent = costs.record(cases, tags, suite.get("task") == "live")
-    if spent is not None:
-        report["usage"] = spent
-    return report
 
 
 def _report_fields(result: CaseResult) -> CaseResult:

@@ -50,14 +50,12 @@ def write(
     resumable: bool = False,
     cache_failed: bool = False,
 ) -> Written:
-    """Write ``report`` as JSON, Markdown and HTML at ``paths`` (each list's first in ``report_dir``), all or none, and keep
-    this run's copies under ``report_dir``; ``pictures``: the cases' thumbnails, embedded when ``images`` is ``embed``;
+    """Write ``report`` as JSON, Markdown and HTML at ``paths`` (each list's first in ``report_dir``), all or none, as
+    the builder made it (:func:`guitest.reporting.builder.suite_report`: nothing is added), and keep this run's copies
+    under ``report_dir``; ``pictures``: the cases' thumbnails, embedded when ``images`` is ``embed``;
     ``resumable``, ``cache_failed``: what the message of a report not saved says of running again."""
     json_paths, md_paths, html_paths = paths
     name = report["suite"]["name"]
-    problems = report_mod.validate(report)
-    if problems:  # a bug in guitest, not in the user's input: say so loudly, still write the data
-        report["schema_problems"] = problems
     files = _texts(report, json_paths, md_paths, task_lines)
     originals = pictures
     if images == "embed":

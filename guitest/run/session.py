@@ -23,7 +23,7 @@ from ..cost import usage as usage_mod
 from .. import cache as cache_mod
 from ..reporting import history, summary
 from ..reporting.document import CacheRecord, RunRecord
-from ..datapath import describe_data, locate, resolve_root
+from ..datapath import resolve_root
 from ..errors import GuitestError, ModelError, SuiteError
 from ..formats import read_suite_samples
 from ..models import SPECS, choose_profile, load_model
@@ -35,9 +35,10 @@ from .prefetch import Prefetcher
 from ..sample import Sample
 from ..cost.pricing import PricesError
 from ..cost.spending import Priced, Spending, abandoned_of, add_abandoned, make_spending, not_asked, stop_message, usage_warning_message, worker_slot
-from ..suite import Suite, load_suite
+from ..plan.suite_plan import LivePart, RunInputs, SuitePlan, plan_suite
+from ..suite import Suite
 from .suite_reports import SuiteReports, suite_key
-from ..tasks import Task, load_task
+from ..tasks import Task
 from ..verdict import ERROR, CaseResult, case_result
 from ..reporting.thumbnails import picture
 
@@ -193,26 +194,47 @@ class Session:
         """The run header (:func:`guitest.reporting.summary.header_lines`)."""
         return summary.header_lines(self.model, self.config, self.run, self.cache_folder)
 
-    def read_suite(self, path: Path, nodeid: str) -> tuple[Suite, list[Sample], Task, LiveSetup | None]:
-        """A suite file's suite, samples, task and (for a live suite) how its cases run here; SuiteError for a bad
-        suite or missing data. Where its data came from is kept for the header (``data_read``)."""
-        suite = load_suite(path)
-        data_dir = locate(str(suite.folder), suite.data, str(self.data_root), self.data_root_source, str(path))
+    def read_suite(self, path: Path, nodeid: str) -> tuple[SuitePlan, list[Sample], LiveSetup | None]:
+        """A suite file's plan (:func:`guitest.plan.suite_plan.plan_suite`: the suite, its task, its data; kept for its
+        report on the controller or in a serial run), its samples and (for a live suite) how its cases run here;
+        SuiteError for a bad suite or missing data. Where its data came from is kept for the header (``data_read``)."""
+        plan = plan_suite(path, nodeid, self.plan_inputs(reads_data=True), self.live_part)
+        suite, data_dir = plan.suite, plan.data_dir
+        assert suite is not None and data_dir is not None
         samples = read_suite_samples(suite, data_dir)
         if self.model is not None:  # a model answering from a file of its own (replay:) matches it to the samples
             try:
                 self.model.read_samples(samples, os.path.normpath(os.path.join(data_dir, suite.data.get("images", ""))))
             except ModelError as exc:
                 raise SuiteError(f"{path}: {exc}") from None
-        task = load_task(suite.task, suite.settings, str(suite.path))
         live = None
         if suite.task == "live":
             from . import live_setup as setup
 
-            live, lines = setup.setup(self.config, self.model, suite, task, self.report_dir, self.run_stamp)
+            live, lines = setup.setup(self.config, self.model, suite, plan.task, self.report_dir, self.run_stamp)
             self.runner_lines.update(dict.fromkeys(lines))
-        self.data_read[nodeid] = describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source)
-        return suite, samples, task, live
+        self.data_read[nodeid] = plan.data or ""
+        if not self.is_worker:
+            self.suites.add_plan(plan)
+        return plan, samples, live
+
+    @property
+    def writes_reports(self) -> bool:
+        """Whether this process writes the suites' reports: the xdist controller or a serial run, with a model, not listing cases."""
+        return not self.is_worker and self.model is not None and not self.config.collect_only
+
+    def plan_inputs(self, reads_data: bool) -> RunInputs:
+        """What of this run a suite's plan depends on (:class:`guitest.plan.suite_plan.RunInputs`); ``reads_data``:
+        this process reads the suite's data (it collects the suite's cases)."""
+        config = self.config
+        return RunInputs(str(self.data_root), self.data_root_source, config.success_rule, reads_data=reads_data, writes_report=self.writes_reports)
+
+    def live_part(self, suite: Suite, task: Task) -> LivePart:
+        """What a live suite's report records of how this run drives it, and its runner's source (for the manifest)."""
+        from . import live_setup as setup
+
+        source = setup.runner_source(self.config, self.model) if self.model is not None else None
+        return LivePart(setup.record(self.config, self.model, suite, task), source)
 
     def skip_reason(self, sample: Sample, live: LiveSetup | None) -> str | None:
         """Why this run's model cannot run a live case (the oracle without a scripted solution), or None."""
@@ -247,7 +269,20 @@ class Session:
         self.suites.note_selected(i for i in ids if suite_key(i) is not None)
         if selected and self.model is None:
             raise ConfigError(no_model_message(sum(map(len, selected.values()))))
+        self._plan_selected()
         self._check_machines()
+
+    def _plan_selected(self) -> None:
+        """xdist: the controller collects nothing, so it reads each selected suite file into its plan here, once, as the
+        workers did (:func:`guitest.plan.suite_plan.plan_suite`, its data not read). One it cannot read gets no report,
+        which says why (a task or format a worker's conftest.py registers)."""
+        for key in self.suites.selected:
+            if key.endswith(".py") or key in self.suites.plans:
+                continue
+            try:
+                self.suites.add_plan(plan_suite(bundled.resolve_key(self.config.rootdir, key), key, self.plan_inputs(reads_data=False), self.live_part))
+            except SuiteError as exc:
+                self.suites.plan_failed(key, exc)
 
     def _check_machines(self) -> None:
         """Live desktop suites run on machines given by --env-url (or on a desktop guitest starts, desktop_local):
@@ -256,7 +291,8 @@ class Session:
         if config.collect_only or config.env_url or config.env_provider or self.model is None:
             return
         for key in self.suites.selected:
-            suite = _load_suite_quietly(bundled.resolve_key(config.rootdir, key))
+            plan = self.suites.plans.get(key)
+            suite = plan.suite if plan is not None else None
             missing = backends.backend(suite.env).missing_machine(suite.env_options, config) if suite is not None and suite.task == "live" else None
             if missing:
                 raise ConfigError(f"{key}: {missing}")
@@ -620,13 +656,6 @@ def exit_status(pytest_status: int, guitest_status: int) -> int:
 def no_model_message(n: int) -> str:
     """The usage error of a run that selects ``n`` guitest cases without ``--model``."""
     return f"{n} guitest case(s) selected but no model given: pass --model=SPEC ({SPECS})"
-
-
-def _load_suite_quietly(path: Path) -> Suite | None:
-    try:
-        return load_suite(path)
-    except SuiteError:
-        return None
 
 
 def priced_name(model: Model) -> str:

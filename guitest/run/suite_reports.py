@@ -1,7 +1,8 @@
 """The controller's side of a run (a serial run's too): the cases selected per suite, their results as they arrive,
-and at the end each suite's report built (:mod:`guitest.reporting.builder`), compared with ``--baseline``, gated,
-written with its history (:mod:`guitest.reporting.writer`) and summed up for the terminal. The suite file and its task
-are read here, once, and handed to the report side already loaded.
+and at the end each suite's report built whole (:mod:`guitest.reporting.builder`: gated, with its manifest and the
+comparison with ``--baseline``), written with its history (:mod:`guitest.reporting.writer`) and summed up for the
+terminal. Each suite file was read once, at collection, into its plan (:mod:`guitest.plan.suite_plan`); the report
+is built from the plan and the results, and nothing here reads the suite file, its task or its data again.
 """
 
 from __future__ import annotations
@@ -9,25 +10,24 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .. import backends, bundled
 from ..plan import limiting
 from ..reporting import manifest
-from ..datapath import data_folder, describe_data
-from ..formats import annotation_files
 from ..errors import SuiteError
+from ..plan.suite_plan import SuitePlan, python_plan
 from ..reporting import summary
 from ..reporting import gate as gate_mod
-from ..report_parts import LiveSuiteRecord, Manifest
-from ..reporting.document import CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord, SuiteRecord
+from ..report_parts import Manifest
+from ..reporting.document import BaselineRecord, CacheRecord, LimitRecord, Report, RunRecord, SelectionRecord
 from ..secrets import scrub_args
-from ..suite import SUITE_FILENAMES, Suite, load_suite, prompt_text
-from ..tasks import Task, load_task
+from ..suite import SUITE_FILENAMES
+from ..tasks import Task
 from ..verdict import CaseResult
 
 if TYPE_CHECKING:
     from ..models.base import Model
+    from ..reporting.builder import BaselineCheck
     from ..plan.runconfig import RunConfig
 
 # The report's modules (builder, writer, compare, report) are imported where a report is built or
@@ -53,6 +53,8 @@ class SuiteReports:
         self.results: dict[str, list[CaseResult]] = {}
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
         self.reports: dict[str, Report] = {}
+        self.plans: dict[str, SuitePlan] = {}  # per suite file: its plan, made when it was collected (on the xdist controller, when a worker was)
+        self.unplanned: dict[str, str] = {}  # per suite file: why it has no plan here (its suite file could not be read here)
         self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
         self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
@@ -67,6 +69,15 @@ class SuiteReports:
         self.cache_failed = False  # ... but the cache failed to store some replies
 
     # -- during the run --------------------------------------------------------------------------
+
+    def add_plan(self, plan: SuitePlan) -> None:
+        """Suite file ``plan.key`` was read into ``plan`` (at collection): its report is built from it."""
+        self.plans[plan.key] = plan
+        self.unplanned.pop(plan.key, None)
+
+    def plan_failed(self, key: str, exc: Exception) -> None:
+        """Suite file ``key``, which the workers ran, cannot be read into a plan here: it gets no report, and says why."""
+        self.unplanned[key] = unreadable_suite_message(key, exc)
 
     def note_selected(self, nodeids: Iterable[str]) -> None:
         for nodeid in nodeids:
@@ -117,20 +128,18 @@ class SuiteReports:
         return {f"{key}::{r['id']}" for key, results in self.results.items() if not key.endswith(".py") for r in results}
 
     def finish(self, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> tuple[bool, bool]:
-        """Build, compare and write every suite's report (:meth:`build`'s ``cache`` and ``run_extra``); whether the run is
+        """Build and write every suite's report (:meth:`build`'s ``cache`` and ``run_extra``); whether the run is
         incomplete (a suite without a report, or with fewer results than cases selected) and whether a gate failed."""
         incomplete = gate_failed = False
         for key in sorted(set(self.selected) | set(self.results)):
             from ..reporting import writer
 
-            try:
-                report = self.build(key, cache, run_extra)
-            except SuiteError as exc:  # this process cannot read a suite file the workers ran: no report, never a wrong one
-                self.unreported[key] = unreadable_suite_message(key, exc)
+            plan = python_plan(key) if key.endswith(".py") else self.plans.get(key)
+            if plan is None:  # this process cannot read a suite file the workers ran: no report, never a wrong one
+                self.unreported[key] = self.unplanned.get(key) or unreadable_suite_message(key, SuiteError("it was not read at collection"))
                 incomplete = True
                 continue
-            self.compare_baseline(report)
-            self.reports[key] = report
+            report = self.reports[key] = self.build(plan, cache, run_extra)
             # before the report is written: keeping this run's copies may prune its episodes' screenshots
             exported = self.write_osworld(report) if self.config.osworld_results and report["suite"]["task"] == "live" else None
             pictures = {r["id"]: r["thumbnail"] for r in self.results.get(key, []) if r.get("thumbnail")}
@@ -160,45 +169,56 @@ class SuiteReports:
             self.uncopied[key] = f"{option}: " + "; ".join(exported.problems)
         return exported.folder
 
-    def build(self, key: str, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> Report:
-        """The report of suite ``key`` (its file, or a Python test module) from this run's results, gated; with --lf,
-        merged into the previous report of the same suite, model and success rule (:mod:`guitest.reporting.builder`);
-        ``cache`` and ``run_extra``: what the run's record says of the response cache and of the endpoints, from the suite's results."""
+    def build(self, plan: SuitePlan, cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> Report:
+        """The report of suite ``plan`` (a suite file's, or a Python test module's) from this run's results, whole
+        (:func:`guitest.reporting.builder.suite_report`): gated, compared with ``--baseline``, with its manifest; with
+        --lf, merged into the previous report of the same suite, model and success rule. ``cache`` and ``run_extra``:
+        what the run's record says of the response cache and of the endpoints, from the suite's results."""
         from ..reporting import builder
 
         assert self.model is not None
-        config = self.config
+        config, key = self.config, plan.key
         results = self.results.get(key, [])
-        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, []) if nodeid not in self.skipped]
-        python_suite = key.endswith(".py")
-        if python_suite:  # selection by results: under -n the controller sees no collected samples (docs/suites.md)
-            selected = sorted(set(selected) | {r["id"] for r in results})
-        suite = None if python_suite else load_suite(bundled.resolve_key(config.rootdir, key))
-        task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
-        self.tasks[key] = task
+        self.tasks[key] = plan.task
         model = self.model.describe()
-        rule = backends.run_record(suite.env if suite and suite.task == "live" else None, task.settings, config.success_rule)
-        previous = None
-        if config.last_failed:
-            previous = builder.same_run_kind(builder.read_previous(self.report_paths(suite.name if suite else Path(key).parent.name)[0][0]), model, key, rule)
-        record: SuiteRecord = {
-            "name": suite.name if suite else (Path(key).stem if python_suite else Path(key).parent.name),
-            "path": key,
-            "format": suite.format if suite else ("python" if python_suite else ""),
-            "task": suite.task if suite else "grounding",
-            "settings": task.settings,
-        }
-        if suite:
-            record.update(_live_record(config, self.model, suite, task))
-        shape = (
-            builder.SuiteShape(record, list(suite.tables), [list(c) for c in suite.cross], suite.average, suite.macro_over, suite.gate)
-            if suite
-            else builder.SuiteShape(record, sorted({t for r in results for t in r.get("tags", {})}))
+        return builder.suite_report(
+            plan.record,
+            plan.task,
+            model=model,
+            results=results,
+            selected=self._selected_ids(key, results),
+            run=self._run_record(plan, results, cache, run_extra),
+            limits=gate_mod.thresholds(dict(plan.gate), config.min_accuracy, config.gate_metric, plan.task.gate_metric),
+            allow_unknown_state=config.allow_unknown_state,
+            previous=self._previous(plan, model),
+            selection=self._selection(plan),
+            manifest=self._manifest(plan),
+            baseline=self._against_baseline if config.baseline else None,
         )
+
+    def _selected_ids(self, key: str, results: list[CaseResult]) -> list[str]:
+        """The ids of suite ``key``'s cases this run selected (a skipped one is not); a Python suite's are its results'
+        too, since under -n the controller sees no collected samples (docs/suites.md)."""
+        selected = [nodeid.split("::", 1)[1] for nodeid in self.selected.get(key, []) if nodeid not in self.skipped]
+        return sorted(set(selected) | {r["id"] for r in results}) if key.endswith(".py") else selected
+
+    def _previous(self, plan: SuitePlan, model: dict[str, Any]) -> Report | None:
+        """With --lf, the previous report this run folds into: the same suite, model and success rule; else None."""
+        if not self.config.last_failed:
+            return None
+        from ..reporting import builder
+
+        name = plan.suite.name if plan.suite is not None else Path(plan.key).parent.name
+        return builder.same_run_kind(builder.read_previous(self.report_paths(name)[0][0]), model, plan.key, dict(plan.run_fields))
+
+    def _run_record(self, plan: SuitePlan, results: list[CaseResult], cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> RunRecord:
+        """The report's record of how and where this run ran: data, time, processes, command line, shard, the response
+        cache (``cache``), the endpoints and spending (``run_extra``), and the suite's success rule."""
+        config = self.config
         run: RunRecord = {
             "data_root": str(self.data_root),
             "data_root_source": self.data_root_source,
-            "data": describe_data(str(suite.folder), suite.data, str(self.data_root), self.data_root_source) if suite else None,
+            "data": plan.data,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
             "seconds": round(time.time() - self.started, 3),
             "workers": config.workers,
@@ -208,72 +228,49 @@ class SuiteReports:
             "cache": cache(results),
         }
         run.update(run_extra(results))
-        if "success_rule" in rule:
-            run["success_rule"] = rule["success_rule"]
-        limits = gate_mod.thresholds(suite.gate if suite else {}, config.min_accuracy, config.gate_metric, task.gate_metric)
-        report = builder.suite_report(
-            shape,
-            task,
-            model=model,
-            results=results,
-            selected=selected,
-            run=run,
-            limits=limits,
-            allow_unknown_state=config.allow_unknown_state,
-            previous=previous,
-            selection=self._selection(key, suite),
-        )
-        report["manifest"] = self._manifest(key, suite)
-        return report
+        if "success_rule" in plan.run_fields:
+            run["success_rule"] = plan.run_fields["success_rule"]
+        return run
 
-    def _selection(self, key: str, suite: Suite | None) -> SelectionRecord:
-        """Which part of suite ``key`` this run selected: the suite file's total, what narrowed the run, its --limit
+    def _selection(self, plan: SuitePlan) -> SelectionRecord:
+        """Which part of suite ``plan`` this run selected: the suite file's total, what narrowed the run, its --limit
         (the builder says whether that is a subset, once --lf has folded the run into the previous report)."""
-        config = self.config
+        config, key, suite = self.config, plan.key, plan.suite
         skipped = sum(nodeid in self.skipped for nodeid in self.selected.get(key, []))
         by = [*config.selected_by, *(["--lf"] if config.last_failed else []), *([f"{skipped} skipped"] if skipped else [])]
-        limit: LimitRecord | None = {"n": config.limit, "seed": limiting.seed_of(config.seed), "strata": list(limiting.strata(suite.tables, suite.cross))} if config.limit and suite else None
+        limit: LimitRecord | None = {"n": config.limit, "seed": limiting.seed_of(config.seed), "strata": list(plan.strata)} if config.limit and suite else None
         return {"n_suite": self.totals.get(key) if suite else None, "subset": False, "by": by, "limit": limit}
 
-    def _manifest(self, key: str, suite: Suite | None) -> Manifest:
+    def _manifest(self, plan: SuitePlan) -> Manifest:
         """What a re-run needs and two runs may differ by (:mod:`guitest.reporting.manifest`): versions, the suite file's and the
-        data's digests, the prompt, system and (live) runner texts, and what this run's live episodes ran on."""
+        data's digests and the prompt, system and (live) runner texts as the plan read them, and what this run's live
+        episodes ran on."""
         assert self.model is not None
-        data = None
-        if suite is not None:
-            folder = data_folder(str(suite.folder), suite.data, str(self.data_root))
-            try:
-                data = manifest.data_fingerprint(annotation_files(suite, folder), folder)
-            except (SuiteError, OSError):
-                data = None  # the files were read by the workers; here they cannot be: no fingerprint rather than a wrong one
         profile = self.model.profile
-        own = _suite_prompt(suite) if suite is not None else None  # the suite's prompt file replaces the profile's template
-        texts = {"prompt": own or profile.prompt, "system": profile.system, "runner": _runner_source(self.config, self.model) if suite is not None and suite.task == "live" else None}
-        software = manifest.gather_software(r.get("software") for r in self.results.get(key, []))  # what this run's episodes ran on
-        return manifest.build(suite_path=str(suite.path) if suite is not None else None, data=data, texts=texts, software=software)
+        texts = {"prompt": plan.prompt or profile.prompt, "system": profile.system, "runner": plan.runner_source}  # the suite's prompt file replaces the profile's template
+        software = manifest.gather_software(r.get("software") for r in self.results.get(plan.key, []))  # what this run's episodes ran on
+        return manifest.build(suite_file=plan.suite_file, data=plan.fingerprint, texts=texts, software=software)
 
-    def compare_baseline(self, report: Report) -> None:
-        """With --baseline: compare, keep the table for the summary, and turn significant regressions into gate failures."""
-        path = self.config.baseline
-        if not path:
-            return
+    def _against_baseline(self, report: Report) -> BaselineCheck:
+        """--baseline: the comparison of ``report`` with it (:func:`guitest.reporting.compare.compare`), its table kept
+        for the summary; its significant regressions, or runs that cannot be compared, fail the gate."""
         from ..reporting import compare as compare_mod
+        from ..reporting.builder import BaselineCheck
 
+        path = self.config.baseline
+        assert path is not None
         try:
             old = compare_mod.load_report(path)
         except compare_mod.ReportError as exc:
-            report["gate"]["failures"].append(f"--baseline: {exc}")
-            return
+            return BaselineCheck(None, (f"--baseline: {exc}",))
         result = compare_mod.compare(old, report, min_drop=self.config.baseline_min_drop, min_paired=self.config.baseline_min_paired)
-        report["baseline"] = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"], "comparable": result["comparable"]}
         self.baseline_text[report["suite"]["path"]] = compare_mod.format_text(result)
-        for row in result["regressions"]:
-            report["gate"]["failures"].append(f"regression against {path}: {row}")
+        failures = [f"regression against {path}: {row}" for row in result["regressions"]]
         unfit = compare_mod.not_comparable(result)
         if unfit is not None:
-            report["gate"]["failures"].append(f"not comparable with {path}: {unfit}")
-        if result["regressions"] or unfit is not None:
-            report["gate"]["passed"] = False
+            failures.append(f"not comparable with {path}: {unfit}")
+        record: BaselineRecord = {"path": str(path), "regressions": result["regressions"], "improvements": result["improvements"], "comparable": result["comparable"]}
+        return BaselineCheck(record, tuple(failures), fails_gate=bool(result["regressions"]) or unfit is not None)
 
     def report_paths(self, name: str) -> tuple[list[Path], list[Path], list[Path]]:
         """Where the JSON, Markdown and HTML reports of suite ``name`` go: the report folder, then the exact paths asked for."""
@@ -333,30 +330,6 @@ class SuiteReports:
             unsaved=self.unsaved.get(key),
             uncopied=self.uncopied.get(report["suite"]["path"]),
         )
-
-
-def _suite_prompt(suite: Suite) -> str | None:
-    """The suite's own prompt template (its ``prompt:`` file), or None; unreadable here: None (the workers read it)."""
-    try:
-        return prompt_text(suite)
-    except OSError:
-        return None
-
-
-def _runner_source(config: RunConfig, model: Model) -> str | None:
-    """The source of the runner a live suite drives the model with (its digest goes in the manifest)."""
-    from . import live_setup
-
-    return live_setup.runner_source(config, model)
-
-
-def _live_record(config: RunConfig, model: Model | None, suite: Suite, task: Task) -> LiveSuiteRecord:
-    """What the report records of a live suite's backend and runner; {} for another suite, without loading the live modules."""
-    if suite.task != "live":
-        return {}
-    from . import live_setup as setup
-
-    return setup.record(config, model, suite, task)
 
 
 def suite_key(nodeid: str) -> str | None:

@@ -1,9 +1,11 @@
 """``guitest merge``: one report from the reports of a run's shards (``--shard=K/N``, :mod:`guitest.plan.sharding`).
 
-The shards' cases are put together and the report is built again from them as the run builds it
-(:func:`guitest.reporting.report.build`, the suite's tables, task and headline from its suite file), so every case and
-figure equals the report of the same run made in one piece; only ``run`` differs (when, how long, ``merged_shards``).
-The gate of the suite (its thresholds, as the shards recorded them) applies to the whole.
+The shards' cases are put together and the report is built again from them by the builder the run builds its report
+with (:func:`guitest.reporting.builder.suite_report`; the suite's tables, headline and task as the parts record them,
+``suite.shape`` and ``suite.settings``: no suite file is read), so every case and figure equals the report of the
+same run made in one piece; only ``run`` differs (when, how long, ``merged_shards``). The gate of the suite (its
+thresholds, as the shards recorded them) applies to the whole. Parts written before reports recorded their shape
+(2026-12-06) have it read from the suite file under ``--rootdir`` (:func:`suite_of`).
 
 Refused, with a message naming the difference: reports of different suites, models, settings, data or success rules
 (shards may differ in where their model was served and how fast it was asked: their endpoints, ``--concurrency``,
@@ -41,12 +43,12 @@ from ..run.attempts import Attempt, case_verdict
 from ..errors import GuitestError
 from ..printable import printable
 from ..models.endpoints import merged_stats
-from ..suite import load_suite
+from ..plan import suite_plan
 from ..tasks import Task, load_task, task_named
 from ..reporting import builder, html, summary, writer
 from ..reporting import gate as gate_mod
 from ..reporting import report as report_mod
-from ..reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, from_json
+from ..reporting.document import BudgetRecord, CacheRecord, Report, RunRecord, SelectionRecord, SuiteRecord, from_json
 from ..report_parts import Unreachable
 from ..verdict import ERROR, PARTIAL, VERDICTS, CaseResult, StepEntry
 
@@ -262,78 +264,103 @@ def _relocated(case: CaseResult, source: Path, target: Path) -> CaseResult:
 
 
 def merge(paths: list[Path], rootdir: Path, out_dir: Path, allow_unknown_state: bool = False) -> Report:
-    """The merged report of the shards' reports at ``paths`` (the suite file read under ``rootdir``), its episodes named
-    relative to ``out_dir``, gated."""
+    """The merged report of the shards' reports at ``paths``, its episodes named relative to ``out_dir``, gated; built
+    from the parts alone (:func:`suite_of`: the suite's shape and task as they record them; parts written before
+    reports recorded a shape read it from the suite file under ``rootdir``)."""
     if not paths:
         raise MergeError("give the JSON reports of the shards to merge: guitest merge reports-1/SUITE.json reports-2/SUITE.json ...")
     reports = [(path, load(path)) for path in paths]
     n, absent = check(reports)
     first = reports[0][1]
-    key = first["suite"]["path"]
-    python_suite = key.endswith(".py")
-    suite = None
-    if not python_suite:
-        try:
-            suite = load_suite(rootdir / key)
-        except GuitestError as exc:
-            raise MergeError(f"the shards' suite file {key} must be readable under --rootdir {rootdir}: {exc}") from None
-    task = load_task(suite.task, suite.settings) if suite else load_task("grounding")
-    rechecked = task.rechecks and not python_suite
+    record, task = suite_of(reports, rootdir)
+    rechecked = task.rechecks and not record["path"].endswith(".py")
     if rechecked:
         for path, report in reports:
             recheck(path, report, task)
     results = [_relocated(case, path.parent.resolve(), out_dir.resolve()) for path, report in reports for case in report["cases"]]
     missing = sorted({m for _, report in reports for m in report["missing"]})
-    runs = [report["run"] for _, report in reports]
-    started = min(str(r.get("started") or "") for r in runs)
-    caches = [c for r in runs if (c := r.get("cache"))]
-    cache: CacheRecord = {**caches[0]} if caches else {"mode": "off", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
-    cache["attempts_answered_from_cache"] = sum(c.get("attempts_answered_from_cache", 0) for c in caches)
-    cache["cases_answered_from_cache"] = sum(c.get("cases_answered_from_cache", 0) for c in caches)
-    endpoints = [[{"down": None, **e, "seconds": (e.get("latency_s") or 0) * e.get("replies", 0)} for e in r.get("endpoints") or []] for r in runs]
+    return builder.suite_report(
+        record,
+        task,
+        model=first["model"],
+        results=results,
+        selected=[r["id"] for r in results] + missing,  # every case the parts selected
+        run=merged_run([(path, report["run"]) for path, report in reports], rechecked),
+        limits=first["gate"].get("thresholds") or gate_mod.thresholds({}, None),
+        allow_unknown_state=allow_unknown_state,
+        unaccounted=[f"(part {k}/{n} of the run: its report was not given)" for k in absent],
+        selection={**first["selection"], "by": list(first["selection"]["by"])} if "selection" in first else None,
+        manifest=first.get("manifest"),  # the shards read the same files with the same texts (checked): the first's stands for all
+    )
+
+
+def suite_of(reports: list[tuple[Path, Report]], rootdir: Path) -> tuple[SuiteRecord, Task]:
+    """The suite the parts ran, as they record it: its record (with the shape its tables are built by: the parts'
+    own, which must agree; for parts written before reports recorded one, read from the suite file under
+    ``rootdir``) and its task with its settings. MergeError when the parts' shapes differ, or the task (or the suite
+    file a shape is read from) cannot be loaded here."""
+    first_path, first = reports[0]
+    record = first["suite"]
+    key = record["path"]
+    shapes = [(path, report["suite"]["shape"]) for path, report in reports if "shape" in report["suite"]]
+    for path, shape in shapes[1:]:
+        if shape != shapes[0][1]:
+            raise MergeError(
+                printable(
+                    f"{path} and {shapes[0][0]} differ in their suite's tables (suite.shape): {json.dumps(shape)[:200]} against {json.dumps(shapes[0][1])[:200]}; merge only the shards of one run"
+                )
+            )
+    if shapes and "shape" not in record:
+        record = {**record, "shape": shapes[0][1]}
+    elif not shapes and not key.endswith(".py"):  # parts written before reports recorded their shape
+        try:
+            record = {**record, "shape": suite_plan.recorded_shape(rootdir / key)}
+        except GuitestError as exc:
+            raise MergeError(f"the shards' suite file {key} must be readable under --rootdir {rootdir}: {exc}") from None
+    try:
+        return record, load_task(record["task"], record.get("settings"))
+    except GuitestError as exc:
+        raise MergeError(f"{first_path}: the task the shards ran cannot be loaded here: {exc}") from None
+
+
+def merged_run(runs: list[tuple[Path, RunRecord]], rechecked: bool) -> RunRecord:
+    """The run record of the merged report: the first part's, started when the first part started, as long as the
+    longest part, with the workers of all, the parts named (``merged_shards``), the response cache's and the
+    endpoints' figures summed, and what kept a part's cases from asking (an endpoint down, the budget) said of the
+    whole run as one run says it."""
+    records = [r for _, r in runs]
     run: RunRecord = {
-        **runs[0],
-        "started": started,
-        "seconds": max(float(r.get("seconds") or 0) for r in runs),
-        "workers": sum(int(r.get("workers") or 0) for r in runs),
+        **records[0],
+        "started": min(str(r.get("started") or "") for r in records),
+        "seconds": max(float(r.get("seconds") or 0) for r in records),
+        "workers": sum(int(r.get("workers") or 0) for r in records),
         "pytest_args": [],
         "shard": None,
-        "merged_shards": [{"path": str(path), "shard": report["run"]["shard"] or "", "started": report["run"].get("started"), "verdicts_rechecked": rechecked} for path, report in reports],
+        "merged_shards": [{"path": str(path), "shard": r["shard"] or "", "started": r.get("started"), "verdicts_rechecked": rechecked} for path, r in runs],
         "merged_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "cache": cache,
+        "cache": _merged_cache(records),
     }
-    # what kept a part's cases from asking (an endpoint down, the budget), said of the whole run as one run says it
-    unreachable = _summed([r["unreachable"] for r in runs if r.get("unreachable")])
-    budget = _summed([r["budget"] for r in runs if r.get("budget")])
+    unreachable = _summed([r["unreachable"] for r in records if r.get("unreachable")])
+    budget = _summed([r["budget"] for r in records if r.get("budget")])
     run.pop("unreachable", None)
     run.pop("budget", None)
     if unreachable is not None:
         run["unreachable"] = cast(Unreachable, unreachable)  # the first part's record, its count of cases summed
     if budget is not None:
         run["budget"] = cast(BudgetRecord, budget)  # the first part's record, its count of cases summed
+    endpoints = [[{"down": None, **e, "seconds": (e.get("latency_s") or 0) * e.get("replies", 0)} for e in r.get("endpoints") or []] for r in records]
     if any(endpoints):
         run["endpoints"] = merged_stats(endpoints)
-    shape = (
-        builder.SuiteShape(first["suite"], list(suite.tables), [list(c) for c in suite.cross], suite.average, suite.macro_over)
-        if suite
-        else builder.SuiteShape(first["suite"], sorted({t for r in results for t in r.get("tags", {})}))
-    )
-    selected = [r["id"] for r in results] + missing  # every case the parts selected
-    report = builder.suite_report(
-        shape,
-        task,
-        model=first["model"],
-        results=results,
-        selected=selected,
-        run=run,
-        limits=first["gate"].get("thresholds") or gate_mod.thresholds({}, None),
-        allow_unknown_state=allow_unknown_state,
-        unaccounted=[f"(part {k}/{n} of the run: its report was not given)" for k in absent],
-        selection={**first["selection"], "by": list(first["selection"]["by"])} if "selection" in first else None,
-    )
-    if "manifest" in first:  # the shards read the same files with the same texts (checked above): the first's stands for all
-        report["manifest"] = first["manifest"]
-    return report
+    return run
+
+
+def _merged_cache(runs: list[RunRecord]) -> CacheRecord:
+    """The parts' records of the response cache as one: the first's, its counts of what the cache answered summed."""
+    caches = [c for r in runs if (c := r.get("cache"))]
+    cache: CacheRecord = {**caches[0]} if caches else {"mode": "off", "attempts_answered_from_cache": 0, "cases_answered_from_cache": 0}
+    cache["attempts_answered_from_cache"] = sum(c.get("attempts_answered_from_cache", 0) for c in caches)
+    cache["cases_answered_from_cache"] = sum(c.get("cases_answered_from_cache", 0) for c in caches)
+    return cache
 
 
 def recheck(path: Path, report: Report, task: Task) -> None:
@@ -369,9 +396,6 @@ def write(report: Report, out_dir: Path, task_lines: list[str] | None = None) ->
     reports name them), all or none; the paths written. :class:`~guitest.reporting.writer.ReportNotSaved` saying where
     and why when they could not be written (a full disk, a folder that cannot be made or written)."""
     name = report["suite"]["name"]
-    problems = report_mod.validate(report)
-    if problems:
-        report["schema_problems"] = problems
     files = {
         out_dir / f"{name}.json": strictjson.encode(report_mod.json_text(report)),
         out_dir / f"{name}.md": strictjson.encode(report_mod.markdown(report, task_lines or ())),
@@ -388,7 +412,12 @@ def write(report: Report, out_dir: Path, task_lines: list[str] | None = None) ->
 def add_arguments(parser: Any) -> None:
     """The ``guitest merge`` command's arguments."""
     parser.add_argument("reports", nargs="+", type=Path, metavar="SHARD.json", help="the JSON reports of the shards of one run (each run with --shard=K/N)")
-    parser.add_argument("--rootdir", type=Path, default=Path("."), help="where the suite file the shards ran lies (its path as the reports name it), default .")
+    parser.add_argument(
+        "--rootdir",
+        type=Path,
+        default=Path("."),
+        help="where the suite file the shards ran lies (its path as the reports name it), default .; read only for parts written before reports recorded the suite's tables (2026-12-06)",
+    )
     parser.add_argument("--report-dir", type=Path, default=Path("reports"), help="folder for the merged SUITE.json, .md and .html (default reports)")
     parser.add_argument("--allow-unknown-state", action="store_true", help="as pytest's option: let the gate pass on live episodes run on a machine nothing reset")
     parser.add_argument("--gate-exit-code", type=int, default=gate_mod.DEFAULT_EXIT_CODE, metavar="N", help=f"exit status of a failed gate (default {gate_mod.DEFAULT_EXIT_CODE})")
