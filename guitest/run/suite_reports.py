@@ -181,18 +181,22 @@ class SuiteReports:
         results = self.results.get(key, [])
         self.tasks[key] = plan.task
         model = self.model.describe()
+        # every input first, from the plan and the run; then the builder makes the report whole, in one call
+        selected, run = self._selected_ids(key, results), self._run_record(plan, results, cache, run_extra)
+        limits = gate_mod.thresholds(dict(plan.gate), config.min_accuracy, config.gate_metric, plan.task.gate_metric)
+        previous, selection, manifest = self._previous(plan, model), self._selection(plan), self._manifest(plan)
         return builder.suite_report(
             plan.record,
             plan.task,
             model=model,
             results=results,
-            selected=self._selected_ids(key, results),
-            run=self._run_record(plan, results, cache, run_extra),
-            limits=gate_mod.thresholds(dict(plan.gate), config.min_accuracy, config.gate_metric, plan.task.gate_metric),
+            selected=selected,
+            run=run,
+            limits=limits,
             allow_unknown_state=config.allow_unknown_state,
-            previous=self._previous(plan, model),
-            selection=self._selection(plan),
-            manifest=self._manifest(plan),
+            previous=previous,
+            selection=selection,
+            manifest=manifest,
             baseline=self._against_baseline if config.baseline else None,
         )
 
