@@ -18,7 +18,7 @@ from PIL import Image
 
 from guitest import bundled, datapath
 from guitest.data import fetch
-from guitest.plan import suite_plan
+from guitest.data import suite_data
 from guitest.cli import main as guitest_main
 from guitest.errors import GuitestError
 
@@ -205,7 +205,7 @@ def test_an_installed_suite_generates_its_data_under_the_data_root(installed: Pa
     assert datapath.data_folder(str(REPO / "suites" / "demo"), data, str(root)) == str(REPO / "suites" / "demo" / "data")  # a checkout: as before
     assert "(generated under the data root" in datapath.describe_data(str(demo), data, str(root), "$GUITEST_DATA")
 
-    assert suite_plan.suite_data("demo") == root / "demo" / "data"  # as suites/python_example reads it
+    assert suite_data("demo") == root / "demo" / "data"  # as suites/python_example reads it
     assert len(list((root / "demo" / "data" / "images").glob("*.png"))) == 12
     assert files_under(installed) == before  # nothing written into the package
     # the files a suite reads stay in the package (read-only use is fine)
@@ -276,4 +276,4 @@ def test_the_list_names_each_suite_with_its_task(installed: Path, capsys: pytest
 def test_suite_data_of_a_missing_suite_is_an_error(installed: Path) -> None:
     shutil.rmtree(installed / "demo")
     with pytest.raises(GuitestError, match="'demo' is neither"):
-        suite_plan.suite_data("demo")
+        suite_data("demo")

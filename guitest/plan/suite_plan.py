@@ -1,7 +1,7 @@
 """A suite's plan: its suite file read once, at collection, into what every later step of the run needs.
 
-:func:`plan_suite` is the one function that reads a suite file for a run (and :func:`suite_data`, for a suite written
-in Python that reads a built-in suite's data, goes through it). Every process calls it where the run learns its
+:func:`plan_suite` is the one function that reads a suite file for a run (and :func:`guitest.data.suite_data`, for a suite
+written in Python that reads a built-in suite's data, goes through it). Every process calls it where the run learns its
 cases: a serial run and each xdist worker as they collect the suite file, the xdist controller (which collects
 nothing) once, when the first worker says what it collected. After that nothing reads the suite file again: the
 report at the run's end (:mod:`guitest.run.suite_reports`), the check that a live suite has its machines
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .. import backends, bundled
+from .. import backends
 from . import limiting
 from ..reporting import manifest
-from ..datapath import data_folder, describe_data, locate, resolve_root
+from ..datapath import data_folder, describe_data, locate
 from ..errors import SuiteError, where
 from ..formats import annotation_files
 from ..report_parts import LiveSuiteRecord
@@ -160,15 +160,3 @@ def _prompt(suite: Suite) -> str | None:
         return prompt_text(suite)
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{where(str(suite.path), field='prompt')}: cannot read prompt file {suite.folder / suite.prompt}: {exc}") from None
-
-
-def suite_data(name: str, data_root: str | None = None) -> Path:
-    """The data folder of built-in suite ``name`` as a run with ``--data-root=data_root`` reads it (None: ``$GUITEST_DATA``,
-    ``$LMUData``, then the default), generated first when the suite declares a generator: for a suite written in
-    Python that reads another suite's data (suites/python_example reads the demo's). Raises
-    :class:`~guitest.errors.SuiteError` for a bad suite file or missing data, :class:`~guitest.bundled.BundledError`
-    when there is no such suite."""
-    path = bundled.suite_file(str(bundled.find(name).folder))
-    root, source = resolve_root(data_root)
-    plan = plan_suite(path, name, RunInputs(str(root), source, writes_report=False))
-    return Path(plan.data_dir or "")

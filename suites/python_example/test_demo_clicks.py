@@ -12,7 +12,7 @@ because that is what these tests say.
 import json
 
 import guitest
-from guitest.plan.suite_plan import suite_data
+from guitest.data import suite_data
 
 # the demo suite's data, generated on first use: suites/demo/data in a checkout, DATA_ROOT/demo/data when guitest is installed
 DEMO = suite_data("demo")
