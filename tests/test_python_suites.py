@@ -49,3 +49,21 @@ def test_bad_inline_sample_is_a_clear_collection_error(pytester: pytest.Pytester
     assert result.ret == 2
     result.stdout.fnmatch_lines(["*each sample needs image, instruction, box*"])
     assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_lf_folds_a_python_suite_into_its_previous_report(pytester: pytest.Pytester, mode: list[str]) -> None:
+    # a screenshot missing: its case ends in error; put back, --lf runs it alone and folds it into the report of the
+    # module (reports/test_app.json), as a suite file's re-run folds into its suite's report
+    write_dataset(pytester.path / "checks" / "data", skip_images=("mac1.png",))
+    (pytester.path / "checks" / "test_app.py").write_text(TEST_FILE)
+    first = pytester.runpytest_subprocess("checks", "--model=oracle", *mode)
+    assert first.ret == 1, first.stdout.str()
+    before = json.loads((pytester.path / "reports" / "test_app.json").read_text())
+    assert before["overall"]["error"] > 0 and before["overall"]["hit"] > 0
+    write_dataset(pytester.path / "checks" / "data")
+    again = pytester.runpytest_subprocess("checks", "--model=oracle", "--lf", *mode)
+    assert again.ret == 0, again.stdout.str()
+    report = json.loads((pytester.path / "reports" / "test_app.json").read_text())
+    assert report["run"]["merged_into_report_of"] == before["run"]["started"]
+    assert report["overall"]["hit"] == report["n_selected"] == 4 + 1 and report["complete"]

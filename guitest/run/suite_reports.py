@@ -212,8 +212,8 @@ class SuiteReports:
             return None
         from ..reporting import builder
 
-        name = plan.suite.name if plan.suite is not None else Path(plan.key).parent.name
-        return builder.same_run_kind(builder.read_previous(self.report_paths(name)[0][0]), model, plan.key, dict(plan.run_fields))
+        # the report's own name: a Python suite's is its module's (test_app.json), as the report is written
+        return builder.same_run_kind(builder.read_previous(self.report_paths(plan.name)[0][0]), model, plan.key, dict(plan.run_fields))
 
     def _run_record(self, plan: SuitePlan, results: list[CaseResult], cache: Callable[[list[CaseResult]], CacheRecord], run_extra: Callable[[list[CaseResult]], RunRecord]) -> RunRecord:
         """The report's record of how and where this run ran: data, time, processes, command line, shard, the response
