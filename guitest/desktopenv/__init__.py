@@ -1,10 +1,13 @@
-"""The client side: OSWorld's and Windows Agent Arena's machine protocol and task format, without desktop-env's stack;
-:mod:`guitest.localdesktop` is the machine side (a local desktop and guitest's own server of that protocol).
+"""The ``desktop`` live backend in one place: OSWorld's and Windows Agent Arena's machine protocol and task format,
+the client side, without desktop-env's stack; :mod:`guitest.localdesktop` is the machine side (a local desktop and
+guitest's own server of that protocol). Named after ``desktop_env``, the package both benchmarks' harnesses use.
 
-Named after ``desktop_env``, the package both benchmarks' harnesses use; :mod:`guitest.desktopenv.machine` is the live
-backend that drives a machine through these modules.
+Plain modules, no pytest (this file imports nothing, so the backend's entry loads alone):
 
-Plain modules, no pytest:
+- :mod:`.backend`: what the backend tells guitest's general modules (:mod:`guitest.backends`): its options, the
+  machine a run needs, its waits, the header's line on its machines; loaded by every run, light.
+- :mod:`.machine`: the environment that drives a machine through the modules below (``env: desktop``).
+- :mod:`.commands`: ``guitest desktop up|down|list|...``, a local desktop from the command line.
 
 - :mod:`.client`: an HTTP client of the machine server both benchmarks run on their VMs (port 5000),
   standard library only, every failure an actionable :class:`~guitest.live.protocol.EnvFailure`.

@@ -1,8 +1,8 @@
 """What the ``desktop`` backend (:mod:`guitest.desktopenv.machine`) tells guitest's general modules (:mod:`guitest.backends`): how
 ``--env-provider``, ``--env-provider-option``, ``--env-url`` and ``--lease-dir`` fold into its options, the machine
-a run needs for it, its waits (the settings a report records) and the run header's line on its machines. Its
-modules load only when one of these is asked for (a run with desktop suites or desktop options), never at startup: so it is a module of its own,
-outside :mod:`guitest.envs`, which a grounding run does not load (tests/test_startup_imports.py).
+a run needs for it, its waits (the settings a report records) and the run header's line on its machines. Every run
+loads this module (the header lists the backends); the backend's other modules load only when one of these is asked
+for (a run with desktop suites or desktop options), never at startup (tests/test_startup_imports.py).
 """
 
 from __future__ import annotations
