@@ -53,9 +53,8 @@ class SuiteReports:
         self.results: dict[str, list[CaseResult]] = {}
         self.skipped: set[str] = set()  # guitest cases a baseline cannot run (skipped, not missing)
         self.reports: dict[str, Report] = {}
-        self.plans: dict[str, SuitePlan] = {}  # per suite file: its plan, made when it was collected (on the xdist controller, when a worker was)
+        self.plans: dict[str, SuitePlan] = {}  # per suite file: its plan, made when it was collected (on the xdist controller, when a worker was); a Python suite's at the end
         self.unplanned: dict[str, str] = {}  # per suite file: why it has no plan here (its suite file could not be read here)
-        self.tasks: dict[str, Task] = {}  # per suite reported: its task (the report's own metrics as text)
         self.unreported: dict[str, str] = {}  # per suite: why it has no report (its suite file could not be read here)
         self.unsaved: dict[str, str] = {}  # per suite: why its report could not be written
         self.uncopied: dict[str, str] = {}  # per suite: why the copies of its report (runs/, .passed; OSWorld's results) were not made
@@ -134,7 +133,9 @@ class SuiteReports:
         for key in sorted(set(self.selected) | set(self.results)):
             from ..reporting import writer
 
-            plan = python_plan(key) if key.endswith(".py") else self.plans.get(key)
+            if key.endswith(".py"):  # a suite written in Python: its plan is its module's, made here
+                self.plans[key] = python_plan(key)
+            plan = self.plans.get(key)
             if plan is None:  # this process cannot read a suite file the workers ran: no report, never a wrong one
                 self.unreported[key] = self.unplanned.get(key) or unreadable_suite_message(key, SuiteError("it was not read at collection"))
                 incomplete = True
@@ -179,7 +180,6 @@ class SuiteReports:
         assert self.model is not None
         config, key = self.config, plan.key
         results = self.results.get(key, [])
-        self.tasks[key] = plan.task
         model = self.model.describe()
         # every input first, from the plan and the run; then the builder makes the report whole, in one call
         selected, run = self._selected_ids(key, results), self._run_record(plan, results, cache, run_extra)
@@ -296,13 +296,12 @@ class SuiteReports:
 
         config = self.config
         key = report["suite"]["path"]
-        task = self.tasks.get(key)
         written = writer.write(
             report,
             pictures,
             self.report_paths(report["suite"]["name"]),
             report_dir=self.report_dir,
-            task_lines=report_mod.task_lines(report, task),
+            task_lines=report_mod.task_lines(report, self._task(key)),
             images=config.report_images,
             keep_runs=config.keep_runs,
             keep_episodes=config.keep_episodes,
@@ -316,6 +315,11 @@ class SuiteReports:
             self.copies_failed.add(key)
         return written.paths
 
+    def _task(self, key: str) -> Task | None:
+        """Suite ``key``'s task as its plan holds it (the report's own metrics as text), None without a plan."""
+        plan = self.plans.get(key)
+        return plan.task if plan is not None else None
+
     def summary_lines(self, key: str) -> list[summary.Line]:
         """Suite ``key``'s part of the terminal summary (:func:`guitest.reporting.summary.suite_summary`), or the reason it has no report."""
         if key in self.unreported:
@@ -326,7 +330,7 @@ class SuiteReports:
         return summary.suite_summary(
             report,
             key,
-            report_mod.text_table(report, report_mod.task_lines(report, self.tasks.get(key))),
+            report_mod.text_table(report, report_mod.task_lines(report, self._task(key))),
             baseline=self.baseline_text.get(key),
             baseline_path=self.config.baseline,
             paths=self.paths.get(key, []),
